@@ -1,0 +1,41 @@
+import { z } from 'zod';
+
+// Every setting comes from the environment and is validated once at start, with messages that name
+// the variable, so a typo fails loudly instead of silently falling back.
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'])
+  .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+export const configSchema = z.object({
+  PORT: int(0, 65535).default(8080),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATABASE_URL: z.string().url().optional(),
+  EMBEDDED_DATA_DIR: z.string().min(1).default('.data/pglite'),
+  SEED: z.enum(['auto', 'true', 'false']).default('auto'),
+  DB_POOL_MAX: int(1, 200).default(10),
+  DB_STATEMENT_TIMEOUT_MS: int(100, 600_000).default(5_000),
+  DB_CONNECT_TIMEOUT_S: int(1, 120).default(5),
+  DEFAULT_PAGE_SIZE: int(1, 10_000).default(10),
+  MAX_PAGE_SIZE: int(1, 100_000).default(1_000),
+  RPC_MAX_BODY_BYTES: int(1_024, 100 * 1024 * 1024).default(1024 * 1024),
+  RPC_MAX_BATCH: int(1, 10_000).default(100),
+  GRAPHQL_INTROSPECTION: bool.default(true),
+  CORS_ORIGIN: z.string().default('*'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // Treat empty variables as unset: `DATABASE_URL= npm start` should mean "no database URL".
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = configSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,92 @@
+import type { Sql, Runner } from './client.js';
+import { groupPages, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest, type SortKey } from './paging.js';
+
+export interface BalanceRow {
+  tick_id: string;
+  address: string;
+  address_key: string;
+  balance: string;
+  available: string;
+  updated_at: Date;
+}
+
+export interface AddressBalanceFilter {
+  chain?: string | null;
+  protocol?: string | null;
+  tick?: string | null;
+  /** Plain text matched as a case-insensitive substring of the tick (no pattern characters). */
+  search?: string | null;
+}
+
+/** Holders of a tick: by balance, the address breaking ties (both follow the direction). */
+export const holderSortKeys: SortKey[] = [
+  { column: 'b.balance', field: 'balance', cast: 'numeric' },
+  { column: 'b.address_key', field: 'address_key', cast: 'text' },
+];
+
+/** Balances of an address: by balance, the tick record id breaking ties. */
+export const addressBalanceSortKeys: SortKey[] = [
+  { column: 'b.balance', field: 'balance', cast: 'numeric' },
+  { column: 'b.tick_id', field: 'tick_id', cast: 'bigint' },
+];
+
+const columns = 'b.tick_id, b.address, b.address_key, b.balance, b.available, b.updated_at';
+
+export function createBalanceStore(sql: Sql, run: Runner) {
+  const cols = sql.unsafe(columns);
+
+  function tickConditions(filter: AddressBalanceFilter) {
+    return sql`
+      ${filter.chain != null ? sql`AND t.chain = lower(${filter.chain})` : sql``}
+      ${filter.protocol != null ? sql`AND t.protocol = lower(${filter.protocol})` : sql``}
+      ${filter.tick != null ? sql`AND t.tick = lower(${filter.tick})` : sql``}
+      ${filter.search != null && filter.search !== '' ? sql`AND strpos(t.tick, lower(${filter.search})) > 0` : sql``}`;
+  }
+  const needsTick = (f: AddressBalanceFilter) =>
+    f.chain != null || f.protocol != null || f.tick != null || (f.search != null && f.search !== '');
+
+  return {
+    /** One page of positive balances (holders) for each tick, in one statement (balances_holders index). */
+    async holdersOfTicks(tickIds: readonly string[], page: PageRequest): Promise<Map<string, Page<BalanceRow>>> {
+      const rows = await run(sql<(BalanceRow & { parent: string })[]>`
+        SELECT p.id::text AS parent, x.* FROM unnest(${tickIds as string[]}::bigint[]) AS p (id)
+        CROSS JOIN LATERAL (
+          SELECT ${cols} FROM balances b WHERE b.tick_id = p.id AND b.balance > 0 ${keysetAfter(sql, holderSortKeys, page)}
+          ${orderBy(sql, holderSortKeys, page.direction)} ${limitOffset(sql, page)}) x`);
+      return groupPages(tickIds, rows, page);
+    },
+
+    /** Positive balances of an address (balances_of_address index), optionally narrowed by tick fields. */
+    async ofAddress(address: string, filter: AddressBalanceFilter, page: PageRequest): Promise<Page<BalanceRow>> {
+      const rows = await run(sql<BalanceRow[]>`
+        SELECT ${cols} FROM balances b
+        ${needsTick(filter) ? sql`JOIN ticks t ON t.id = b.tick_id` : sql``}
+        WHERE b.address_key = lower(${address}) AND b.balance > 0 ${tickConditions(filter)}
+        ${keysetAfter(sql, addressBalanceSortKeys, page)}
+        ${orderBy(sql, addressBalanceSortKeys, page.direction)} ${limitOffset(sql, page)}`);
+      return toPage(rows, page);
+    },
+
+    /**
+     * Total of an address's balances: an exact count over balances_of_address. It is bounded by the
+     * number of ticks one address holds (thousands at most), so no counter is kept for it.
+     */
+    async countOfAddress(address: string, filter: AddressBalanceFilter): Promise<number> {
+      const [row] = await run(sql<{ n: string }[]>`
+        SELECT count(*) AS n FROM balances b
+        ${needsTick(filter) ? sql`JOIN ticks t ON t.id = b.tick_id` : sql``}
+        WHERE b.address_key = lower(${address}) AND b.balance > 0 ${tickConditions(filter)}`);
+      return Number(row?.n ?? 0);
+    },
+
+    /** The balance rows of (tick, address) pairs, zero balances included (for a single lookup). */
+    async byTickAndAddress(keys: readonly { tickId: string; address: string }[]): Promise<BalanceRow[]> {
+      return run(sql<BalanceRow[]>`
+        SELECT ${cols} FROM unnest(${keys.map((k) => k.tickId)}::bigint[], ${keys.map((k) => k.address)}::text[])
+                              AS k (tick_id, address)
+        JOIN balances b ON b.tick_id = k.tick_id AND b.address_key = lower(k.address)`);
+    },
+  };
+}
+
+export type BalanceStore = ReturnType<typeof createBalanceStore>;

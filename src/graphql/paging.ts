@@ -1,0 +1,103 @@
+import { GraphQLError } from 'graphql';
+import { keyValues, type Direction, type Page, type PageRequest, type SortKey } from '../db/paging.js';
+import { builder } from './builder.js';
+import type { Context } from './context.js';
+
+// Connections page by keyset cursors (a deep page costs what the first does) and also accept `offset`,
+// because legacy clients page by offset. A cursor is the base64url JSON of the row's sort-key values.
+
+export interface ConnectionArgs {
+  first?: number | null;
+  last?: number | null;
+  after?: string | null;
+  before?: string | null;
+  offset?: number | null;
+}
+
+/** The `offset` argument every list field takes in addition to the Relay arguments. */
+export const offsetArg = () =>
+  builder.args((t) => ({
+    offset: t.int({ description: 'Items to skip (after `after`, if given). Prefer cursors for deep pages.' }),
+  }));
+
+export const badInput = (message: string) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
+
+const valuePatterns: Record<SortKey['cast'], (v: string) => boolean> = {
+  numeric: (v) => /^-?\d{1,90}(\.\d{1,90})?$/.test(v),
+  bigint: (v) => /^-?\d{1,19}$/.test(v),
+  integer: (v) => /^-?\d{1,10}$/.test(v),
+  text: (v) => v.length <= 1_000,
+  timestamptz: (v) => !Number.isNaN(Date.parse(v)),
+};
+
+export function encodeCursor(values: readonly string[]): string {
+  return Buffer.from(JSON.stringify(values)).toString('base64url');
+}
+
+export function decodeCursor(cursor: string, keys: readonly SortKey[]): string[] {
+  let values: unknown;
+  try {
+    values = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw badInput('invalid cursor');
+  }
+  if (
+    !Array.isArray(values) || values.length !== keys.length ||
+    !values.every((v, i) => typeof v === 'string' && valuePatterns[keys[i]!.cast](v))
+  ) {
+    throw badInput('invalid cursor: it belongs to another list or order');
+  }
+  return values as string[];
+}
+
+export interface PagePlan {
+  request: PageRequest;
+  backward: boolean;
+  args: ConnectionArgs;
+}
+
+/** Turns connection arguments into one forward scan (backward pages scan the other way). */
+export function planPage(args: ConnectionArgs, keys: readonly SortKey[], direction: Direction, ctx: Context): PagePlan {
+  const { first, last, after, before } = args;
+  const offset = args.offset ?? 0;
+  if (first != null && last != null) throw badInput('pass `first` or `last`, not both');
+  if (first != null && first < 0) throw badInput('`first` must be ≥ 0');
+  if (last != null && last < 0) throw badInput('`last` must be ≥ 0');
+  if (offset < 0) throw badInput('`offset` must be ≥ 0');
+  if (after != null && before != null) throw badInput('pass `after` or `before`, not both');
+  const backward = last != null || (before != null && first == null);
+  const size = Math.min(first ?? last ?? ctx.paging.defaultPageSize, ctx.paging.maxPageSize);
+  const flip = (d: Direction): Direction => (d === 'ASC' ? 'DESC' : 'ASC');
+  const cursor = backward ? before : after;
+  return {
+    backward,
+    args,
+    request: {
+      limit: size,
+      offset,
+      direction: backward ? flip(direction) : direction,
+      after: cursor != null ? decodeCursor(cursor, keys) : null,
+    },
+  };
+}
+
+/** The connection object for a fetched page; `count` runs only if the client selects totalCount. */
+export function toConnection<Row extends object>(
+  page: Page<Row>, plan: PagePlan, keys: readonly SortKey[], count: () => Promise<number>,
+) {
+  const rows = plan.backward ? [...page.rows].reverse() : page.rows;
+  const edges = rows.map((node) => ({ cursor: encodeCursor(keyValues(node as Record<string, unknown>, keys)), node }));
+  const hasMoreBefore = plan.backward ? page.hasMore : plan.args.after != null || (plan.args.offset ?? 0) > 0;
+  const hasMoreAfter = plan.backward ? plan.args.before != null : page.hasMore;
+  let total: Promise<number> | undefined;
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: hasMoreAfter,
+      hasPreviousPage: hasMoreBefore,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+    totalCount: () => (total ??= count()),
+  };
+}

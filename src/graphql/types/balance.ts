@@ -1,0 +1,50 @@
+import { addressBalanceSortKeys, type BalanceRow } from '../../db/balances.js';
+import { builder, OrderDirection } from '../builder.js';
+import { offsetArg, planPage, toConnection } from '../paging.js';
+import { ChainRef } from './chain.js';
+import { TickRef } from './tick.js';
+
+export const BalanceRef = builder.objectRef<BalanceRow>('Balance');
+BalanceRef.implement({
+  description: "An address's holding of one tick.",
+  fields: (t) => ({
+    address: t.exposeString('address'),
+    balance: t.field({ type: 'Decimal', resolve: (b) => b.balance }),
+    available: t.field({ type: 'Decimal', description: 'Part of the balance not locked in pending transfers.', resolve: (b) => b.available }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (b) => b.updated_at }),
+    tick: t.field({ type: TickRef, resolve: (b, _a, ctx) => ctx.loaders.tickById.load(b.tick_id).then((r) => r!) }),
+    chain: t.field({
+      type: ChainRef,
+      resolve: async (b, _a, ctx) => {
+        const tick = await ctx.loaders.tickById.load(b.tick_id);
+        return (await ctx.loaders.chainByName.load(tick!.chain))!;
+      },
+    }),
+  }),
+});
+
+export const BalanceConnection = builder.connectionObject(
+  { type: BalanceRef, name: 'BalanceConnection' },
+  { name: 'BalanceEdge' },
+);
+
+builder.queryFields((t) => ({
+  balances: t.connection({
+    type: BalanceRef,
+    description: 'Positive balances of an address, by balance (the tick breaks ties).',
+    args: {
+      ...offsetArg(),
+      address: t.arg.string({ required: true }),
+      chain: t.arg.string(),
+      protocol: t.arg.string(),
+      tick: t.arg.string(),
+      search: t.arg.string({ description: 'Case-insensitive substring of the tick (plain text, no wildcards).' }),
+      direction: t.arg({ type: OrderDirection, defaultValue: 'DESC', required: true }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const plan = planPage(args, addressBalanceSortKeys, args.direction, ctx);
+      const page = await ctx.store.balances.ofAddress(args.address, args, plan.request);
+      return toConnection(page, plan, addressBalanceSortKeys, () => ctx.store.balances.countOfAddress(args.address, args));
+    },
+  }, BalanceConnection),
+}));

@@ -1,0 +1,33 @@
+import { holderSortKeys, type BalanceRow } from '../../db/balances.js';
+import { builder, OrderDirection } from '../builder.js';
+import { offsetArg, planPage, toConnection } from '../paging.js';
+import { TickRef } from './tick.js';
+
+export const HolderRef = builder.objectRef<BalanceRow>('Holder');
+HolderRef.implement({
+  description: 'An address holding a positive balance of a tick.',
+  fields: (t) => ({
+    address: t.exposeString('address'),
+    balance: t.field({ type: 'Decimal', resolve: (b) => b.balance }),
+    available: t.field({ type: 'Decimal', description: 'Part of the balance not locked in pending transfers.', resolve: (b) => b.available }),
+    tick: t.field({ type: TickRef, resolve: (b, _a, ctx) => ctx.loaders.tickById.load(b.tick_id).then((r) => r!) }),
+  }),
+});
+
+export const HolderConnection = builder.connectionObject(
+  { type: HolderRef, name: 'HolderConnection' },
+  { name: 'HolderEdge' },
+);
+
+builder.objectField(TickRef, 'holders', (t) =>
+  t.connection({
+    type: HolderRef,
+    description: 'Holders by balance (the address breaks ties); totalCount is the maintained holder count.',
+    args: { ...offsetArg(), direction: t.arg({ type: OrderDirection, defaultValue: 'DESC', required: true }) },
+    resolve: async (tick, args, ctx) => {
+      const plan = planPage(args, holderSortKeys, args.direction, ctx);
+      const page = await ctx.loaders.holdersOfTick(plan.request).load(tick.id);
+      return toConnection(page, plan, holderSortKeys, async () => Number(tick.holders));
+    },
+  }, HolderConnection),
+);

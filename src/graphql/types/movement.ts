@@ -1,0 +1,59 @@
+import { movementEventFilters, movementEvents } from '../../domain/codes.js';
+import { movementSortKeys, type MovementRow } from '../../db/movements.js';
+import { builder, OrderDirection } from '../builder.js';
+import { offsetArg, planPage, toConnection } from '../paging.js';
+import { TickRef } from './tick.js';
+
+export const MovementEvent = builder.enumType('MovementEvent', {
+  description: 'What a movement did to the address (v2 event 1–4).',
+  values: Object.fromEntries(Object.entries(movementEvents).map(([name, code]) => [name, { value: code }])) as Record<
+    keyof typeof movementEvents, { value: number }>,
+});
+
+export const MovementEventFilter = builder.enumType('MovementEventFilter', {
+  description: 'Which movements to list; TRANSFER keeps transfers in and out.',
+  values: Object.keys(movementEventFilters) as (keyof typeof movementEventFilters)[],
+});
+
+export const AddressTransactionRef = builder.objectRef<MovementRow>('AddressTransaction');
+AddressTransactionRef.implement({
+  description: "One leg of a transaction in an address's movement log.",
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    address: t.exposeString('address'),
+    txHash: t.exposeString('tx_hash'),
+    amount: t.field({ type: 'Decimal', description: 'Amount moved.', resolve: (m) => m.amount }),
+    event: t.field({ type: MovementEvent, resolve: (m) => m.event }),
+    operate: t.exposeString('operate', { description: 'Operation name (deploy, mint, transfer).' }),
+    createdAt: t.field({ type: 'DateTime', resolve: (m) => m.created_at }),
+    updatedAt: t.field({ type: 'DateTime', resolve: (m) => m.updated_at }),
+    tick: t.field({ type: TickRef, resolve: (m, _a, ctx) => ctx.loaders.tickById.load(m.tick_id).then((r) => r!) }),
+  }),
+});
+
+export const AddressTransactionConnection = builder.connectionObject(
+  { type: AddressTransactionRef, name: 'AddressTransactionConnection' },
+  { name: 'AddressTransactionEdge' },
+);
+
+builder.queryFields((t) => ({
+  addressTransactions: t.connection({
+    type: AddressTransactionRef,
+    description: "An address's movement log, newest first by default.",
+    args: {
+      ...offsetArg(),
+      address: t.arg.string({ required: true }),
+      chain: t.arg.string(),
+      protocol: t.arg.string(),
+      tick: t.arg.string(),
+      event: t.arg({ type: MovementEventFilter, defaultValue: 'ALL', required: true }),
+      direction: t.arg({ type: OrderDirection, defaultValue: 'DESC', required: true }),
+    },
+    resolve: async (_root, args, ctx) => {
+      const plan = planPage(args, movementSortKeys, args.direction, ctx);
+      const filter = { ...args, events: movementEventFilters[args.event] };
+      const page = await ctx.store.movements.ofAddress(args.address, filter, plan.request);
+      return toConnection(page, plan, movementSortKeys, () => ctx.store.movements.countOfAddress(args.address, filter));
+    },
+  }, AddressTransactionConnection),
+}));

@@ -1,0 +1,45 @@
+import DataLoader from 'dataloader';
+import type { Store } from '../db/store.js';
+import type { TickRow } from '../db/ticks.js';
+
+// Keys are normalised the way the database compares them (chain/protocol/tick lower case, hashes
+// case-insensitive), so two spellings of one tick share one load.
+export const tickKey = (chain: string, protocol: string, tick: string) =>
+  JSON.stringify([chain.toLowerCase(), protocol.toLowerCase(), tick.toLowerCase()]);
+export const deployHashKey = (chain: string, hash: string) => JSON.stringify([chain.toLowerCase(), hash.toLowerCase()]);
+
+export function createTickLoaders(store: Store) {
+  const byId = new DataLoader<string, TickRow | null>(async (ids) => {
+    const rows = await store.ticks.byIds(ids);
+    const map = new Map(rows.map((r) => [r.id, r]));
+    return ids.map((id) => map.get(id) ?? null);
+  });
+
+  const byKey = new DataLoader<{ chain: string; protocol: string; tick: string }, TickRow | null, string>(
+    async (keys) => {
+      const rows = await store.ticks.byKeys(keys);
+      const map = new Map(rows.map((r) => [tickKey(r.chain, r.protocol, r.tick), r]));
+      return keys.map((k) => map.get(tickKey(k.chain, k.protocol, k.tick)) ?? null);
+    },
+    { cacheKeyFn: (k) => tickKey(k.chain, k.protocol, k.tick) },
+  );
+
+  const byDeployHash = new DataLoader<{ chain: string; deployHash: string }, TickRow | null, string>(
+    async (keys) => {
+      const rows = await store.ticks.byDeployHashes(keys);
+      const map = new Map(rows.map((r) => [deployHashKey(r.chain, r.deploy_hash), r]));
+      return keys.map((k) => map.get(deployHashKey(k.chain, k.deployHash)) ?? null);
+    },
+    { cacheKeyFn: (k) => deployHashKey(k.chain, k.deployHash) },
+  );
+
+  // A tick found one way is primed for the others, so a nested lookup of it costs no statement.
+  const prime = (row: TickRow) => {
+    byId.prime(row.id, row);
+    byKey.prime({ chain: row.chain, protocol: row.protocol, tick: row.tick }, row);
+    byDeployHash.prime({ chain: row.chain, deployHash: row.deploy_hash }, row);
+    return row;
+  };
+
+  return { tickById: byId, tickByKey: byKey, tickByDeployHash: byDeployHash, primeTick: prime };
+}

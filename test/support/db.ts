@@ -1,0 +1,106 @@
+import { connect } from 'node:net';
+import postgres from 'postgres';
+import { createGateway, type Gateway, type GatewayConfig } from '../../src/app.js';
+import { createSql, type Sql } from '../../src/db/client.js';
+import { startEmbedded, type EmbeddedDatabase } from '../../src/db/embedded.js';
+import { migrate } from '../../src/db/migrate.js';
+
+// Every test file gets its own fresh database: on a server (DATABASE_URL, else 127.0.0.1:5432 if it
+// answers) a new database per file; otherwise an in-memory embedded engine per file.
+
+export type Engine = 'server' | 'embedded';
+
+const localUrl = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+function portAnswers(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: 500 });
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
+    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+  });
+}
+
+let serverUrl: Promise<string | null> | undefined;
+/** The server the tests use, or null when only the embedded engine is available. */
+export function findServer(): Promise<string | null> {
+  return (serverUrl ??= (async () => {
+    if (process.env.DATABASE_URL) return process.env.DATABASE_URL;
+    if (process.env.TEST_ENGINE === 'embedded') return null;
+    return (await portAnswers('127.0.0.1', 5432)) ? localUrl : null;
+  })());
+}
+
+export interface TestDatabase {
+  engine: Engine;
+  target: { url?: string; socketPath?: string };
+  /** A writable connection (fixtures); the gateway under test connects read-only. */
+  sql: Sql;
+  close(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const base = await findServer();
+  if (base) {
+    const name = `igw_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+    const admin = postgres(base, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+    const url = new URL(base);
+    url.pathname = `/${name}`;
+    const sql = createSql({ url: url.toString(), poolMax: 2, statementTimeoutMs: 120_000, connectTimeoutS: 10, readOnly: false });
+    await migrate(sql);
+    return {
+      engine: 'server',
+      target: { url: url.toString() },
+      sql,
+      async close() {
+        await sql.end({ timeout: 5 });
+        await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await admin.end({ timeout: 5 });
+      },
+    };
+  }
+  const embedded: EmbeddedDatabase = await startEmbedded({ maxConnections: 16 });
+  const sql = createSql({ socketPath: embedded.socketPath, poolMax: 1, statementTimeoutMs: 120_000, connectTimeoutS: 10, readOnly: false });
+  await migrate(sql);
+  return {
+    engine: 'embedded',
+    target: { socketPath: embedded.socketPath },
+    sql,
+    async close() {
+      await sql.end({ timeout: 5 });
+      await embedded.stop();
+    },
+  };
+}
+
+export const testConfig: GatewayConfig = {
+  DB_POOL_MAX: 4,
+  DB_STATEMENT_TIMEOUT_MS: 10_000,
+  DB_CONNECT_TIMEOUT_S: 5,
+  DEFAULT_PAGE_SIZE: 10,
+  MAX_PAGE_SIZE: 1_000,
+  GRAPHQL_INTROSPECTION: true,
+  CORS_ORIGIN: '*',
+  RPC_MAX_BODY_BYTES: 1024 * 1024,
+  RPC_MAX_BATCH: 100,
+};
+
+/** A gateway (not listening) on the test database; queries are counted for the batching tests. */
+export function createTestGateway(db: TestDatabase, overrides: Partial<GatewayConfig> = {}) {
+  const statements: string[] = [];
+  const gateway: Gateway = createGateway({ ...testConfig, ...overrides }, db.target, { onQuery: (q) => statements.push(q) });
+  return { gateway, statements };
+}
+
+/** Runs a GraphQL document in-process through yoga (no port). */
+export async function graphql<T = any>(
+  gateway: Gateway, query: string, variables: Record<string, unknown> = {},
+): Promise<{ data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] }> {
+  const response = await gateway.yoga.fetch('http://test/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  return (await response.json()) as any;
+}
