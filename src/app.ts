@@ -2,7 +2,10 @@ import type { Server } from 'node:http';
 import type { Config } from './config.js';
 import { createSql, type Sql } from './db/client.js';
 import { createStore, type Store } from './db/store.js';
+import { createContext } from './graphql/context.js';
 import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
+import { methods as v2Methods } from './rpc/methods.js';
+import { createRpcHandler } from './rpc/server.js';
 import { createHttpServer } from './server/http.js';
 
 export interface Gateway {
@@ -21,7 +24,7 @@ export type GatewayConfig = Pick<Config,
 export function createGateway(
   config: GatewayConfig,
   target: { url?: string; socketPath?: string },
-  hooks: { onQuery?: (text: string) => void } = {},
+  hooks: { onQuery?: (text: string) => void; onError?: (error: unknown, where: string) => void } = {},
 ): Gateway {
   const sql = createSql({
     ...target,
@@ -33,13 +36,18 @@ export function createGateway(
   });
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
   const store = createStore(sql, { timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000 });
-  const yoga = createGraphqlServer({
-    store,
-    paging: { defaultPageSize: config.DEFAULT_PAGE_SIZE, maxPageSize: config.MAX_PAGE_SIZE },
-    introspection: config.GRAPHQL_INTROSPECTION,
+  const paging = { defaultPageSize: config.DEFAULT_PAGE_SIZE, maxPageSize: config.MAX_PAGE_SIZE };
+  const yoga = createGraphqlServer({ store, paging, introspection: config.GRAPHQL_INTROSPECTION, corsOrigin: config.CORS_ORIGIN });
+  const rpc = createRpcHandler({
+    tables: { v1: [], v2: v2Methods },
+    newContext: () => createContext(store, paging),
+    limits: paging,
+    maxBodyBytes: config.RPC_MAX_BODY_BYTES,
+    maxBatch: config.RPC_MAX_BATCH,
     corsOrigin: config.CORS_ORIGIN,
+    onError: hooks.onError,
   });
-  const server = createHttpServer({ store, yoga });
+  const server = createHttpServer({ store, yoga, rpc });
   return {
     sql,
     store,

@@ -59,6 +59,13 @@ export async function loadDataset(sql: Sql, data: Partial<Dataset>): Promise<voi
       SELECT chain, block_number, block_time, indexed_at
         FROM jsonb_to_recordset(${j as never}::jsonb) AS r (chain text, block_number numeric, block_time timestamptz,
              indexed_at timestamptz)`);
+    // rows without an explicit id take the sequence's next value: move it past the explicit ones first
+    const reserveIds = async (table: string, rows: { id?: number }[] | undefined) => {
+      const top = Math.max(0, ...(rows ?? []).map((r) => r.id ?? 0));
+      if (top > 0) await tx`SELECT setval(pg_get_serial_sequence(${table}, 'id'), ${top})`;
+    };
+    await reserveIds('ticks', data.ticks);
+    await reserveIds('transactions', data.transactions);
     await insert(data.ticks, (j) => tx`
       INSERT INTO ticks (id, chain, protocol, tick, name, limit_per_mint, deploy_by, total_supply, deploy_hash,
                          deploy_time, transfer_type, decimals, created_at, updated_at)

@@ -18,6 +18,8 @@ export interface MovementFilter {
   chain?: string | null;
   protocol?: string | null;
   tick?: string | null;
+  /** Plain text matched as a case-insensitive substring of the tick. */
+  search?: string | null;
   /** Event codes to keep; null or empty = all. */
   events?: readonly number[] | null;
 }
@@ -36,9 +38,11 @@ export function createMovementStore(sql: Sql, run: Runner) {
       ${filter.chain != null ? sql`AND t.chain = lower(${filter.chain})` : sql``}
       ${filter.protocol != null ? sql`AND t.protocol = lower(${filter.protocol})` : sql``}
       ${filter.tick != null ? sql`AND t.tick = lower(${filter.tick})` : sql``}
+      ${filter.search != null && filter.search !== '' ? sql`AND strpos(t.tick, lower(${filter.search})) > 0` : sql``}
       ${events ? sql`AND m.event = ANY(${events}::smallint[])` : sql``}`;
   }
-  const needsTick = (f: MovementFilter) => f.chain != null || f.protocol != null || f.tick != null;
+  const needsTick = (f: MovementFilter) =>
+    f.chain != null || f.protocol != null || f.tick != null || (f.search != null && f.search !== '');
 
   return {
     async ofAddress(address: string, filter: MovementFilter, page: PageRequest): Promise<Page<MovementRow>> {

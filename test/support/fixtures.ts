@@ -25,7 +25,7 @@ export const fakeHash = (seed = ++hashCounter) => `0x${seed.toString(16).padStar
 
 export class Fixture {
   readonly data: Dataset = { chains: [...chainRows], blocks: [], ticks: [], balances: [], movements: [], transactions: [] };
-  private height = 1_000_000;
+  private height = 40_000_000;
   private clock = Date.UTC(2024, 0, 15, 9, 0, 0) / 1000;
   private balances = new Map<string, bigint>();
 

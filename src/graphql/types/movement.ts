@@ -46,6 +46,7 @@ builder.queryFields((t) => ({
       chain: t.arg.string(),
       protocol: t.arg.string(),
       tick: t.arg.string(),
+      search: t.arg.string({ description: 'Case-insensitive substring of the tick (plain text, no wildcards).' }),
       event: t.arg({ type: MovementEventFilter, defaultValue: 'ALL', required: true }),
       direction: t.arg({ type: OrderDirection, defaultValue: 'DESC', required: true }),
     },

@@ -1,0 +1,22 @@
+import { execute, GraphQLError, parse, validate, type DocumentNode, type ExecutionResult } from 'graphql';
+import type { Context } from './context.js';
+import { maskError } from './errors.js';
+import { schema } from './schema.js';
+
+/**
+ * A GraphQL document parsed and validated once (at start-up) and then executed in-process against the
+ * same schema and per-request context as /graphql: no HTTP hop, same loaders. Errors come back masked
+ * exactly as the GraphQL endpoint would show them.
+ */
+export function prepareOperation(source: string) {
+  const document: DocumentNode = parse(source);
+  const problems = validate(schema, document);
+  if (problems.length > 0) throw new Error(`invalid operation document: ${problems.map((p) => p.message).join('; ')}`);
+  return async function run<T>(variables: Record<string, unknown>, context: Context): Promise<ExecutionResult<T>> {
+    const result = (await execute({ schema, document, variableValues: variables, contextValue: context })) as ExecutionResult<T>;
+    if (!result.errors?.length) return result;
+    return { ...result, errors: result.errors.map((e) => maskError(e, 'Unexpected error.') as GraphQLError) };
+  };
+}
+
+export type PreparedOperation = ReturnType<typeof prepareOperation>;

@@ -1,0 +1,121 @@
+import { isLosslessNumber } from 'lossless-json';
+import { rpcErrors } from './errors.js';
+
+// Positional parameters: each method declares its list (position, name, type, default); decoding is
+// strict about types, lets trailing params be left out or null (= default), and names the 1-based
+// position and the spec's name in every error.
+
+export type ParamType =
+  | 'limit' // page size: integer ≥ 0, clamped to the configured maximum
+  | 'offset' // integer ≥ 0
+  | 'int' // integer, optionally one of a set
+  | 'direction' // integer: 1 = ascending, anything else descending
+  | 'string' // string; '' = no filter
+  | 'strings' // array of strings
+  | 'selectors'; // array of {chain, deploy_hash}
+
+export interface ParamSpec {
+  name: string;
+  type: ParamType;
+  default?: unknown;
+  oneOf?: readonly number[];
+}
+
+export interface PagingLimits {
+  defaultPageSize: number;
+  maxPageSize: number;
+}
+
+const maxInt32 = 2_147_483_647;
+const maxStringLength = 1_024;
+const maxListLength = 1_000;
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (isLosslessNumber(value)) return /[.eE]/.test(value.value) ? `number ${value.value}` : 'integer out of range';
+  return typeof value;
+}
+
+/** Picks the layout for the number of params sent: exact length first, else the shortest that fits. */
+export function pickLayout(layouts: readonly (readonly ParamSpec[])[], count: number): readonly ParamSpec[] | null {
+  return layouts.find((l) => l.length === count) ?? [...layouts].sort((a, b) => a.length - b.length).find((l) => l.length >= count) ?? null;
+}
+
+export function decodeParams(
+  layouts: readonly (readonly ParamSpec[])[], params: readonly unknown[], limits: PagingLimits,
+): Record<string, unknown> {
+  const layout = pickLayout(layouts, params.length);
+  if (!layout) {
+    const most = Math.max(...layouts.map((l) => l.length));
+    throw rpcErrors.invalidParams(`too many params: at most ${most} expected, got ${params.length}`);
+  }
+  const out: Record<string, unknown> = {};
+  layout.forEach((spec, index) => {
+    out[spec.name] = decodeOne(spec, index + 1, params[index], limits);
+  });
+  return out;
+}
+
+function decodeOne(spec: ParamSpec, position: number, value: unknown, limits: PagingLimits): unknown {
+  const fail = (why: string) => rpcErrors.invalidParams(`parameter #${position} '${spec.name}' ${why}`, { position, name: spec.name });
+  const integer = (): number => {
+    if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw fail(`must be an integer (got ${describe(value)})`);
+    return value;
+  };
+  if (value === undefined || value === null) {
+    if (spec.type === 'limit') return limits.defaultPageSize;
+    if (spec.type === 'offset') return 0;
+    if (spec.type === 'direction') return spec.default ?? 'DESC';
+    if (spec.type === 'string') return spec.default ?? '';
+    if (spec.type === 'strings' || spec.type === 'selectors') return spec.default ?? [];
+    return spec.default ?? 0;
+  }
+  switch (spec.type) {
+    case 'limit': {
+      const n = integer();
+      if (n < 0) throw fail('must be ≥ 0');
+      return Math.min(n, limits.maxPageSize);
+    }
+    case 'offset': {
+      const n = integer();
+      if (n < 0) throw fail('must be ≥ 0');
+      if (n > maxInt32) throw fail(`must be ≤ ${maxInt32}`);
+      return n;
+    }
+    case 'int': {
+      const n = integer();
+      if (spec.oneOf && !spec.oneOf.includes(n)) throw fail(`must be one of ${spec.oneOf.join(', ')} (got ${n})`);
+      return n;
+    }
+    case 'direction':
+      return integer() === 1 ? 'ASC' : 'DESC';
+    case 'string':
+      if (typeof value !== 'string') throw fail(`must be a string (got ${describe(value)})`);
+      if (value.length > maxStringLength) throw fail(`must be at most ${maxStringLength} characters`);
+      return value;
+    case 'strings': {
+      if (!Array.isArray(value)) throw fail(`must be an array of strings (got ${describe(value)})`);
+      if (value.length > maxListLength) throw fail(`must have at most ${maxListLength} elements`);
+      value.forEach((v, i) => {
+        if (typeof v !== 'string' || v.length > maxStringLength) throw fail(`element ${i} must be a string (got ${describe(v)})`);
+      });
+      return value;
+    }
+    case 'selectors': {
+      if (!Array.isArray(value)) throw fail(`must be an array of {chain, deploy_hash} objects (got ${describe(value)})`);
+      if (value.length > maxListLength) throw fail(`must have at most ${maxListLength} elements`);
+      return value.map((v: unknown, i) => {
+        const s = v as { chain?: unknown; deploy_hash?: unknown } | null;
+        if (typeof s !== 'object' || s === null || Array.isArray(s) || typeof s.chain !== 'string' ||
+            typeof s.deploy_hash !== 'string' || s.chain.length > maxStringLength || s.deploy_hash.length > maxStringLength) {
+          throw fail(`element ${i} must be an object with string members chain and deploy_hash`);
+        }
+        return { chain: s.chain, deployHash: s.deploy_hash };
+      });
+    }
+  }
+}
+
+/** '' means "no filter" in the v2 interface; GraphQL says that with null. */
+export const filter = (value: unknown): string | null => (value === '' ? null : (value as string));

@@ -1,0 +1,187 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { TextDecoder } from 'node:util';
+import jayson from 'jayson/promise/index.js';
+import { isLosslessNumber, LosslessNumber, parse as parseLossless } from 'lossless-json';
+import type { Context } from '../graphql/context.js';
+import { prepareOperation } from '../graphql/operation.js';
+import { fromGraphqlErrors, isRpcError, rpcErrors, type RpcError } from './errors.js';
+import type { MethodSpec } from './methods.js';
+import { decodeParams, type PagingLimits } from './params.js';
+
+// JSON-RPC 2.0 over HTTP (reference notes §1): POST only, body and batch size capped, every batch
+// element answered, notifications get no reply, ids echoed exactly as sent (a big integer id is kept as
+// its source text), never `result` and `error` together, never internals in an error.
+
+export interface RpcOptions {
+  /** Method tables per interface version. */
+  tables: { v1: readonly MethodSpec[]; v2: readonly MethodSpec[] };
+  newContext: () => Context;
+  limits: PagingLimits;
+  maxBodyBytes: number;
+  maxBatch: number;
+  corsOrigin: string;
+  onError?: (error: unknown, method: string) => void;
+}
+
+type Id = string | number | LosslessNumber | null;
+interface Reply { id: Id; result?: unknown; error?: RpcError }
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+// Safe integers become numbers; anything else (fractions, exponents, big integers) keeps its exact text.
+const parseNumber = (text: string) => {
+  if (/^-?\d+$/.test(text)) {
+    const n = Number(text);
+    if (Number.isSafeInteger(n)) return n;
+  }
+  return new LosslessNumber(text);
+};
+
+function idText(id: Id): string {
+  if (id === null) return 'null';
+  if (isLosslessNumber(id)) return id.value;
+  return JSON.stringify(id);
+}
+
+/** Envelope in the interface's member order: jsonrpc, result | error, id. */
+function serialise(reply: Reply): string {
+  const body = reply.error ? `"error":${JSON.stringify(reply.error)}` : `"result":${JSON.stringify(reply.result ?? null)}`;
+  return `{"jsonrpc":"2.0",${body},"id":${idText(reply.id)}}`;
+}
+
+export function createRpcHandler(options: RpcOptions) {
+  // each method's document is parsed and validated here, once, not per request
+  const servers = {
+    v1: buildServer(options.tables.v1, options),
+    v2: buildServer(options.tables.v2, options),
+  };
+  const cors = {
+    'access-control-allow-origin': options.corsOrigin,
+    'access-control-allow-methods': 'POST, OPTIONS',
+    'access-control-allow-headers': 'content-type, x-request-id',
+    'access-control-max-age': '86400',
+  };
+
+  function send(res: ServerResponse, status: number, text: string | null, extra: Record<string, string> = {}) {
+    if (text === null) {
+      res.writeHead(status, { ...cors, ...extra });
+      res.end();
+      return;
+    }
+    res.writeHead(status, {
+      ...cors, ...extra, 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)),
+    });
+    res.end(text);
+  }
+
+  async function answer(server: jayson.Server, element: unknown, context: { graphql: Context }): Promise<Reply | null> {
+    if (typeof element !== 'object' || element === null || Array.isArray(element)) {
+      return { id: null, error: rpcErrors.invalidRequest('a request must be an object') };
+    }
+    const request = element as Record<string, unknown>;
+    const hasId = 'id' in request;
+    const rawId = request.id;
+    const validId = rawId === null || typeof rawId === 'string' || typeof rawId === 'number' || isLosslessNumber(rawId);
+    if (hasId && !validId) return { id: null, error: rpcErrors.invalidRequest('id must be a string, a number or null') };
+    const id = (hasId ? rawId : null) as Id;
+    if (request.jsonrpc !== '2.0') return { id, error: rpcErrors.invalidRequest('jsonrpc must be "2.0"') };
+    if (typeof request.method !== 'string') return { id, error: rpcErrors.invalidRequest('method must be a string') };
+    const params = request.params;
+    if (params !== undefined && typeof params !== 'object') return { id, error: rpcErrors.invalidRequest('params must be an array') };
+    if (params !== null && params !== undefined && !Array.isArray(params)) {
+      return hasId ? { id, error: rpcErrors.invalidParams('params must be an array (they are positional)') } : null;
+    }
+    // jayson dispatches (method lookup, notification semantics); the id it sees is a placeholder
+    const call = { jsonrpc: '2.0', method: request.method, params: params ?? [], ...(hasId ? { id: 0 } : {}) };
+    // callp resolves with a success response and rejects with an error response (or nothing, for notifications)
+    const response = (await server.callp(call, context).catch((errorResponse: unknown) => errorResponse)) as
+      | { result?: unknown; error?: RpcError }
+      | undefined;
+    if (!hasId || !response) return null;
+    return response.error ? { id, error: response.error } : { id, result: response.result };
+  }
+
+  return function handle(req: IncomingMessage, res: ServerResponse, version: 'v1' | 'v2') {
+    if (req.method === 'OPTIONS') return send(res, 204, null);
+    if (req.method !== 'POST') {
+      req.resume();
+      return send(res, 405, serialise({ id: null, error: rpcErrors.invalidRequest('use POST') }), { allow: 'POST, OPTIONS' });
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      if (tooLarge) return;
+      size += chunk.length;
+      if (size > options.maxBodyBytes) {
+        tooLarge = true;
+        chunks.length = 0;
+        send(res, 413, serialise({ id: null, error: rpcErrors.invalidRequest(`body exceeds ${options.maxBodyBytes} bytes`) }), { connection: 'close' });
+        req.resume();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('error', () => res.destroy());
+    req.on('end', () => {
+      if (tooLarge) return;
+      respond(Buffer.concat(chunks), version).then(
+        ({ status, text }) => send(res, status, text),
+        (error: unknown) => {
+          options.onError?.(error, '(transport)');
+          send(res, 200, serialise({ id: null, error: rpcErrors.internal() }));
+        },
+      );
+    });
+  };
+
+  async function respond(body: Buffer, version: 'v1' | 'v2'): Promise<{ status: number; text: string | null }> {
+    let parsed: unknown;
+    try {
+      const text = decoder.decode(body);
+      if (text.trim() === '') throw new SyntaxError('empty body');
+      parsed = parseLossless(text, null, parseNumber);
+    } catch {
+      return { status: 200, text: serialise({ id: null, error: rpcErrors.parse() }) };
+    }
+    const server = servers[version];
+    const context = { graphql: options.newContext() };
+    if (Array.isArray(parsed)) {
+      if (parsed.length === 0) return { status: 200, text: serialise({ id: null, error: rpcErrors.invalidRequest('empty batch') }) };
+      if (parsed.length > options.maxBatch) {
+        return { status: 200, text: serialise({ id: null, error: rpcErrors.invalidRequest(`batch exceeds ${options.maxBatch} requests`) }) };
+      }
+      const replies = (await Promise.all(parsed.map((element) => answer(server, element, context)))).filter((r): r is Reply => r !== null);
+      return replies.length === 0 ? { status: 204, text: null } : { status: 200, text: `[${replies.map(serialise).join(',')}]` };
+    }
+    const reply = await answer(server, parsed, context);
+    return reply ? { status: 200, text: serialise(reply) } : { status: 204, text: null };
+  }
+}
+
+function buildServer(table: readonly MethodSpec[], options: RpcOptions): jayson.Server {
+  const handlers: Record<string, (params: unknown[], context: { graphql: Context }) => Promise<unknown>> = {};
+  for (const spec of table) {
+    const run = prepareOperation(spec.document);
+    const handler = async (params: unknown[], context: { graphql: Context }) => {
+      try {
+        const p = decodeParams(spec.layouts, params, options.limits);
+        const result = await run(spec.variables(p), context.graphql);
+        if (result.errors?.length) throw fromGraphqlErrors(result.errors);
+        return spec.reshape(result.data, p);
+      } catch (error) {
+        if (isRpcError(error)) throw error;
+        options.onError?.(error, spec.names[0]!);
+        throw rpcErrors.internal();
+      }
+    };
+    for (const name of spec.names) handlers[name] = handler;
+  }
+  const server = new jayson.Server(handlers as never, {
+    useContext: true,
+    // an unknown method answers with its name in `data`
+    router(this: jayson.Server, method: string) {
+      return this.getMethod(method) ?? new jayson.Method(async () => { throw rpcErrors.methodNotFound(method); });
+    },
+  } as never);
+  return server;
+}
