@@ -30,6 +30,17 @@ END $$;
 CREATE TRIGGER ticks_counters AFTER INSERT OR DELETE OR UPDATE OF chain, protocol ON ticks
   FOR EACH ROW EXECUTE FUNCTION ticks_counters();
 
+-- A tick may be written after its first transactions (an indexer that records the deploy transaction
+-- first), or re-keyed: its tx_cnt is then recounted from the transactions already there.
+CREATE FUNCTION ticks_tx_count() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  NEW.tx_cnt := (SELECT count(*) FROM transactions
+                  WHERE chain = NEW.chain AND protocol = NEW.protocol AND tick = NEW.tick);
+  RETURN NEW;
+END $$;
+CREATE TRIGGER ticks_tx_count BEFORE INSERT OR UPDATE OF chain, protocol, tick ON ticks
+  FOR EACH ROW EXECUTE FUNCTION ticks_tx_count();
+
 CREATE FUNCTION transactions_counters() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP IN ('UPDATE', 'DELETE') THEN
@@ -90,7 +101,7 @@ CREATE FUNCTION refresh_counters() RETURNS void LANGUAGE sql AS $$
   INSERT INTO list_totals (list, chain, protocol, tick, n)
   SELECT 'ticks', chain, protocol, NULL, count(*) FROM ticks GROUP BY CUBE (chain, protocol);
   INSERT INTO list_totals (list, chain, protocol, tick, n)
-  SELECT 'transactions', chain, protocol, tick, sum(n)
+  SELECT 'transactions', chain, protocol, tick, coalesce(sum(n), 0) -- the grand total row exists even when empty
     FROM (SELECT chain, protocol, tick, count(*) AS n FROM transactions GROUP BY chain, protocol, tick) g
    GROUP BY CUBE (chain, protocol, tick);
 $$;

@@ -145,8 +145,8 @@ describe('documented exchanges', () => {
     const { result } = await call(base, e.method, e.params);
     expectExact(result.data[0], e.result.data[0]);
     expect(Object.keys(result)).toEqual(['data', 'total', 'limit', 'offset', 'code', 'msg']);
-    const [{ n }] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM transactions`;
-    expect(result.total).toBe(Number(n));
+    const [row] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM transactions`;
+    expect(result.total).toBe(Number(row!.n));
     expect([result.limit, result.offset, result.code, result.msg]).toEqual([10, 0, 0, 0]);
   });
 

@@ -9,8 +9,25 @@ export class ServiceUnavailableError extends Error {
   }
 }
 
+/** A value sent by the client that the database cannot take (text with a NUL character): the client's mistake. */
+export class InvalidInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidInputError';
+  }
+}
+
+// 22021 character_not_in_repertoire (a NUL byte in text), 22P05 untranslatable_character: only a
+// client's string can bring these into a read query
+const invalidInputStates = new Set(['22021', '22P05']);
+
+export function isInvalidInput(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && invalidInputStates.has(code);
+}
+
 // SQLSTATE classes/codes that mean "the database is not answering", not "the query is wrong".
-const unavailableStates = new Set(['57014', '57P01', '57P02', '57P03', '53300', '25006']);
+const unavailableStates = new Set(['57014', '57P01', '57P02', '57P03', '53300']);
 const unavailableNodeCodes = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EPIPE', 'ETIMEDOUT', 'ENOENT', 'EHOSTUNREACH',
   'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED',
@@ -27,6 +44,5 @@ export function describeUnavailable(error: unknown): string {
   if (error instanceof ServiceUnavailableError) return error.reason;
   const code = (error as { code?: string }).code;
   if (code === '57014') return 'query timed out';
-  if (code === '25006') return 'read-only transaction';
   return 'database unreachable';
 }

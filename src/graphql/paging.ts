@@ -22,12 +22,17 @@ export const offsetArg = () =>
 
 export const badInput = (message: string) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
 
+// A cursor value must be one the database accepts for its key's type: anything else (a value of another
+// order, a forged one) is the client's mistake, not a cast error deep in SQL.
+const inRange = (v: string, min: bigint, max: bigint) => BigInt(v) >= min && BigInt(v) <= max;
 const valuePatterns: Record<SortKey['cast'], (v: string) => boolean> = {
   numeric: (v) => /^-?\d{1,90}(\.\d{1,90})?$/.test(v),
-  bigint: (v) => /^-?\d{1,19}$/.test(v),
-  integer: (v) => /^-?\d{1,10}$/.test(v),
+  bigint: (v) => /^-?\d{1,19}$/.test(v) && inRange(v, -(2n ** 63n), 2n ** 63n - 1n),
+  integer: (v) => /^-?\d{1,10}$/.test(v) && inRange(v, -(2n ** 31n), 2n ** 31n - 1n),
   text: (v) => v.length <= 1_000,
-  timestamptz: (v) => !Number.isNaN(Date.parse(v)),
+  // exactly what keyValues writes (Date#toISOString); Date.parse alone accepts "5" or "Tue Mar 01 2001"
+  timestamptz: (v) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(v) && !Number.isNaN(Date.parse(v)) &&
+    new Date(v).toISOString() === v,
 };
 
 export function encodeCursor(values: readonly string[]): string {
@@ -65,7 +70,10 @@ export function planPage(args: ConnectionArgs, keys: readonly SortKey[], directi
   if (last != null && last < 0) throw badInput('`last` must be ≥ 0');
   if (offset < 0) throw badInput('`offset` must be ≥ 0');
   if (after != null && before != null) throw badInput('pass `after` or `before`, not both');
-  const backward = last != null || (before != null && first == null);
+  // a page is read in one direction: forward (first/after) or backward (last/before)
+  if (first != null && before != null) throw badInput('`before` goes with `last`, not `first`');
+  if (last != null && after != null) throw badInput('`after` goes with `first`, not `last`');
+  const backward = last != null || before != null;
   const size = Math.min(first ?? last ?? ctx.paging.defaultPageSize, ctx.paging.maxPageSize);
   const flip = (d: Direction): Direction => (d === 'ASC' ? 'DESC' : 'ASC');
   const cursor = backward ? before : after;
@@ -88,7 +96,7 @@ export function toConnection<Row extends object>(
   const rows = plan.backward ? [...page.rows].reverse() : page.rows;
   const edges = rows.map((node) => ({ cursor: encodeCursor(keyValues(node as Record<string, unknown>, keys)), node }));
   const hasMoreBefore = plan.backward ? page.hasMore : plan.args.after != null || (plan.args.offset ?? 0) > 0;
-  const hasMoreAfter = plan.backward ? plan.args.before != null : page.hasMore;
+  const hasMoreAfter = plan.backward ? plan.args.before != null || (plan.args.offset ?? 0) > 0 : page.hasMore;
   let total: Promise<number> | undefined;
   return {
     edges,

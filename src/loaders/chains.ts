@@ -7,7 +7,8 @@ export function createChainLoaders(store: Store) {
     async (names) => {
       const rows = await store.chains.byNames(names);
       const map = new Map(rows.map((r) => [r.chain, r]));
-      return names.map((n) => map.get(n) ?? null);
+      // keys keep the caller's spelling; rows carry the stored lower-case name
+      return names.map((n) => map.get(n.toLowerCase()) ?? null);
     },
     { cacheKeyFn: (n) => n.toLowerCase() },
   );

@@ -93,12 +93,16 @@ function decodeOne(spec: ParamSpec, position: number, value: unknown, limits: Pa
     case 'string':
       if (typeof value !== 'string') throw fail(`must be a string (got ${describe(value)})`);
       if (value.length > maxStringLength) throw fail(`must be at most ${maxStringLength} characters`);
+      // PostgreSQL text cannot hold U+0000: refuse it here rather than fail in the database (-32604)
+      if (value.includes('\u0000')) throw fail('must not contain NUL characters');
       return value;
     case 'strings': {
       if (!Array.isArray(value)) throw fail(`must be an array of strings (got ${describe(value)})`);
       if (value.length > maxListLength) throw fail(`must have at most ${maxListLength} elements`);
       value.forEach((v, i) => {
-        if (typeof v !== 'string' || v.length > maxStringLength) throw fail(`element ${i} must be a string (got ${describe(v)})`);
+        if (typeof v !== 'string') throw fail(`element ${i} must be a string (got ${describe(v)})`);
+        if (v.length > maxStringLength) throw fail(`element ${i} must be at most ${maxStringLength} characters`);
+        if (v.includes('\u0000')) throw fail(`element ${i} must not contain NUL characters`);
       });
       return value;
     }
@@ -111,6 +115,7 @@ function decodeOne(spec: ParamSpec, position: number, value: unknown, limits: Pa
             typeof s.deploy_hash !== 'string' || s.chain.length > maxStringLength || s.deploy_hash.length > maxStringLength) {
           throw fail(`element ${i} must be an object with string members chain and deploy_hash`);
         }
+        if (s.chain.includes('\u0000') || s.deploy_hash.includes('\u0000')) throw fail(`element ${i} must not contain NUL characters`);
         return { chain: s.chain, deployHash: s.deploy_hash };
       });
     }

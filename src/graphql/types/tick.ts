@@ -101,8 +101,12 @@ builder.queryFields((t) => ({
     args: { selectors: t.arg({ type: [TickSelector], required: true }) },
     resolve: async (_root, args, ctx) => {
       if (args.selectors.length > maxSelectors) throw badInput(`at most ${maxSelectors} selectors`);
+      // loadMany resolves failed keys to Error values instead of rejecting: a failed load (database
+      // down, timeout) must fail the field, not be dropped like a selector that matched nothing
       const rows = await ctx.loaders.tickByDeployHash.loadMany(args.selectors);
-      return rows.filter((r): r is TickRow => r != null && !(r instanceof Error));
+      const failed = rows.find((r): r is Error => r instanceof Error);
+      if (failed) throw failed;
+      return rows.filter((r): r is TickRow => r != null);
     },
   }),
   ticks: t.connection({
