@@ -3,9 +3,13 @@ import type { Config } from './config.js';
 import { createSql, type Sql } from './db/client.js';
 import { createStore, type Store } from './db/store.js';
 import { createContext } from './graphql/context.js';
+import { buildFingerprint } from './cache/keys.js';
+import { printSdl } from './graphql/schema.js';
 import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
-import { methods as v2Methods } from './rpc/methods.js';
+import { yogaLogger, type Logger } from './observability/logger.js';
+import { createOperations, type Operations, type OperationsConfig } from './observability/operations.js';
 import { createRpcHandler } from './rpc/server.js';
+import { createRpcTables } from './rpc/tables.js';
 import { createHttpServer } from './server/http.js';
 
 export interface Gateway {
@@ -13,18 +17,24 @@ export interface Gateway {
   store: Store;
   yoga: GraphqlServer;
   server: Server;
+  /** Logger, metrics, data-version watcher, response cache. */
+  ops: Operations;
+  /** Settles once the data version is known (before it, answers bypass the cache). */
+  ready: Promise<void>;
   close(): Promise<void>;
 }
 
 export type GatewayConfig = Pick<Config,
   'DB_POOL_MAX' | 'DB_STATEMENT_TIMEOUT_MS' | 'DB_CONNECT_TIMEOUT_S' | 'DEFAULT_PAGE_SIZE' | 'MAX_PAGE_SIZE' |
-  'GRAPHQL_INTROSPECTION' | 'CORS_ORIGIN' | 'RPC_MAX_BODY_BYTES' | 'RPC_MAX_BATCH'>;
+  'GRAPHQL_INTROSPECTION' | 'CORS_ORIGIN' | 'RPC_MAX_BODY_BYTES' | 'RPC_MAX_BATCH' |
+  'GRAPHQL_MAX_BODY_BYTES' | 'GRAPHQL_MAX_DEPTH' | 'GRAPHQL_MAX_ALIASES' | 'GRAPHQL_MAX_TOKENS' | 'GRAPHQL_MAX_COST'> &
+  Partial<OperationsConfig>;
 
 /** Everything but listening: tests build their own gateway on their own database. */
 export function createGateway(
   config: GatewayConfig,
   target: { url?: string; socketPath?: string },
-  hooks: { onQuery?: (text: string) => void; onError?: (error: unknown, where: string) => void } = {},
+  hooks: { onQuery?: (text: string, params?: readonly unknown[]) => void; onError?: (error: unknown, where: string) => void; logger?: Logger } = {},
 ): Gateway {
   const sql = createSql({
     ...target,
@@ -34,28 +44,47 @@ export function createGateway(
     readOnly: true,
     onQuery: hooks.onQuery,
   });
-  // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
-  const store = createStore(sql, { timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000 });
   const paging = { defaultPageSize: config.DEFAULT_PAGE_SIZE, maxPageSize: config.MAX_PAGE_SIZE };
-  const yoga = createGraphqlServer({ store, paging, introspection: config.GRAPHQL_INTROSPECTION, corsOrigin: config.CORS_ORIGIN });
+  const ops = createOperations({ config, target, logger: hooks.logger, build: buildFingerprint(printSdl(), paging, createRpcTables()) });
+  // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
+  const store = ops.instrumentStore(createStore(sql, { timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000 }));
+  const yoga = createGraphqlServer({
+    store,
+    paging,
+    introspection: config.GRAPHQL_INTROSPECTION,
+    corsOrigin: config.CORS_ORIGIN,
+    maxBodyBytes: config.GRAPHQL_MAX_BODY_BYTES,
+    limits: {
+      maxDepth: config.GRAPHQL_MAX_DEPTH,
+      maxAliases: config.GRAPHQL_MAX_ALIASES,
+      maxTokens: config.GRAPHQL_MAX_TOKENS,
+      maxCost: config.GRAPHQL_MAX_COST,
+    },
+    plugins: ops.yogaPlugins,
+    logging: yogaLogger(ops.logger),
+  });
   const rpc = createRpcHandler({
-    tables: { v1: [], v2: v2Methods },
+    tables: createRpcTables(),
     newContext: () => createContext(store, paging),
     limits: paging,
     maxBodyBytes: config.RPC_MAX_BODY_BYTES,
     maxBatch: config.RPC_MAX_BATCH,
     corsOrigin: config.CORS_ORIGIN,
-    onError: hooks.onError,
+    onError: hooks.onError ?? ((error, method) => ops.logger.error({ err: error, rpcMethod: method }, 'rpc: internal error')),
+    cache: ops.rpcCache,
+    onCall: ops.onRpcCall,
   });
-  const server = createHttpServer({ store, yoga, rpc });
+  const server = createHttpServer({ store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp });
   return {
     sql,
     store,
     yoga,
     server,
+    ops,
+    ready: ops.ready,
     async close() {
       await new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
-      await sql.end({ timeout: 5 });
+      await Promise.all([sql.end({ timeout: 5 }), ops.close()]);
     },
   };
 }

@@ -21,8 +21,25 @@ export const configSchema = z.object({
   RPC_MAX_BODY_BYTES: int(1_024, 100 * 1024 * 1024).default(1024 * 1024),
   RPC_MAX_BATCH: int(1, 10_000).default(100),
   GRAPHQL_INTROSPECTION: bool.default(true),
+  // hostile-query guards (graphql-armor): nesting depth, aliases, lexer tokens and estimated cost per document
+  GRAPHQL_MAX_BODY_BYTES: int(1_024, 100 * 1024 * 1024).default(1024 * 1024),
+  GRAPHQL_MAX_DEPTH: int(1, 1_000).default(15),
+  GRAPHQL_MAX_ALIASES: int(0, 1_000).default(15),
+  GRAPHQL_MAX_TOKENS: int(10, 1_000_000).default(2_000),
+  GRAPHQL_MAX_COST: int(1, 1_000_000_000).default(250_000),
+  // SIGTERM/SIGINT: how long in-flight requests may take to finish before connections are cut
+  SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(10_000),
   CORS_ORIGIN: z.string().default('*'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // auto: JSON lines, human-readable when stdout is a terminal
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
+  // response cache (GraphQL and JSON-RPC), keyed on the data version: see src/cache/
+  CACHE: bool.default(true),
+  CACHE_TTL_MS: int(1_000, 86_400_000).default(60_000),
+  CACHE_MAX_ENTRIES: int(10, 10_000_000).default(1_000), // in-memory store only (Redis: its own maxmemory)
+  REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').optional(),
+  DATA_VERSION_POLL_MS: int(50, 60_000).default(500),
+  DATA_VERSION_LISTEN: bool.default(true),
 });
 
 export type Config = z.infer<typeof configSchema>;

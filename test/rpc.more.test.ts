@@ -324,9 +324,9 @@ describe('inds_getTransactionByHash', () => {
     expect(result.inscriptions.deploy_hash).toBe(old.deploy_hash);
     expect(result.data.amt).toBe(old.amount);
     const tx = f.data.transactions.find((x) => x.tx_hash === lobbyHash)!;
-    const [{ id }] = await db.sql<{ id: string }[]>`SELECT id FROM transactions WHERE tx_hash = ${lobbyHash}`;
+    const [row] = await db.sql<{ id: string }[]>`SELECT id FROM transactions WHERE tx_hash = ${lobbyHash}`;
     expectExact(result.transaction, {
-      id: Number(id), chain: 'avalanche', protocol: 'asc-20', block_height: 39585640, position_in_block: 56,
+      id: Number(row!.id), chain: 'avalanche', protocol: 'asc-20', block_height: 39585640, position_in_block: 56,
       block_time: '2023-12-27T08:02:50Z', tx_hash: lobbyHash, from: lobbyDeployer, to: lobbyDeployer, op: 'deploy', tick: 'lobby',
       amt: '0', gas: tx.gas, gas_price: tx.gas_price, status: 1, created_at: '2023-12-27T08:02:50Z', updated_at: '2023-12-27T08:02:50Z',
     });

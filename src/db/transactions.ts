@@ -42,20 +42,42 @@ const columns = `x.id, x.chain, x.protocol, x.block_height, x.position_in_block,
 export function createTransactionStore(sql: Sql, run: Runner) {
   const cols = sql.unsafe(columns);
 
+  /** chain/protocol/tick conditions (the address is handled by the callers: see list and count). */
   function conditions(filter: TransactionFilter) {
     return sql`
-      ${filter.address != null ? sql`AND (x.from_key = lower(${filter.address}) OR x.to_key = lower(${filter.address}))` : sql``}
       ${filter.chain != null ? sql`AND x.chain = lower(${filter.chain})` : sql``}
       ${filter.protocol != null ? sql`AND x.protocol = lower(${filter.protocol})` : sql``}
       ${filter.tick != null ? sql`AND x.tick = lower(${filter.tick})` : sql``}`;
   }
 
+  /** The sort keys (and id) of the matching transactions in page order, before LIMIT/OFFSET. */
+  function keyScan(side: 'from_key' | 'to_key' | null, filter: TransactionFilter, page: PageRequest) {
+    return sql`
+      SELECT x.block_height, x.position_in_block, x.id FROM transactions x
+       WHERE ${side ? sql`${sql.unsafe(`x.${side}`)} = lower(${filter.address!})` : sql`true`} ${conditions(filter)}
+      ${keysetAfter(sql, transactionSortKeys, page)} ${orderBy(sql, transactionSortKeys, page.direction)}`;
+  }
+
   return {
+    /**
+     * Deferred join: the page's keys come from an index-only scan of the (filter, block, position, id)
+     * index, so an offset skips index entries, not table rows (offset 100,000 of all transactions: ~15 ms
+     * instead of ~300 ms); then only the page's rows are read by primary key. With an address, the keys
+     * are the union of two ordered index scans (transactions_from_by_block, transactions_to_by_block),
+     * each cut at offset + limit + 1: `from = a OR to = a` in one scan has no index order (a generic
+     * plan sorts all of the address's transactions; a custom one walks transactions_by_block filtering).
+     */
     async list(filter: TransactionFilter, page: PageRequest): Promise<Page<TransactionRow>> {
+      const keys = filter.address != null
+        ? sql`
+          SELECT * FROM ((${keyScan('from_key', filter, page)} LIMIT ${page.offset + page.limit + 1})
+                         UNION
+                         (${keyScan('to_key', filter, page)} LIMIT ${page.offset + page.limit + 1})) x
+          ${orderBy(sql, transactionSortKeys, page.direction)} ${limitOffset(sql, page)}`
+        : sql`${keyScan(null, filter, page)} ${limitOffset(sql, page)}`;
       const rows = await run(sql<TransactionRow[]>`
-        SELECT ${cols} FROM transactions x WHERE true ${conditions(filter)}
-        ${keysetAfter(sql, transactionSortKeys, page)}
-        ${orderBy(sql, transactionSortKeys, page.direction)} ${limitOffset(sql, page)}`);
+        SELECT ${cols} FROM (${keys}) k JOIN transactions x ON x.id = k.id
+        ${orderBy(sql, transactionSortKeys, page.direction)}`);
       return toPage(rows, page);
     },
 
@@ -75,11 +97,15 @@ export function createTransactionStore(sql: Sql, run: Runner) {
     /**
      * Total of a transaction list. Without an address filter: the maintained counter (list_totals, one
      * row, any combination of chain/protocol/tick). With an address: an exact count over
-     * transactions_from_by_block ∪ transactions_to_by_block, bounded by that address's activity.
+     * transactions_from_by_block ∪ transactions_to_by_block, bounded by that address's activity (the
+     * union of ids from two index-only scans; an `OR` would visit every row in a bitmap heap scan).
      */
     async count(filter: TransactionFilter): Promise<number> {
       if (filter.address != null) {
-        const [row] = await run(sql<{ n: string }[]>`SELECT count(*) AS n FROM transactions x WHERE true ${conditions(filter)}`);
+        const side = (column: string) => sql`
+          SELECT x.id FROM transactions x WHERE ${sql.unsafe(`x.${column}`)} = lower(${filter.address!}) ${conditions(filter)}`;
+        const [row] = await run(sql<{ n: string }[]>`
+          SELECT count(*) AS n FROM (${side('from_key')} UNION ${side('to_key')}) u`);
         return Number(row?.n ?? 0);
       }
       const dim = (column: string, value: string | null | undefined) =>

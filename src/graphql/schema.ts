@@ -6,6 +6,10 @@ import './types/holder.js';
 import './types/balance.js';
 import './types/movement.js';
 import './types/transaction.js';
+import './types/lookup.js';
+import './types/calldata.js';
+import './types/search.js';
+import './types/activity.js';
 
 export const schema = builder.toSchema();
 

@@ -1,7 +1,9 @@
-import { createYoga } from 'graphql-yoga';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import { createYoga, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import type { Store } from '../db/store.js';
 import { createContext, type PagingConfig } from './context.js';
 import { maskError } from './errors.js';
+import { guardPlugins, type GraphqlLimits } from './guards.js';
 import { schema } from './schema.js';
 
 /** The example GraphiQL opens with: real data from the demo set on the first click. */
@@ -29,6 +31,13 @@ export interface YogaOptions {
   paging: PagingConfig;
   introspection: boolean;
   corsOrigin: string;
+  limits: Omit<GraphqlLimits, 'introspection'>;
+  /** Request bodies above this get 413 (code REQUEST_ENTITY_TOO_LARGE) before they are read in full. */
+  maxBodyBytes: number;
+  /** Operations plugins (metrics, freshness extension, response cache): src/observability/operations.ts. */
+  plugins?: Plugin[];
+  /** Where yoga logs (masked unexpected errors with their stack); default: its console logger. */
+  logging?: YogaServerOptions<object, object>['logging'];
 }
 
 export function createGraphqlServer(options: YogaOptions) {
@@ -37,8 +46,14 @@ export function createGraphqlServer(options: YogaOptions) {
     graphqlEndpoint: '/graphql',
     landingPage: false,
     graphiql: options.introspection ? { title: 'Inscription gateway', defaultQuery } : false,
+    // GraphiQL's assets served by the gateway itself, not fetched from a CDN (works offline and behind a CSP)
+    renderGraphiQL,
     cors: { origin: options.corsOrigin === '*' ? '*' : options.corsOrigin.split(','), methods: ['GET', 'POST', 'OPTIONS'] },
     maskedErrors: { maskError },
+    logging: options.logging ?? true,
+    maxRequestBodySize: options.maxBodyBytes,
+    multipart: false, // no uploads: one parser less facing the internet
+    plugins: [...guardPlugins({ ...options.limits, introspection: options.introspection }), ...(options.plugins ?? [])],
     context: () => createContext(options.store, options.paging),
   });
 }

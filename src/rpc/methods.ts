@@ -24,11 +24,11 @@ const page = (p: Record<string, any>) => ({ first: p.limit, offset: p.offset });
 const list = <T>(connection: { edges: { node: T }[] }) => connection.edges.map((e) => e.node);
 
 // Selections shared by several methods.
-const tickListFields = `chainName protocol tick deployBy deployHash totalSupply limitPerMint transferType createdAt
+export const tickListFields = `chainName protocol tick deployBy deployHash totalSupply limitPerMint transferType createdAt
   stats { minted holders txCount progress status }`;
 
 /** Spec 2.1 */
-const tickListEntry = (t: any) => ({
+export const tickListEntry = (t: any) => ({
   chain: t.chainName,
   protocol: t.protocol,
   tick: t.tick,

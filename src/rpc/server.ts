@@ -2,6 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TextDecoder } from 'node:util';
 import jayson from 'jayson/promise/index.js';
 import { isLosslessNumber, LosslessNumber, parse as parseLossless } from 'lossless-json';
+import type { RpcCache, RpcRequestCache } from '../cache/rpc.js';
+import type { RpcCallInfo } from '../observability/rpc.js';
+import type { CacheOutcome } from '../observability/scope.js';
 import type { Context } from '../graphql/context.js';
 import { prepareOperation } from '../graphql/operation.js';
 import { fromGraphqlErrors, isRpcError, rpcErrors, type RpcError } from './errors.js';
@@ -21,7 +24,14 @@ export interface RpcOptions {
   maxBatch: number;
   corsOrigin: string;
   onError?: (error: unknown, method: string) => void;
+  /** Cache of successful results (key: method, exact params, interface version, data version). */
+  cache?: RpcCache | null;
+  /** Called once per answered call (metrics and the request log). */
+  onCall?: (call: RpcCallInfo) => void;
 }
+
+/** What a method handler gets: the request's GraphQL context and cache, and its own call's outcome. */
+interface CallContext { graphql: Context; cache: RpcRequestCache | null; outcome: { cache?: CacheOutcome } }
 
 type Id = string | number | LosslessNumber | null;
 interface Reply { id: Id; result?: unknown; error?: RpcError }
@@ -73,7 +83,16 @@ export function createRpcHandler(options: RpcOptions) {
     res.end(text);
   }
 
-  async function answer(server: jayson.Server, element: unknown, context: { graphql: Context }): Promise<Reply | null> {
+  async function answer(server: jayson.Server, element: unknown, context: Omit<CallContext, 'outcome'>, iface: 'v1' | 'v2') {
+    const started = performance.now();
+    const call: CallContext = { ...context, outcome: {} };
+    const reply = await answerOne(server, element, call);
+    const method = typeof element === 'object' && element !== null ? (element as { method?: unknown }).method : undefined;
+    options.onCall?.({ method, iface, code: reply?.error?.code, cache: call.outcome.cache, ms: performance.now() - started });
+    return reply;
+  }
+
+  async function answerOne(server: jayson.Server, element: unknown, context: CallContext): Promise<Reply | null> {
     if (typeof element !== 'object' || element === null || Array.isArray(element)) {
       return { id: null, error: rpcErrors.invalidRequest('a request must be an object') };
     }
@@ -144,43 +163,55 @@ export function createRpcHandler(options: RpcOptions) {
       return { status: 200, text: serialise({ id: null, error: rpcErrors.parse() }) };
     }
     const server = servers[version];
-    const context = { graphql: options.newContext() };
+    const context = { graphql: options.newContext(), cache: options.cache?.forRequest(version) ?? null };
     if (Array.isArray(parsed)) {
       if (parsed.length === 0) return { status: 200, text: serialise({ id: null, error: rpcErrors.invalidRequest('empty batch') }) };
       if (parsed.length > options.maxBatch) {
         return { status: 200, text: serialise({ id: null, error: rpcErrors.invalidRequest(`batch exceeds ${options.maxBatch} requests`) }) };
       }
-      const replies = (await Promise.all(parsed.map((element) => answer(server, element, context)))).filter((r): r is Reply => r !== null);
+      const replies = (await Promise.all(parsed.map((element) => answer(server, element, context, version)))).filter((r): r is Reply => r !== null);
       return replies.length === 0 ? { status: 204, text: null } : { status: 200, text: `[${replies.map(serialise).join(',')}]` };
     }
-    const reply = await answer(server, parsed, context);
+    const reply = await answer(server, parsed, context, version);
     return reply ? { status: 200, text: serialise(reply) } : { status: 204, text: null };
   }
 }
 
 function buildServer(table: readonly MethodSpec[], options: RpcOptions): jayson.Server {
-  const handlers: Record<string, (params: unknown[], context: { graphql: Context }) => Promise<unknown>> = {};
+  const handlers: Record<string, (params: unknown[], context: CallContext) => Promise<unknown>> = {};
+  const reserved = new Map<string, jayson.Method>();
   for (const spec of table) {
     const run = prepareOperation(spec.document);
-    const handler = async (params: unknown[], context: { graphql: Context }) => {
+    // one handler per name: the cache key holds the method as called
+    const handler = (name: string) => async (params: unknown[], context: CallContext) => {
       try {
         const p = decodeParams(spec.layouts, params, options.limits);
+        const cached = context.cache ? await context.cache.get(name, params) : null;
+        context.outcome.cache = cached ? (cached.hit ? 'hit' : 'miss') : 'bypass';
+        if (cached?.hit) return cached.value;
         const result = await run(spec.variables(p), context.graphql);
         if (result.errors?.length) throw fromGraphqlErrors(result.errors);
-        return spec.reshape(result.data, p);
+        const value = spec.reshape(result.data, p);
+        if (cached) context.cache!.set(cached.key, value);
+        return value;
       } catch (error) {
         if (isRpcError(error)) throw error;
         options.onError?.(error, spec.names[0]!);
         throw rpcErrors.internal();
       }
     };
-    for (const name of spec.names) handlers[name] = handler;
+    for (const name of spec.names) {
+      // jayson refuses to register rpc.* names (reserved for extensions such as rpc.discover): route them here
+      if (name.startsWith('rpc.')) reserved.set(name, new jayson.Method(handler(name) as never, { useContext: true } as never));
+      else handlers[name] = handler(name);
+    }
   }
   const server = new jayson.Server(handlers as never, {
     useContext: true,
     // an unknown method answers with its name in `data`
     router(this: jayson.Server, method: string) {
-      return this.getMethod(method) ?? new jayson.Method(async () => { throw rpcErrors.methodNotFound(method); });
+      return this.getMethod(method) ?? reserved.get(method) ??
+        new jayson.Method(async () => { throw rpcErrors.methodNotFound(method); });
     },
   } as never);
   return server;

@@ -84,6 +84,14 @@ export const testConfig: GatewayConfig = {
   CORS_ORIGIN: '*',
   RPC_MAX_BODY_BYTES: 1024 * 1024,
   RPC_MAX_BATCH: 100,
+  GRAPHQL_MAX_BODY_BYTES: 1024 * 1024,
+  GRAPHQL_MAX_DEPTH: 15,
+  GRAPHQL_MAX_ALIASES: 15,
+  GRAPHQL_MAX_TOKENS: 2_000,
+  GRAPHQL_MAX_COST: 250_000,
+  // the data path is what most tests look at (statement counts, fresh fixtures): the cache tests turn it on
+  CACHE: false,
+  LOG_LEVEL: 'silent',
 };
 
 /** A gateway (not listening) on the test database; queries are counted for the batching tests. */

@@ -1,0 +1,126 @@
+import type { Sql } from './client.js';
+
+// The data version (sql/004_data_version.sql) and the indexed height per chain, as one consistent
+// snapshot. The gateway keeps the latest one in memory: cache keys and the freshness extension of every
+// GraphQL response are taken from it, never from a per-request round trip.
+
+export const dataVersionChannel = 'igw_data_version';
+
+export interface DataSnapshot {
+  /** int8 as text. */
+  version: string;
+  /** Names the database (see the migration): cache keys use `<epoch>.<version>`. */
+  epoch: string;
+  /** Latest indexed block per chain (numeric as text); null = the chain has indexed nothing yet. */
+  heights: Record<string, string | null>;
+}
+
+/** One statement, so the version and the heights belong together. */
+export async function readSnapshot(sql: Sql): Promise<DataSnapshot> {
+  const [row] = await sql<{ version: string; epoch: string; heights: Record<string, string | null> }[]>`
+    SELECT (SELECT version FROM data_version)::text AS version, (SELECT epoch FROM data_version) AS epoch,
+           coalesce((SELECT json_object_agg(c.chain, b.block_number::text ORDER BY c.display_order)
+                       FROM chains c LEFT JOIN indexed_blocks b ON b.chain = c.chain), '{}'::json) AS heights`;
+  if (!row || row.version === null) throw new Error('data_version has no row (migration 004 not applied?)');
+  return { version: row.version, epoch: row.epoch, heights: row.heights ?? {} };
+}
+
+export interface VersionWatcherOptions {
+  /** Fallback poll interval; also the bound on staleness when notifications are lost. */
+  pollMs: number;
+  /** LISTEN for the triggers' notifications (off: polling only, e.g. behind a transaction pooler). */
+  listen: boolean;
+  onChange?: (next: DataSnapshot, previous: DataSnapshot | null, via: 'start' | 'notify' | 'poll') => void;
+  onError?: (error: unknown, where: 'read' | 'listen') => void;
+}
+
+export interface VersionWatcher {
+  current(): DataSnapshot | null;
+  /** True once LISTEN is established. */
+  listening(): boolean;
+  /** First read (and LISTEN); resolves even if they fail (the gateway then answers without the cache). */
+  start(): Promise<void>;
+  /** Reads the version now (tests, and operators wanting read-your-writes). */
+  refresh(): Promise<DataSnapshot | null>;
+  stop(): Promise<void>;
+}
+
+export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): VersionWatcher {
+  let snapshot: DataSnapshot | null = null;
+  let listener: { unlisten(): Promise<void> } | null = null;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let inflight: Promise<DataSnapshot | null> | null = null;
+  let again = false;
+  let errorReported = false;
+
+  // Reads are coalesced; a notification arriving while a read is in flight triggers one more read, since
+  // the running one may have started before the notifying transaction committed.
+  function refresh(via: 'start' | 'notify' | 'poll' = 'poll'): Promise<DataSnapshot | null> {
+    if (inflight) {
+      again = true;
+      return inflight;
+    }
+    inflight = (async () => {
+      do {
+        again = false;
+        try {
+          const next = await readSnapshot(sql);
+          errorReported = false;
+          // any change counts (not only an increase): a restored database must not reuse old keys' data
+          if (!snapshot || next.version !== snapshot.version || next.epoch !== snapshot.epoch || !sameHeights(next.heights, snapshot.heights)) {
+            const previous = snapshot;
+            snapshot = next;
+            options.onChange?.(next, previous, previous ? via : 'start');
+          }
+        } catch (error) {
+          if (!errorReported) options.onError?.(error, 'read');
+          errorReported = true;
+        }
+      } while (again && !stopped);
+      return snapshot;
+    })().finally(() => {
+      inflight = null;
+    });
+    return inflight;
+  }
+
+  return {
+    current: () => snapshot,
+    listening: () => listener !== null,
+    refresh: () => refresh('poll'),
+    async start() {
+      await refresh('start');
+      if (options.listen) {
+        try {
+          listener = await sql.listen(
+            dataVersionChannel,
+            (payload) => {
+              if (payload !== snapshot?.version) void refresh('notify');
+            },
+            // also after every reconnect: notifications sent while disconnected are lost
+            () => void refresh('notify'),
+          );
+        } catch (error) {
+          options.onError?.(error, 'listen');
+        }
+      }
+      if (!stopped) {
+        timer = setInterval(() => void refresh('poll'), options.pollMs);
+        timer.unref();
+      }
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await listener?.unlisten().catch(() => {});
+      listener = null;
+      await inflight?.catch(() => {});
+    },
+  };
+}
+
+function sameHeights(a: Record<string, string | null>, b: Record<string, string | null>): boolean {
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => a[k] === b[k]);
+}

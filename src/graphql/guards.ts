@@ -1,0 +1,103 @@
+import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
+import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
+import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
+import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+// Guards against hostile documents, checked before anything runs: the lexer stops counting at the token
+// limit, and validation rejects deep nesting, alias fan-out and an estimated cost above the limit. They
+// are graphql-armor's plugins; this file only configures them and gives their rejections a stable code.
+
+export interface GraphqlLimits {
+  /** Selection nesting, fragments flattened; introspection included (GraphiQL's query is 15 deep). */
+  maxDepth: number;
+  maxAliases: number;
+  maxTokens: number;
+  /** graphql-armor's estimate: objects 2, scalars 1, ×1.5 per level, × a literal `first`/`last`. */
+  maxCost: number;
+  /** Off: `__schema` and `__type` are rejected (`__typename` stays allowed). */
+  introspection: boolean;
+}
+
+/** The code every guard rejection carries, as for any other invalid document. */
+export const queryRejectedCode = 'GRAPHQL_VALIDATION_FAILED';
+
+const rejected = (error: GraphQLError) =>
+  new GraphQLError(error.message.replace(/^Syntax Error: /, ''), { extensions: { code: queryRejectedCode } });
+
+// armor throws its own "Syntax Error: …" by default. Reported to the validation context instead, a
+// rejection is an ordinary validation error (same code, same HTTP status as an unknown field); the token
+// limit acts in the parser, where there is no context, so it is thrown with the code.
+const report = {
+  propagateOnRejection: false,
+  onReject: [(context: ValidationContext | null, error: GraphQLError) => {
+    if (!context) throw rejected(error);
+    context.reportError(rejected(error));
+  }],
+};
+
+/** An error body in the one shape every GraphQL reply has: {errors: [{message, extensions: {code}}]}. */
+const errorResponse = (fetchAPI: { Response: typeof Response }, status: number, message: string, code: string) =>
+  new fetchAPI.Response(JSON.stringify({ errors: [{ message, extensions: { code } }] }), {
+    status,
+    headers: { 'content-type': 'application/json; charset=utf-8' },
+  });
+
+// yoga quirks on hostile requests, mended so that every reply has the usual error body:
+// - a POST of an unsupported content type gets an empty 415 (other verbs go on to yoga's 405);
+// - malformed JSON in `variables`/`extensions` of a GET or form request escapes as a SyntaxError (a 500);
+// - an Accept header that no result processor serves gets an empty 406.
+const useRequestErrorBodies: Plugin = {
+  onRequestParse({ request, requestParser, setRequestParser, endResponse, fetchAPI }) {
+    if (!requestParser) {
+      if (request.method === 'POST') endResponse(errorResponse(fetchAPI, 415, 'Unsupported media type: send application/json', 'BAD_REQUEST'));
+      return;
+    }
+    setRequestParser(async (req) => {
+      try {
+        return await requestParser(req);
+      } catch (error) {
+        if (!(error instanceof SyntaxError)) throw error;
+        throw new GraphQLError('Invalid JSON in a request parameter', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
+      }
+    });
+  },
+  onResultProcess({ resultProcessor, setResultProcessor }) {
+    if (!resultProcessor) {
+      setResultProcessor((_, fetchAPI) => errorResponse(fetchAPI, 406, 'Not acceptable: accept application/json', 'BAD_REQUEST'), 'application/json');
+    }
+  },
+};
+
+// graphql-js reports variable values that do not coerce (and an unknown operation name) without a code;
+// they are the client's input, so they get BAD_USER_INPUT like every other input error
+const withCode = (error: GraphQLError) =>
+  error.extensions?.code !== undefined ? error : new GraphQLError(error.message, {
+    nodes: error.nodes, source: error.source, positions: error.positions, path: error.path,
+    originalError: error.originalError, extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
+  });
+const useErrorCodes: Plugin = {
+  onResultProcess({ result, setResult }) {
+    if (!Array.isArray(result) && 'errors' in result && Array.isArray(result.errors)) {
+      setResult({ ...result, errors: result.errors.map((e) => (e instanceof GraphQLError ? withCode(e) : e)) });
+    }
+  },
+};
+
+export function guardPlugins(limits: GraphqlLimits): Plugin[] {
+  const plugins: Plugin[] = [
+    useRequestErrorBodies,
+    useErrorCodes,
+    maxTokensPlugin({ n: limits.maxTokens, ...report }),
+    // introspection counts too: GraphiQL's own query is 15 deep, and an uncounted `__schema` could nest
+    // `fields { type { fields … } } }` as deep as the token limit allows
+    maxDepthPlugin({ n: limits.maxDepth, ignoreIntrospection: false, flattenFragments: true, ...report }),
+    maxAliasesPlugin({ n: limits.maxAliases, ...report }),
+    costLimitPlugin({ maxCost: limits.maxCost, ...report }),
+  ];
+  if (!limits.introspection) {
+    plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
+  }
+  return plugins;
+}

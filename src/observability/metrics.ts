@@ -1,0 +1,160 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { PoolMeter } from './scope.js';
+
+// One prom-client registry per gateway (two gateways in one test process must not share or clash), with
+// the process metrics, the yoga Prometheus plugin's GraphQL phase metrics (registered on it by
+// src/graphql/yoga.ts) and the gateway's own metrics below, which cover what the plugin cannot see:
+// requests answered from the cache (they never reach the execute phase), JSON-RPC methods, DataLoader
+// batches, the pool and the indexed heights.
+
+export interface MetricsSources {
+  pool: PoolMeter;
+  poolMax: number;
+  /** Latest indexed block per chain and the data version, as last read by the watcher. */
+  freshness: () => { version: string; heights: Record<string, string | null> } | null;
+}
+
+const latencyBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * Client-chosen label values (GraphQL operation names) are capped: past `max` distinct values new ones are
+ * reported as "other", so a client inventing names cannot blow up the series count.
+ */
+export function labelGuard(max: number) {
+  const seen = new Set<string>();
+  return (value: string): string => {
+    const v = value.length > 64 ? value.slice(0, 64) : value;
+    if (seen.has(v)) return v;
+    if (seen.size >= max) return 'other';
+    seen.add(v);
+    return v;
+  };
+}
+
+export function createMetrics(sources: MetricsSources) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const requests = new Counter({
+    name: 'igw_requests_total',
+    help: 'GraphQL operations and JSON-RPC calls answered, by surface, operation or method, and outcome (ok/error)',
+    labelNames: ['surface', 'operation', 'outcome'] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: 'igw_request_duration_seconds',
+    help: 'Latency per GraphQL operation (whole HTTP request) and per JSON-RPC call, by cache outcome (hit/miss/bypass)',
+    labelNames: ['surface', 'operation', 'cache'] as const,
+    buckets: latencyBuckets,
+    registers,
+  });
+  const errors = new Counter({
+    name: 'igw_errors_total',
+    help: 'Errors returned to clients by code (GraphQL extensions.code, JSON-RPC error.code)',
+    labelNames: ['surface', 'code'] as const,
+    registers,
+  });
+  const responses = new Counter({
+    name: 'igw_http_responses_total',
+    help: 'HTTP responses by surface and status code',
+    labelNames: ['surface', 'status'] as const,
+    registers,
+  });
+  const dbTime = new Histogram({
+    name: 'igw_request_db_seconds',
+    help: 'Database time per HTTP request (sum over its statements)',
+    labelNames: ['surface'] as const,
+    buckets: latencyBuckets,
+    registers,
+  });
+  const batchSize = new Histogram({
+    name: 'igw_dataloader_batch_size',
+    help: 'Keys per DataLoader batch (one statement each), by batch function',
+    labelNames: ['batch'] as const,
+    buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+    registers,
+  });
+  const cacheLookups = new Counter({
+    name: 'igw_cache_lookups_total',
+    help: 'Response cache lookups by surface and result (hit/miss)',
+    labelNames: ['surface', 'result'] as const,
+    registers,
+  });
+  const cacheErrors = new Counter({
+    name: 'igw_cache_errors_total',
+    help: 'Cache store failures (treated as misses), by operation',
+    labelNames: ['op'] as const,
+    registers,
+  });
+  const versionChanges = new Counter({
+    name: 'igw_data_version_changes_total',
+    help: 'Data version changes learned, by how (notify = LISTEN/NOTIFY, poll = fallback poll, start)',
+    labelNames: ['via'] as const,
+    registers,
+  });
+  new Gauge({
+    name: 'igw_db_pool_in_use',
+    help: 'Statements holding a pool connection (in-flight statements, capped at the pool size)',
+    registers,
+    collect() {
+      this.set(Math.min(sources.pool.inflight, sources.poolMax));
+    },
+  });
+  new Gauge({
+    name: 'igw_db_pool_waiting',
+    help: 'In-flight statements beyond the pool size (queued or pipelined by the driver)',
+    registers,
+    collect() {
+      this.set(Math.max(0, sources.pool.inflight - sources.poolMax));
+    },
+  });
+  new Gauge({
+    name: 'igw_db_pool_size',
+    help: 'Configured pool size (DB_POOL_MAX)',
+    registers,
+    collect() {
+      this.set(sources.poolMax);
+    },
+  });
+  new Gauge({
+    name: 'igw_indexed_block_height',
+    help: 'Latest indexed block per chain, as of the data version the gateway currently answers from',
+    labelNames: ['chain'] as const,
+    registers,
+    collect() {
+      this.reset();
+      const snapshot = sources.freshness();
+      for (const [chain, height] of Object.entries(snapshot?.heights ?? {})) {
+        if (height !== null) this.set({ chain }, Number(height));
+      }
+    },
+  });
+  new Gauge({
+    name: 'igw_data_version',
+    help: 'Data version the gateway currently answers from (bumped by every write of the indexer)',
+    registers,
+    collect() {
+      const snapshot = sources.freshness();
+      if (snapshot) this.set(Number(snapshot.version));
+    },
+  });
+
+  const operationLabel = labelGuard(200);
+  return {
+    registry,
+    requests,
+    duration,
+    errors,
+    responses,
+    dbTime,
+    batchSize,
+    cacheLookups,
+    cacheErrors,
+    versionChanges,
+    /** A GraphQL operation name made safe for a label. */
+    operationLabel,
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
