@@ -5,9 +5,12 @@ import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
-// Guards against hostile documents, checked before anything runs: the lexer stops counting at the token
-// limit, and validation rejects deep nesting, alias fan-out and an estimated cost above the limit. They
-// are graphql-armor's plugins; this file only configures them and gives their rejections a stable code.
+// What the GraphQL endpoint needs in front of the public internet:
+// - limits on hostile documents, checked before anything runs: the parser stops at the token limit,
+//   validation rejects deep nesting, alias fan-out and an estimated cost above the limit (graphql-armor's
+//   plugins, configured here), and introspection can be switched off (graphql-js's own rule);
+// - every error reply in the one shape {errors: [{message, extensions: {code}}]}, including the few
+//   that yoga would send without a body or without a code.
 
 export interface GraphqlLimits {
   /** Selection nesting, fragments flattened; introspection included (GraphiQL's query is 15 deep). */
@@ -20,8 +23,8 @@ export interface GraphqlLimits {
   introspection: boolean;
 }
 
-/** The code every guard rejection carries, as for any other invalid document. */
-export const queryRejectedCode = 'GRAPHQL_VALIDATION_FAILED';
+/** The code every limit rejection carries, as for any other invalid document. */
+const queryRejectedCode = 'GRAPHQL_VALIDATION_FAILED';
 
 const rejected = (error: GraphQLError) =>
   new GraphQLError(error.message.replace(/^Syntax Error: /, ''), { extensions: { code: queryRejectedCode } });
@@ -51,7 +54,9 @@ const errorResponse = (fetchAPI: { Response: typeof Response }, status: number, 
 const useRequestErrorBodies: Plugin = {
   onRequestParse({ request, requestParser, setRequestParser, endResponse, fetchAPI }) {
     if (!requestParser) {
-      if (request.method === 'POST') endResponse(errorResponse(fetchAPI, 415, 'Unsupported media type: send application/json', 'BAD_REQUEST'));
+      if (request.method === 'POST') {
+        endResponse(errorResponse(fetchAPI, 415, 'Unsupported media type: send application/json', 'BAD_REQUEST'));
+      }
       return;
     }
     setRequestParser(async (req) => {
@@ -65,7 +70,9 @@ const useRequestErrorBodies: Plugin = {
   },
   onResultProcess({ resultProcessor, setResultProcessor }) {
     if (!resultProcessor) {
-      setResultProcessor((_, fetchAPI) => errorResponse(fetchAPI, 406, 'Not acceptable: accept application/json', 'BAD_REQUEST'), 'application/json');
+      const notAcceptable = (_: unknown, fetchAPI: { Response: typeof Response }) =>
+        errorResponse(fetchAPI, 406, 'Not acceptable: accept application/json', 'BAD_REQUEST');
+      setResultProcessor(notAcceptable, 'application/json');
     }
   },
 };
