@@ -50,6 +50,7 @@ const errorResponse = (fetchAPI: { Response: typeof Response }, status: number, 
 // yoga quirks on hostile requests, mended so that every reply has the usual error body:
 // - a POST of an unsupported content type gets an empty 415 (other verbs go on to yoga's 405);
 // - malformed JSON in `variables`/`extensions` of a GET or form request escapes as a SyntaxError (a 500);
+// - an operationName that is not a string reaches the Prometheus plugin's labels and fails there (a 500);
 // - an Accept header that no result processor serves gets an empty 406.
 const useRequestErrorBodies: Plugin = {
   onRequestParse({ request, requestParser, setRequestParser, endResponse, fetchAPI }) {
@@ -60,12 +61,21 @@ const useRequestErrorBodies: Plugin = {
       return;
     }
     setRequestParser(async (req) => {
+      let params: Awaited<ReturnType<typeof requestParser>>;
       try {
-        return await requestParser(req);
+        params = await requestParser(req);
       } catch (error) {
         if (!(error instanceof SyntaxError)) throw error;
         throw new GraphQLError('Invalid JSON in a request parameter', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
       }
+      // plugins after this one (metrics labels, logs) take operationName for a string: make it one
+      for (const p of Array.isArray(params) ? params : [params]) {
+        const name: unknown = (p as { operationName?: unknown } | null)?.operationName;
+        if (name != null && typeof name !== 'string') {
+          throw new GraphQLError('operationName must be a string', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
+        }
+      }
+      return params;
     });
   },
   onResultProcess({ resultProcessor, setResultProcessor }) {

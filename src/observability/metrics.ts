@@ -22,8 +22,9 @@ const latencyBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
  */
 export function labelGuard(max: number) {
   const seen = new Set<string>();
-  return (value: string): string => {
-    const v = value.length > 64 ? value.slice(0, 64) : value;
+  return (value: unknown): string => {
+    const text = typeof value === 'string' ? value : 'invalid';
+    const v = text.length > 64 ? text.slice(0, 64) : text;
     if (seen.has(v)) return v;
     if (seen.size >= max) return 'other';
     seen.add(v);
