@@ -42,7 +42,12 @@ export function observeRequests(deps: { logger: Logger; metrics: Metrics; pool: 
     const finish = () => {
       if (done) return;
       done = true;
-      record(deps, scope, req, res, path);
+      // runs in a socket event: anything thrown here would be an uncaught exception and end the process
+      try {
+        record(deps, scope, req, res, path);
+      } catch (error) {
+        deps.logger.error({ err: error, reqId: id }, 'request log/metrics failed');
+      }
     };
     res.once('finish', finish);
     res.once('close', finish);
