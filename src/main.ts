@@ -3,6 +3,22 @@ import { ConfigError, loadConfig } from './config.js';
 import type { EmbeddedDatabase } from './db/embedded.js';
 import { prepareDatabase } from './db/prepare.js';
 import { createLogger } from './observability/logger.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
+// Heap growth: when collection is cheap (it is here), V8 lets the old generation grow to ~4× the live heap
+// before a full GC — ~60 MB live became ~250 MB more RSS under load (bench/results/). 1.3× keeps the
+// gateway under 300 MB for more frequent incremental major GCs (no CPU cost measurable against the
+// bench's noise; 1.5× still peaked above 300 MB). Heap flags given to node win.
+const heapPolicy = !/--(heap-growing-percent|max-old-space-size|max-heap-size)/.test(
+  `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`);
+if (heapPolicy) setFlagsFromString('--heap-growing-percent=30');
+
+/** One full GC once start-up is over: the next limit is then 1.3× the live heap, not the start-up one's. */
+function collectStartupGarbage(): void {
+  setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
+}
 
 let log = (line: string): void => void process.stdout.write(`${line}\n`);
 
@@ -27,6 +43,7 @@ async function main() {
 
   const gateway = createGateway(config, target, { logger });
   await gateway.ready;
+  if (heapPolicy) collectStartupGarbage();
   await new Promise<void>((resolve) => gateway.server.listen(config.PORT, config.HOST, resolve));
   const address = gateway.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;

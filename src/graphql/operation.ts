@@ -1,6 +1,7 @@
-import { execute, GraphQLError, parse, validate, type DocumentNode, type ExecutionResult } from 'graphql';
+import { GraphQLError, parse, validate, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { Context } from './context.js';
 import { maskError } from './errors.js';
+import { compileOperation } from './jit.js';
 import { schema } from './schema.js';
 
 /**
@@ -12,8 +13,10 @@ export function prepareOperation(source: string) {
   const document: DocumentNode = parse(source);
   const problems = validate(schema, document);
   if (problems.length > 0) throw new Error(`invalid operation document: ${problems.map((p) => p.message).join('; ')}`);
+  // compiled once (graphql-jit) where it can be: src/graphql/jit.ts
+  const exec = compileOperation(schema, document);
   return async function run<T>(variables: Record<string, unknown>, context: Context): Promise<ExecutionResult<T>> {
-    const result = (await execute({ schema, document, variableValues: variables, contextValue: context })) as ExecutionResult<T>;
+    const result = (await exec(variables, context)) as ExecutionResult<T>;
     if (!result.errors?.length) return result;
     return { ...result, errors: result.errors.map((e) => maskError(e, 'Unexpected error.') as GraphQLError) };
   };

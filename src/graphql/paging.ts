@@ -94,7 +94,11 @@ export function toConnection<Row extends object>(
   page: Page<Row>, plan: PagePlan, keys: readonly SortKey[], count: () => Promise<number>,
 ) {
   const rows = plan.backward ? [...page.rows].reverse() : page.rows;
-  const edges = rows.map((node) => ({ cursor: encodeCursor(keyValues(node as Record<string, unknown>, keys)), node }));
+  // cursors are encoded only when a client selects them (the v2 methods never do)
+  const edges = rows.map((node) => ({
+    get cursor() { return encodeCursor(keyValues(node as Record<string, unknown>, keys)); },
+    node,
+  }));
   const hasMoreBefore = plan.backward ? page.hasMore : plan.args.after != null || (plan.args.offset ?? 0) > 0;
   const hasMoreAfter = plan.backward ? plan.args.before != null || (plan.args.offset ?? 0) > 0 : page.hasMore;
   let total: Promise<number> | undefined;
@@ -103,8 +107,8 @@ export function toConnection<Row extends object>(
     pageInfo: {
       hasNextPage: hasMoreAfter,
       hasPreviousPage: hasMoreBefore,
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
+      get startCursor() { return edges[0]?.cursor ?? null; },
+      get endCursor() { return edges.at(-1)?.cursor ?? null; },
     },
     totalCount: () => (total ??= count()),
   };

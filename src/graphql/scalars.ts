@@ -16,7 +16,9 @@ export function trimDecimal(value: string): string {
 
 /** ISO 8601 UTC with second precision and a Z suffix: `2024-02-27T15:12:23Z`. */
 export function isoSeconds(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  // toISOString always ends in `.sssZ` (a regex replace here was ~2 % of a tick list's CPU)
+  const iso = date.toISOString();
+  return `${iso.slice(0, -5)}Z`;
 }
 
 function parseString(name: string, pattern: RegExp, value: unknown): string {

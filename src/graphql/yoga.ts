@@ -4,6 +4,8 @@ import type { Store } from '../db/store.js';
 import { createContext, type PagingConfig } from './context.js';
 import { maskError } from './errors.js';
 import { guardPlugins, type GraphqlLimits } from './guards.js';
+import { bodyLimitPlugin } from './body-limit.js';
+import { jitPlugin } from './jit.js';
 import { schema } from './schema.js';
 
 /** The example GraphiQL opens with: real data from the demo set on the first click. */
@@ -51,9 +53,11 @@ export function createGraphqlServer(options: YogaOptions) {
     cors: { origin: options.corsOrigin === '*' ? '*' : options.corsOrigin.split(','), methods: ['GET', 'POST', 'OPTIONS'] },
     maskedErrors: { maskError },
     logging: options.logging ?? true,
-    maxRequestBodySize: options.maxBodyBytes,
+    maxRequestBodySize: false, // enforced by bodyLimitPlugin (same errors, no stream pipeline per request)
     multipart: false, // no uploads: one parser less facing the internet
-    plugins: [...guardPlugins({ ...options.limits, introspection: options.introspection }), ...(options.plugins ?? [])],
+    // compiled execution (graphql-jit) last: the response cache short-circuits before it; src/graphql/jit.ts
+    plugins: [...guardPlugins({ ...options.limits, introspection: options.introspection }), ...(options.plugins ?? []), jitPlugin(),
+      bodyLimitPlugin(options.maxBodyBytes)],
     context: () => createContext(options.store, options.paging),
   });
 }

@@ -28,7 +28,9 @@ const isRpcPath = (path: string) => /^\/v[12](\/|$)/.test(path);
 function surfaceError(path: string, rpc: RpcError, graphqlCode: string): unknown {
   if (isRpcPath(path)) return { jsonrpc: '2.0', error: rpc, id: null };
   const reason = rpc.data?.reason;
-  if (path.startsWith('/graphql')) return { errors: [{ message: reason ? `${rpc.message}: ${reason}` : rpc.message, extensions: { code: graphqlCode } }] };
+  if (path.startsWith('/graphql')) {
+    return { errors: [{ message: reason ? `${rpc.message}: ${reason}` : rpc.message, extensions: { code: graphqlCode } }] };
+  }
   return { status: 'error', reason: reason ?? rpc.message };
 }
 

@@ -1,0 +1,156 @@
+// What a benchmark run leaves behind: bench/results/<stamp>.json (everything), <stamp>.md (the table),
+// <stamp>.svg (the chart) and one line in README.md's `## Benchmarks` section. Numbers are recorded,
+// never asserted: the target columns say met / missed, nothing fails.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Measurement } from './load.js';
+import type { Kind, Surface } from './scenarios.js';
+
+export interface Targets {
+  page1P99Ms: number;
+  ratio: number;
+  holdersOffsetP99Ms: number;
+  holdersCursorP99Ms: number;
+  rssMb: number;
+}
+
+export const targets: Targets = { page1P99Ms: 25, ratio: 0.4, holdersOffsetP99Ms: 300, holdersCursorP99Ms: 25, rssMb: 300 };
+
+export interface ScenarioResult {
+  name: string;
+  surface: Surface;
+  kind: Kind;
+  method: string;
+  statements: number;
+  waves: number;
+  gateway: Measurement;
+  floor: Measurement;
+  /** gateway req/s ÷ floor req/s */
+  ratio: number;
+  /**
+   * CPU time per request (ms): the gateway process, its PostgreSQL backends and the load generator
+   * (autocannon, this process) during the gateway run; this process (postgres.js) and the floor's
+   * backends during the floor run. /proc clock ticks: 10 ms resolution over the whole run.
+   */
+  cpu: { gatewayMs: number | null; gatewayDbMs: number | null; loadgenMs: number | null; floorClientMs: number | null; floorDbMs: number | null };
+  /** Largest RSS of the gateway while this scenario ran (MB), if the gateway is our child. */
+  rssMb: number | null;
+  replyBytes: number;
+}
+
+export interface RunResult {
+  startedAt: string;
+  finishedAt: string;
+  scale: number | null;
+  database: string;
+  gateway: string;
+  settings: { connections: number; seconds: number; warmupSeconds: number; poolMax: number; cache: 'off' };
+  machine: { cpus: number; node: string; postgres: string; loadBefore: number[]; loadAfter: number[] };
+  fixture: Record<string, unknown>;
+  maxRssMb: number | null;
+  scenarios: ScenarioResult[];
+  /** Each scenario's statements as captured (text and parameters), for bench/explain.ts and the record. */
+  statements: Record<string, { text: string; params: unknown[] }[][]>;
+}
+
+export const readmePath = fileURLToPath(new URL('../../README.md', import.meta.url));
+
+/** The p99 limit a scenario is held to, if any (section 3 of the issue). */
+export function p99Limit(s: Pick<ScenarioResult, 'kind' | 'surface'>): number | null {
+  if (s.kind === 'page1' && s.surface === 'rpc') return targets.page1P99Ms;
+  if (s.kind === 'holders-offset') return targets.holdersOffsetP99Ms;
+  if (s.kind === 'holders-cursor') return targets.holdersCursorP99Ms;
+  return null;
+}
+
+const ms = (v: number) => (v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2));
+const rps = (v: number) => Math.round(v).toLocaleString('en-US');
+
+export function verdicts(r: RunResult) {
+  const p99Misses = r.scenarios.filter((s) => {
+    const limit = p99Limit(s);
+    return limit !== null && s.gateway.p99 > limit;
+  });
+  const ratioMisses = r.scenarios.filter((s) => s.ratio < targets.ratio);
+  const rssMiss = r.maxRssMb !== null && r.maxRssMb > targets.rssMb;
+  const failures = r.scenarios.filter((s) => s.gateway.failures > 0 || s.floor.failures > 0);
+  return { p99Misses, ratioMisses, rssMiss, failures };
+}
+
+export function markdown(r: RunResult): string {
+  const v = verdicts(r);
+  const lines: string[] = [];
+  lines.push(`# Benchmark ${r.startedAt.slice(0, 16).replace('T', ' ')} UTC — scale ${r.scale ?? '?'} (${r.database})`);
+  lines.push('');
+  lines.push(`${r.settings.connections} connections, ${r.settings.seconds} s per scenario after ${r.settings.warmupSeconds} s of warm-up, ` +
+    `response cache off, pool ${r.settings.poolMax}. ${r.machine.cpus} CPUs shared by the load generator, the gateway and ` +
+    `PostgreSQL; load average ${r.machine.loadBefore.join(' ')} before, ${r.machine.loadAfter.join(' ')} after. ` +
+    `Node ${r.machine.node}, ${r.machine.postgres.split(' on ')[0]}.`);
+  lines.push('');
+  lines.push('Floor: the same statements with the same parameters, sent straight through postgres.js (prepared, same pool ' +
+    'size, same concurrency, same duration); a request is the whole statement sequence, statements the gateway runs ' +
+    'together run together. Ratio = gateway req/s ÷ floor req/s. Latencies in ms.');
+  lines.push('');
+  lines.push('| scenario | req/s | p50 | p99 | floor req/s | floor p50 | floor p99 | ratio | stmts | target |');
+  lines.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|---|');
+  for (const s of r.scenarios) {
+    const notes: string[] = [];
+    const limit = p99Limit(s);
+    if (limit !== null) notes.push(`p99 ≤ ${limit} ${s.gateway.p99 <= limit ? '✓' : '✗'}`);
+    notes.push(`ratio ≥ ${targets.ratio} ${s.ratio >= targets.ratio ? '✓' : '✗'}`);
+    if (s.gateway.failures > 0) notes.push(`${s.gateway.failures} failed`);
+    lines.push(`| ${s.name} | ${rps(s.gateway.rps)} | ${ms(s.gateway.p50)} | ${ms(s.gateway.p99)} | ${rps(s.floor.rps)} | ` +
+      `${ms(s.floor.p50)} | ${ms(s.floor.p99)} | ${s.ratio.toFixed(2)} | ${s.statements} | ${notes.join(', ')} |`);
+  }
+  lines.push('');
+  lines.push(`Gateway RSS: max ${r.maxRssMb ?? '?'} MB (target ≤ ${targets.rssMb} ${v.rssMiss ? '✗' : '✓'}).`);
+  lines.push('');
+  lines.push(`Targets missed: ${v.p99Misses.length + v.ratioMisses.length + (v.rssMiss ? 1 : 0) === 0 ? 'none' : ''}`);
+  for (const s of v.p99Misses) lines.push(`- ${s.name}: p99 ${ms(s.gateway.p99)} ms > ${p99Limit(s)} ms`);
+  for (const s of v.ratioMisses) lines.push(`- ${s.name}: ratio ${s.ratio.toFixed(2)} < ${targets.ratio}`);
+  if (v.rssMiss) lines.push(`- RSS ${r.maxRssMb} MB > ${targets.rssMb} MB`);
+  lines.push('');
+  return lines.join('\n');
+}
+
+/** The one-line summary appended to README.md. */
+export function summaryLine(r: RunResult, tablePath: string): string {
+  const v = verdicts(r);
+  const page1 = r.scenarios.filter((s) => s.kind === 'page1' && s.surface === 'rpc');
+  const worstP99 = page1.reduce((m, s) => Math.max(m, s.gateway.p99), 0);
+  const ratios = r.scenarios.map((s) => s.ratio).sort((a, b) => a - b);
+  const median = ratios.length ? ratios[Math.floor(ratios.length / 2)]! : 0;
+  const offset = r.scenarios.find((s) => s.kind === 'holders-offset');
+  const cursor = r.scenarios.find((s) => s.kind === 'holders-cursor');
+  const overPage1 = page1.filter((s) => s.gateway.p99 > targets.page1P99Ms).length;
+  const parts = [
+    page1.length ? `v2 page 1 p99 max ${ms(worstP99)} ms (${overPage1} of ${page1.length} over ${targets.page1P99Ms})` : null,
+    ratios.length ? `ratio to floor ${ratios[0]!.toFixed(2)}–${ratios.at(-1)!.toFixed(2)}, median ${median.toFixed(2)} ` +
+      `(${v.ratioMisses.length} of ${ratios.length} below ${targets.ratio})` : null,
+    offset ? `holders offset ${offset.name.split('@')[1]} p99 ${ms(offset.gateway.p99)} ms` : null,
+    cursor ? `its cursor p99 ${ms(cursor.gateway.p99)} ms` : null,
+    r.maxRssMb !== null ? `RSS max ${Math.round(r.maxRssMb)} MB` : null,
+  ].filter(Boolean);
+  const head = `${r.startedAt.slice(0, 16).replace('T', ' ')} UTC, scale ${r.scale ?? '?'}, c=${r.settings.connections}, ${r.settings.seconds} s`;
+  return `- ${head}: ${parts.join('; ')} — [table](${tablePath})`;
+}
+
+/** Appends the line under `## Benchmarks` at the end of README.md (created when missing). */
+export function appendReadme(line: string, intro: string): void {
+  let text = existsSync(readmePath) ? readFileSync(readmePath, 'utf8') : '';
+  if (!/^## Benchmarks\s*$/m.test(text)) {
+    text = `${text.replace(/\s*$/, '')}\n\n## Benchmarks\n\n${intro}\n`;
+  }
+  const start = text.search(/^## Benchmarks\s*$/m);
+  const nextSection = text.slice(start + 3).search(/^## /m);
+  const end = nextSection === -1 ? text.length : start + 3 + nextSection;
+  const section = text.slice(start, end).replace(/\s*$/, '');
+  // a blank line between the intro and the first entry
+  const separator = /\n- [^\n]*$/.test(section) ? '\n' : '\n\n';
+  text = `${text.slice(0, start)}${section}${separator}${line}\n${nextSection === -1 ? '' : `\n${text.slice(end)}`}`;
+  writeFileSync(readmePath, text);
+}
+
+export function writeJson(path: string, r: RunResult) {
+  writeFileSync(path, `${JSON.stringify(r, null, 2)}\n`);
+}

@@ -1,0 +1,245 @@
+// npm run bench -- [--database-url URL] [--url http://127.0.0.1:PORT] [--duration 10] [--connections 8]
+//                  [--warmup 2] [--pool 10] [--only name,name] [--no-readme] [--cpu-prof]
+//
+// Runs the fixed mix of bench/lib/scenarios.ts against a gateway on loopback — by default one it starts
+// itself (node --import tsx src/main.ts, response cache off, LOG_LEVEL=warn) and whose RSS it samples —
+// and, for each scenario, the floor: the gateway's own statements straight through postgres.js
+// (bench/lib/floor.ts). Writes bench/results/<YYYY-MM-DD-HHMM>-scale<s>.{json,md,svg} and appends a
+// one-line summary to README.md's `## Benchmarks` section. Nothing is asserted.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { chart } from './lib/chart.js';
+import { captureStatements, floorPool, measureFloor, signature, statementCount, type Capture } from './lib/floor.js';
+import { cpuMs, loadAverage, runHttp, sampleRss, type Measurement } from './lib/load.js';
+import { appendReadme, markdown, summaryLine, verdicts, writeJson, type RunResult, type ScenarioResult } from './lib/report.js';
+import { buildScenarios, loadFixture, resultsDir, selectScenarios, type Scenario } from './lib/scenarios.js';
+
+const { values } = parseArgs({
+  options: {
+    'database-url': { type: 'string', default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/igw_bench' },
+    url: { type: 'string' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '8' },
+    warmup: { type: 'string', default: '2' },
+    pool: { type: 'string', default: '10' },
+    only: { type: 'string' },
+    'no-readme': { type: 'boolean', default: false },
+    'cpu-prof': { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+  strict: true,
+});
+if (values.help) {
+  console.log('usage: npm run bench -- [--database-url URL] [--url http://127.0.0.1:PORT] [--duration 10] [--connections 8] ' +
+    '[--warmup 2] [--pool 10] [--only name,name] [--no-readme] [--cpu-prof]');
+  process.exit(0);
+}
+
+const databaseUrl = values['database-url']!;
+const database = new URL(databaseUrl).pathname.replace(/^\//, '');
+const seconds = Number(values.duration);
+const connections = Number(values.connections);
+const warmupSeconds = Number(values.warmup);
+const poolMax = Number(values.pool);
+const log = (s: string) => console.log(s);
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitReady(base: string, child: ChildProcess | null, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) throw new Error(`the gateway exited with code ${child.exitCode}`);
+    try {
+      const res = await fetch(`${base}/readyz`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${base}/readyz did not answer within ${timeoutMs / 1000} s`);
+}
+
+async function startGateway(): Promise<{ base: string; child: ChildProcess }> {
+  const port = await freePort();
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const args = ['--import', 'tsx'];
+  if (values['cpu-prof']) args.push('--cpu-prof', '--cpu-prof-dir', `${resultsDir}prof`);
+  args.push('src/main.ts');
+  const child = spawn(process.execPath, args, {
+    cwd: root,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      CACHE: 'off',
+      DB_POOL_MAX: String(poolMax),
+      SEED: 'false',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(base, child);
+  return { base, child };
+}
+
+async function stopGateway(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+  if (child.exitCode === null) child.kill('SIGKILL');
+}
+
+/** The reply must be a success: no JSON-RPC error, no GraphQL errors. */
+function checkReply(s: Scenario, status: number, text: string): void {
+  const body = JSON.parse(text) as { error?: unknown; errors?: unknown };
+  if (status !== 200 || body.error || body.errors) throw new Error(`${s.name}: ${status} ${text.slice(0, 300)}`);
+}
+
+async function main() {
+  const admin = postgres(databaseUrl, { max: 2, onnotice: () => {} });
+  const [{ version } = { version: '?' }] = await admin<{ version: string }[]>`SELECT version()`;
+  const fixture = await loadFixture(admin, database);
+  await admin.end();
+  const scenarios = selectScenarios(buildScenarios(fixture), values.only);
+  if (scenarios.length === 0) throw new Error(`--only ${values.only}: no scenario matches`);
+  log(`bench: ${scenarios.length} scenarios on ${database} (scale ${fixture.scale ?? '?'}), c=${connections}, ${seconds} s each`);
+
+  log('capturing the statements of each scenario (in-process gateway)…');
+  const captures = await captureStatements(databaseUrl, poolMax, scenarios);
+  for (const s of scenarios) {
+    const c = captures.get(s.name)!;
+    checkReply(s, c.status, c.reply);
+  }
+
+  const startedAt = new Date();
+  const loadBefore = loadAverage();
+  const own = values.url ? null : await startGateway();
+  const base = values.url ?? own!.base;
+  if (!own) await waitReady(base, null);
+  const rss = own?.child.pid ? sampleRss(own.child.pid) : null;
+  const floorSql = floorPool(databaseUrl, poolMax);
+  const floors = new Map<string, { floor: Measurement; cpu: { client: number | null; db: number | null } }>();
+  // CPU accounting: the gateway process, its PostgreSQL backends, the floor's backends, this process
+  const monitor = postgres(databaseUrl, { max: 1, onnotice: () => {} });
+  const backendsOf = async (app: string) =>
+    (await monitor<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE application_name = ${app} AND datname = ${database}`)
+      .map((r) => r.pid);
+  const cpuOf = (pids: readonly number[]) => pids.reduce((sum, pid) => sum + (cpuMs(pid) ?? 0), 0);
+  const perRequest = (ms: number, requests: number) => (requests > 0 ? Math.round((ms / requests) * 1000) / 1000 : null);
+  const ownCpu = () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+  const results: ScenarioResult[] = [];
+  try {
+    for (const s of scenarios) {
+      const capture: Capture = captures.get(s.name)!;
+      const url = `${base}${s.path}`;
+      const first = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: s.body });
+      const reply = await first.text();
+      checkReply(s, first.status, reply);
+      if (warmupSeconds > 0) await runHttp({ url, body: s.body, connections, seconds: warmupSeconds });
+      rss?.reset();
+      const gatewayBackends = await backendsOf('inscription-gateway');
+      const before = { node: own?.child.pid ? cpuMs(own.child.pid) : null, db: cpuOf(gatewayBackends), loadgen: ownCpu() };
+      const gateway = await runHttp({ url, body: s.body, expectBody: reply, connections, seconds });
+      const after = { node: own?.child.pid ? cpuMs(own.child.pid) : null, db: cpuOf(gatewayBackends), loadgen: ownCpu() };
+      const scenarioRss = rss ? rss.peek() : null;
+      const key = signature(capture);
+      let measured = floors.get(key);
+      if (!measured) {
+        const run = await measureFloor(floorSql, capture, connections, seconds, warmupSeconds, async () => {
+          const pids = await backendsOf('igw-bench-floor');
+          return { pids, db: cpuOf(pids), client: ownCpu() };
+        });
+        measured = {
+          floor: run.measurement,
+          cpu: { client: perRequest(run.after.client - run.before.client, run.measurement.requests),
+                 db: perRequest(cpuOf(run.before.pids) - run.before.db, run.measurement.requests) },
+        };
+        floors.set(key, measured);
+      }
+      const floor = measured.floor;
+      const ratio = floor.rps > 0 ? Math.round((gateway.rps / floor.rps) * 100) / 100 : 0;
+      const cpu = {
+        gatewayMs: before.node !== null && after.node !== null ? perRequest(after.node - before.node, gateway.requests) : null,
+        gatewayDbMs: perRequest(after.db - before.db, gateway.requests),
+        loadgenMs: perRequest(after.loadgen - before.loadgen, gateway.requests),
+        floorClientMs: measured.cpu.client,
+        floorDbMs: measured.cpu.db,
+      };
+      results.push({
+        name: s.name, surface: s.surface, kind: s.kind, method: s.method,
+        statements: statementCount(capture), waves: capture.waves.length,
+        gateway, floor, ratio, cpu, rssMb: scenarioRss, replyBytes: Buffer.byteLength(reply),
+      });
+      log(`${s.name.padEnd(40)} ${String(Math.round(gateway.rps)).padStart(6)} req/s  p50 ${gateway.p50.toFixed(2).padStart(7)}  ` +
+        `p99 ${gateway.p99.toFixed(2).padStart(7)} | floor ${String(Math.round(floor.rps)).padStart(6)} req/s  ` +
+        `p50 ${floor.p50.toFixed(2).padStart(7)}  p99 ${floor.p99.toFixed(2).padStart(7)} | ratio ${ratio.toFixed(2)}` +
+        ` | cpu/req gw ${cpu.gatewayMs ?? '?'} db ${cpu.gatewayDbMs ?? '?'} vs floor ${cpu.floorClientMs ?? '?'} db ${cpu.floorDbMs ?? '?'}` +
+        `${scenarioRss !== null ? ` | rss ${scenarioRss} MB` : ''}${gateway.failures ? ` | ${gateway.failures} FAILED` : ''}`);
+    }
+  } finally {
+    await monitor.end({ timeout: 5 });
+    await floorSql.end({ timeout: 5 });
+    if (own) await stopGateway(own.child);
+  }
+  const maxRssMb = rss ? rss.stop() : null;
+
+  const result: RunResult = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    scale: fixture.scale,
+    database,
+    gateway: own ? 'child: node --import tsx src/main.ts (CACHE=off, LOG_LEVEL=warn)' : base,
+    settings: { connections, seconds, warmupSeconds, poolMax, cache: 'off' },
+    machine: { cpus: availableParallelism(), node: process.version, postgres: version, loadBefore, loadAfter: loadAverage() },
+    fixture: { ...fixture },
+    maxRssMb,
+    scenarios: results,
+    statements: Object.fromEntries(scenarios.map((s) => [s.name, captures.get(s.name)!.waves])),
+  };
+  mkdirSync(resultsDir, { recursive: true });
+  const stamp = `${startedAt.toISOString().slice(0, 16).replace(/[T:]/g, (c) => (c === 'T' ? '-' : ''))}-scale${fixture.scale ?? 'x'}`;
+  writeJson(`${resultsDir}${stamp}.json`, result);
+  writeFileSync(`${resultsDir}${stamp}.md`, markdown(result));
+  writeFileSync(`${resultsDir}${stamp}.svg`, chart(result));
+  log(`\nwrote bench/results/${stamp}.{json,md,svg}`);
+  const v = verdicts(result);
+  log(`max RSS ${maxRssMb ?? '?'} MB; p99 misses: ${v.p99Misses.map((s) => s.name).join(', ') || 'none'}; ` +
+    `ratio misses: ${v.ratioMisses.map((s) => s.name).join(', ') || 'none'}`);
+  // a partial run (--only) is recorded in results but does not go into the README
+  if (!values['no-readme'] && !values.only) {
+    appendReadme(summaryLine(result, `bench/results/${stamp}.md`),
+      '`npm run bench` (`bench/run.ts`) runs every v2 method of the spec and its GraphQL twin for a fixed time at a ' +
+      'fixed concurrency against a gateway on loopback (response cache off), and for each the floor: the same SQL ' +
+      'statements straight through postgres.js. `npm run bench:explain` writes the plans of those statements ' +
+      '(`bench/results/explain-<scale>.txt`). Targets: v2 page 1 p99 ≤ 25 ms, req/s ≥ 0.4× the floor, holders at offset ' +
+      '100,000 p99 ≤ 300 ms and at its cursor ≤ 25 ms, gateway RSS ≤ 300 MB. One line per recorded run, newest last; ' +
+      'each links its table (the chart is the `.svg` beside it).');
+    log('appended the summary to README.md (## Benchmarks)');
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
