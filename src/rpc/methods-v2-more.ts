@@ -1,6 +1,6 @@
 import { rpcErrors, type RpcError } from './errors.js';
 import { eventCode, integer, isoTime, transferTypeCode, unixTime } from './format.js';
-import { tickListEntry, tickListFields, type MethodSpec } from './methods.js';
+import { movementEntry, tickListEntry, tickListFields, transactionEntry, transactionFields, type MethodSpec } from './methods.js';
 import { filter, type ParamSpec } from './params.js';
 
 // The v2 methods beyond the eight of the spec (reference notes §6), in the same declarative form as
@@ -60,44 +60,6 @@ export const tickDetailEntry = (t: any) => ({
   holders: t.stats.holders,
   tx_cnt: t.stats.txCount,
   progress: t.stats.progress,
-});
-
-const transactionFields = `id chainName protocol blockHeight positionInBlock blockTime txHash from to op tickName amount
-  gas gasPrice status createdAt updatedAt`;
-
-/** Spec 2.7 */
-export const transactionEntry = (x: any) => ({
-  id: integer(x.id),
-  chain: x.chainName,
-  protocol: x.protocol,
-  block_height: integer(x.blockHeight),
-  position_in_block: x.positionInBlock,
-  block_time: isoTime(x.blockTime),
-  tx_hash: x.txHash,
-  from: x.from,
-  to: x.to,
-  op: x.op,
-  tick: x.tickName,
-  amt: x.amount,
-  gas: integer(x.gas),
-  gas_price: integer(x.gasPrice),
-  status: x.status,
-  created_at: isoTime(x.createdAt),
-  updated_at: isoTime(x.updatedAt),
-});
-
-/** Spec 2.6 */
-const movementEntry = (m: any) => ({
-  chain: m.tick.chainName,
-  protocol: m.tick.protocol,
-  tick: m.tick.tick,
-  address: m.address,
-  tx_hash: m.txHash,
-  amount: m.amount,
-  event: eventCode(m.event),
-  operate: m.operate,
-  created_at: unixTime(m.createdAt),
-  updated_at: unixTime(m.updatedAt),
 });
 
 const windowFields = 'transactions addresses ticks';

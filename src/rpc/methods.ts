@@ -45,6 +45,44 @@ export const tickListEntry = (t: any) => ({
   created_at: unixTime(t.createdAt),
 });
 
+export const transactionFields = `id chainName protocol blockHeight positionInBlock blockTime txHash from to op tickName amount
+  gas gasPrice status createdAt updatedAt`;
+
+/** Spec 2.7 */
+export const transactionEntry = (x: any) => ({
+  id: integer(x.id),
+  chain: x.chainName,
+  protocol: x.protocol,
+  block_height: integer(x.blockHeight),
+  position_in_block: x.positionInBlock,
+  block_time: isoTime(x.blockTime),
+  tx_hash: x.txHash,
+  from: x.from,
+  to: x.to,
+  op: x.op,
+  tick: x.tickName,
+  amt: x.amount,
+  gas: integer(x.gas),
+  gas_price: integer(x.gasPrice),
+  status: x.status,
+  created_at: isoTime(x.createdAt),
+  updated_at: isoTime(x.updatedAt),
+});
+
+/** Spec 2.6 */
+export const movementEntry = (m: any) => ({
+  chain: m.tick.chainName,
+  protocol: m.tick.protocol,
+  tick: m.tick.tick,
+  address: m.address,
+  tx_hash: m.txHash,
+  amount: m.amount,
+  event: eventCode(m.event),
+  operate: m.operate,
+  created_at: unixTime(m.createdAt),
+  updated_at: unixTime(m.updatedAt),
+});
+
 const getTicksLayout: ParamSpec[] = [
   limit, offset, str('chain'), str('protocol'), str('tick'), str('deploy_by'),
   { name: 'sort', type: 'int', default: 0, oneOf: [0, 1, 2, 3, 4] },
@@ -90,18 +128,7 @@ export const methods: MethodSpec[] = [
       search: filter(p.key ?? ''), event: ['ALL', 'DEPLOY', 'MINT', 'TRANSFER'][p.event],
     }),
     reshape: (d, p) => ({
-      transactions: list<any>(d.addressTransactions).map((m) => ({
-        chain: m.tick.chainName,
-        protocol: m.tick.protocol,
-        tick: m.tick.tick,
-        address: m.address,
-        tx_hash: m.txHash,
-        amount: m.amount,
-        event: eventCode(m.event),
-        operate: m.operate,
-        created_at: unixTime(m.createdAt),
-        updated_at: unixTime(m.updatedAt),
-      })),
+      transactions: list<any>(d.addressTransactions).map(movementEntry),
       total: d.addressTransactions.totalCount,
       limit: p.limit,
       offset: p.offset,
@@ -212,8 +239,7 @@ export const methods: MethodSpec[] = [
       transactions(first: $first, offset: $offset, address: $address, chain: $chain, protocol: $protocol, tick: $tick,
                    direction: $direction) {
         totalCount
-        edges { node { id chainName protocol blockHeight positionInBlock blockTime txHash from to op tickName amount
-                       gas gasPrice status createdAt updatedAt } }
+        edges { node { ${transactionFields} } }
       }
     }`,
     variables: (p) => ({
@@ -221,25 +247,7 @@ export const methods: MethodSpec[] = [
       direction: p.sortmode,
     }),
     reshape: (d, p) => ({
-      data: list<any>(d.transactions).map((x) => ({
-        id: integer(x.id),
-        chain: x.chainName,
-        protocol: x.protocol,
-        block_height: integer(x.blockHeight),
-        position_in_block: x.positionInBlock,
-        block_time: isoTime(x.blockTime),
-        tx_hash: x.txHash,
-        from: x.from,
-        to: x.to,
-        op: x.op,
-        tick: x.tickName,
-        amt: x.amount,
-        gas: integer(x.gas),
-        gas_price: integer(x.gasPrice),
-        status: x.status,
-        created_at: isoTime(x.createdAt),
-        updated_at: isoTime(x.updatedAt),
-      })),
+      data: list<any>(d.transactions).map(transactionEntry),
       total: d.transactions.totalCount,
       limit: p.limit,
       offset: p.offset,
