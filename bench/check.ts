@@ -120,6 +120,15 @@ const checks: Check[] = [
       SELECT count(*) AS bad, min(coalesce(chain, '*') || '/' || coalesce(protocol, '*')) AS example FROM diff`,
   },
   {
+    name: 'address_tx_totals = recount (transactions sent or received per address, to itself once)',
+    query: `WITH want AS (
+              SELECT k AS address_key, count(*) AS n FROM (SELECT from_key AS k FROM transactions
+                UNION ALL SELECT to_key FROM transactions WHERE to_key <> from_key) s GROUP BY k),
+            have AS (SELECT address_key, n FROM address_tx_totals WHERE n <> 0),
+            diff AS ((SELECT * FROM want EXCEPT ALL SELECT * FROM have) UNION ALL (SELECT * FROM have EXCEPT ALL SELECT * FROM want))
+      SELECT count(*) AS bad, min(address_key) AS example FROM diff`,
+  },
+  {
     name: 'identity sequences at or past max(id)',
     query: `SELECT ${['ticks', 'address_txs', 'transactions'].map((t) =>
       `(coalesce(pg_sequence_last_value(pg_get_serial_sequence('${t}', 'id')::regclass), 0)

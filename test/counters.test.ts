@@ -86,12 +86,35 @@ async function listTotalMismatches() {
   return problems;
 }
 
+/**
+ * address_tx_totals compared with a count computed here: per address, the transactions it sent or
+ * received, one sent to itself once; an address without a row must count 0.
+ */
+async function addressTotalMismatches() {
+  const expected = new Map<string, number>();
+  for (const x of await db.sql<{ f: string; t: string }[]>`SELECT from_key AS f, to_key AS t FROM transactions`) {
+    for (const key of new Set([x.f, x.t])) expected.set(key, (expected.get(key) ?? 0) + 1);
+  }
+  const actual = new Map<string, number>();
+  for (const r of await db.sql<{ address_key: string; n: string }[]>`SELECT address_key, n FROM address_tx_totals`) {
+    actual.set(r.address_key, Number(r.n));
+  }
+  const problems: string[] = [];
+  for (const key of new Set([...expected.keys(), ...actual.keys()])) {
+    const want = expected.get(key) ?? 0;
+    if ((actual.get(key) ?? 0) !== want) problems.push(`${key}: address_tx_totals ${actual.get(key) ?? 'missing'}, real ${want}`);
+  }
+  return problems;
+}
+
 async function expectCountersRight(step: string) {
   expect(await tickMismatches(), `${step}: tick counters`).toEqual([]);
   expect(await listTotalMismatches(), `${step}: list_totals`).toEqual([]);
+  expect(await addressTotalMismatches(), `${step}: address_tx_totals`).toEqual([]);
   const [neg] = await db.sql<{ n: string }[]>`
     SELECT (SELECT count(*) FROM ticks WHERE minted < 0 OR holders < 0 OR tx_cnt < 0)
-         + (SELECT count(*) FROM list_totals WHERE n < 0) AS n`;
+         + (SELECT count(*) FROM list_totals WHERE n < 0)
+         + (SELECT count(*) FROM address_tx_totals WHERE n < 0) AS n`;
   expect(Number(neg!.n), `${step}: no negative counter`).toBe(0);
 }
 
@@ -233,6 +256,19 @@ describe('counters stay equal to the real counts', () => {
     await expectCountersRight('no counted column changed');
   });
 
+  it('after a transaction changes its sender or receiver, or is sent to itself', async () => {
+    const id = await insertTx('eth', 'erc-20', 'pepe', 'transfer', A, B);
+    await expectCountersRight('A → B');
+    await db.sql`UPDATE transactions SET to_address = ${A.toUpperCase().replace('0X', '0x')} WHERE id = ${id}`;
+    await expectCountersRight('A → A (same key, other case): counted once');
+    await db.sql`UPDATE transactions SET from_address = ${C} WHERE id = ${id}`;
+    await expectCountersRight('C → A');
+    await db.sql`UPDATE transactions SET from_address = ${B}, to_address = ${C} WHERE id = ${id}`;
+    await expectCountersRight('B → C, both changed');
+    await db.sql`DELETE FROM transactions WHERE id = ${id}`;
+    await expectCountersRight('deleted');
+  });
+
   it('after a balance moves to another tick', async () => {
     const bnbs = await tickId('bsc', 'bsc-20', 'bnbs');
     await upsertBalance(newt, '0xeeee000000000000000000000000000000000005', '9');
@@ -321,6 +357,9 @@ describe('counters stay equal to the real counts', () => {
         eth: ticks(chain: "eth", first: 0) { totalCount }
         txs: transactions(first: 0) { totalCount }
         ethTxs: transactions(chain: "eth", protocol: "erc-20", first: 0) { totalCount }
+        aTxs: transactions(address: "${A.toLowerCase()}", first: 0) { totalCount }
+        aEthTxs: transactions(address: "${A}", chain: "eth", first: 0) { totalCount }
+        nobodyTxs: transactions(address: "0x0000000000000000000000000000000000000000", first: 0) { totalCount }
       }`);
       expect(res.errors).toBeUndefined();
       const real = await db.sql<{ id: string; minted: string; holders: string; tx_cnt: string }[]>`
@@ -343,6 +382,12 @@ describe('counters stay equal to the real counts', () => {
       expect(res.data.eth.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM ticks WHERE chain = 'eth'`));
       expect(res.data.txs.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM transactions`));
       expect(res.data.ethTxs.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM transactions WHERE chain = 'eth' AND protocol = 'erc-20'`));
+      // an address alone: address_tx_totals; with a chain as well: counted (bounded by the address's activity)
+      const a = A.toLowerCase();
+      expect(res.data.aTxs.totalCount).toBeGreaterThan(0);
+      expect(res.data.aTxs.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM transactions WHERE from_key = ${a} OR to_key = ${a}`));
+      expect(res.data.aEthTxs.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM transactions WHERE (from_key = ${a} OR to_key = ${a}) AND chain = 'eth'`));
+      expect(res.data.nobodyTxs.totalCount).toBe(0);
     } finally {
       await gw.gateway.close();
     }

@@ -98,12 +98,18 @@ export function createTransactionStore(sql: Sql, run: Runner) {
     },
 
     /**
-     * Total of a transaction list. Without an address filter: the maintained counter (list_totals, one
-     * row, any combination of chain/protocol/tick). With an address: an exact count over
+     * Total of a transaction list, from a maintained counter where there is one: without an address
+     * filter list_totals (one row, any combination of chain/protocol/tick); with an address alone
+     * address_tx_totals (sql/006). An address with chain, protocol or tick: an exact count over
      * transactions_from_by_block ∪ transactions_to_by_block, bounded by that address's activity (the
      * union of ids from two index-only scans; an `OR` would visit every row in a bitmap heap scan).
      */
     async count(filter: TransactionFilter): Promise<number> {
+      if (filter.address != null && filter.chain == null && filter.protocol == null && filter.tick == null) {
+        const [row] = await run(sql<{ n: string }[]>`
+          SELECT n FROM address_tx_totals WHERE address_key = lower(${filter.address})`);
+        return Number(row?.n ?? 0);
+      }
       if (filter.address != null) {
         const side = (column: string) => sql`
           SELECT x.id FROM transactions x WHERE ${sql.unsafe(`x.${column}`)} = lower(${filter.address!}) ${conditions(filter)}`;
