@@ -1,10 +1,11 @@
 // npm run bench -- [--database-url URL] [--url http://127.0.0.1:PORT] [--duration 10] [--connections 8]
-//                  [--warmup 2] [--pool 10] [--only name,name] [--no-readme] [--cpu-prof]
+//                  [--warmup 2] [--pool 10] [--only name,name] [--plain misses|all|none] [--no-readme] [--cpu-prof]
 //
 // Runs the fixed mix of bench/lib/scenarios.ts against a gateway on loopback — by default one it starts
 // itself (node --import tsx src/main.ts, response cache off, LOG_LEVEL=warn) and whose RSS it samples —
 // and, for each scenario, the floor: the gateway's own statements straight through postgres.js
-// (bench/lib/floor.ts). Writes bench/results/<YYYY-MM-DD-HHMM>-scale<s>.{json,md,svg} and appends a
+// (bench/lib/floor.ts); then, for the scenarios below the throughput target (--plain), the same statements
+// behind a plain node:http server (bench/lib/plain.ts), to tell the cost of HTTP from the gateway's own. Writes bench/results/<YYYY-MM-DD-HHMM>-scale<s>.{json,md,svg} and appends a
 // one-line summary to README.md's `## Benchmarks` section. Nothing is asserted.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -16,7 +17,8 @@ import postgres from 'postgres';
 import { chart } from './lib/chart.js';
 import { captureStatements, floorPool, measureFloor, signature, statementCount, type Capture } from './lib/floor.js';
 import { cpuMs, loadAverage, runHttp, sampleRss, type Measurement } from './lib/load.js';
-import { appendReadme, markdown, summaryLine, verdicts, writeJson, type RunResult, type ScenarioResult } from './lib/report.js';
+import { measurePlain } from './lib/plain.js';
+import { appendReadme, markdown, summaryLine, targets, verdicts, writeJson, type RunResult, type ScenarioResult } from './lib/report.js';
 import { buildScenarios, loadFixture, resultsDir, selectScenarios, type Scenario } from './lib/scenarios.js';
 
 const { values } = parseArgs({
@@ -28,6 +30,7 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '2' },
     pool: { type: 'string', default: '10' },
     only: { type: 'string' },
+    plain: { type: 'string', default: 'misses' },
     'no-readme': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
@@ -36,7 +39,7 @@ const { values } = parseArgs({
 });
 if (values.help) {
   console.log('usage: npm run bench -- [--database-url URL] [--url http://127.0.0.1:PORT] [--duration 10] [--connections 8] ' +
-    '[--warmup 2] [--pool 10] [--only name,name] [--no-readme] [--cpu-prof]');
+    '[--warmup 2] [--pool 10] [--only name,name] [--plain misses|all|none] [--no-readme] [--cpu-prof]');
   process.exit(0);
 }
 
@@ -95,11 +98,25 @@ async function startGateway(): Promise<{ base: string; child: ChildProcess }> {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
+  child.once('exit', (code, signal) => {
+    if (!stopping) console.error(`bench: the gateway (pid ${child.pid}) exited during the run: code ${code}, signal ${signal}`);
+  });
+  // an interrupted bench takes its gateway with it
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      stopping = true;
+      child.kill('SIGTERM');
+      process.exit(130);
+    });
+  }
   await waitReady(base, child);
   return { base, child };
 }
 
+let stopping = false;
+
 async function stopGateway(child: ChildProcess): Promise<void> {
+  stopping = true;
   if (child.exitCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.kill('SIGTERM');
@@ -203,6 +220,28 @@ async function main() {
     if (own) await stopGateway(own.child);
   }
   const maxRssMb = rss ? rss.stop() : null;
+
+  // calibration: one plain-server run per statement signature among the scenarios it is asked for
+  if (values.plain !== 'none') {
+    const wanted = results.filter((r) => values.plain === 'all' || r.ratio < targets.ratio);
+    const bySignature = new Map<string, { key: string; capture: Capture; body: string }>();
+    for (const r of wanted) {
+      const capture = captures.get(r.name)!;
+      const key = signature(capture);
+      if (!bySignature.has(key)) bySignature.set(key, { key: r.name, capture, body: scenarios.find((s) => s.name === r.name)!.body });
+    }
+    if (bySignature.size > 0) {
+      log(`\ncalibration: the same statements behind a plain node:http server (${bySignature.size} statement sequences)…`);
+      const measured = await measurePlain({
+        databaseUrl, poolMax, connections, seconds, warmupSeconds, entries: [...bySignature.values()], log,
+      });
+      for (const r of wanted) {
+        const entry = bySignature.get(signature(captures.get(r.name)!))!;
+        const m = measured.get(entry.key);
+        if (m) r.plain = { ...m.plain, cpuMs: m.cpuMs, ratioToFloor: Math.round((m.plain.rps / r.floor.rps) * 100) / 100, measuredAs: entry.key };
+      }
+    }
+  }
 
   const result: RunResult = {
     startedAt: startedAt.toISOString(),

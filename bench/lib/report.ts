@@ -33,6 +33,11 @@ export interface ScenarioResult {
    * backends during the floor run. /proc clock ticks: 10 ms resolution over the whole run.
    */
   cpu: { gatewayMs: number | null; gatewayDbMs: number | null; loadgenMs: number | null; floorClientMs: number | null; floorDbMs: number | null };
+  /**
+   * Calibration (--plain): the same statements behind a plain node:http server, loaded like the gateway
+   * (bench/lib/plain.ts); measured once per statement sequence (`measuredAs`: the scenario it was run for).
+   */
+  plain?: Measurement & { cpuMs: number | null; ratioToFloor: number; measuredAs: string };
   /** Largest RSS of the gateway while this scenario ran (MB), if the gateway is our child. */
   rssMb: number | null;
   replyBytes: number;
@@ -103,6 +108,22 @@ export function markdown(r: RunResult): string {
       `${ms(s.floor.p50)} | ${ms(s.floor.p99)} | ${s.ratio.toFixed(2)} | ${s.statements} | ${notes.join(', ')} |`);
   }
   lines.push('');
+  const calibrated = r.scenarios.filter((s) => s.plain);
+  if (calibrated.length > 0) {
+    lines.push('Calibration — the same statements behind a plain `node:http` server (bench/plain-server.ts: read the body, ' +
+      'run the statements, `JSON.stringify` the rows; no GraphQL, no JSON-RPC), loaded like the gateway. "plain ÷ floor" ' +
+      'is the most any Node HTTP service reaches here; "gateway ÷ plain" is what the gateway keeps of it. CPU per ' +
+      'request in ms (gateway process vs plain server process).');
+    lines.push('');
+    lines.push('| scenario | plain req/s | plain p50 | plain p99 | plain ÷ floor | gateway ÷ floor | gateway ÷ plain | cpu/req gateway | cpu/req plain |');
+    lines.push('|---|--:|--:|--:|--:|--:|--:|--:|--:|');
+    for (const s of calibrated) {
+      const p = s.plain!;
+      lines.push(`| ${s.name} | ${rps(p.rps)} | ${ms(p.p50)} | ${ms(p.p99)} | ${p.ratioToFloor.toFixed(2)} | ${s.ratio.toFixed(2)} | ` +
+        `${p.rps > 0 ? (s.gateway.rps / p.rps).toFixed(2) : '?'} | ${s.cpu.gatewayMs ?? '?'} | ${p.cpuMs ?? '?'} |`);
+    }
+    lines.push('');
+  }
   lines.push(`Gateway RSS: max ${r.maxRssMb ?? '?'} MB (target ≤ ${targets.rssMb} ${v.rssMiss ? '✗' : '✓'}).`);
   lines.push('');
   lines.push(`Targets missed: ${v.p99Misses.length + v.ratioMisses.length + (v.rssMiss ? 1 : 0) === 0 ? 'none' : ''}`);
