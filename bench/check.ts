@@ -129,6 +129,17 @@ const checks: Check[] = [
       SELECT count(*) AS bad, min(address_key) AS example FROM diff`,
   },
   {
+    name: 'address_totals = recount (address_txs rows and positive balances per address)',
+    query: `WITH want AS (
+              SELECT address_key, sum(m) AS m, sum(b) AS b FROM (
+                SELECT address_key, count(*) AS m, 0 AS b FROM address_txs GROUP BY address_key
+                UNION ALL SELECT address_key, 0, count(*) FROM balances WHERE balance > 0 GROUP BY address_key) s
+               GROUP BY address_key),
+            have AS (SELECT address_key, movements AS m, balances AS b FROM address_totals WHERE movements <> 0 OR balances <> 0),
+            diff AS ((SELECT * FROM want EXCEPT ALL SELECT * FROM have) UNION ALL (SELECT * FROM have EXCEPT ALL SELECT * FROM want))
+      SELECT count(*) AS bad, min(address_key) AS example FROM diff`,
+  },
+  {
     name: 'identity sequences at or past max(id)',
     query: `SELECT ${['ticks', 'address_txs', 'transactions'].map((t) =>
       `(coalesce(pg_sequence_last_value(pg_get_serial_sequence('${t}', 'id')::regclass), 0)

@@ -87,22 +87,37 @@ async function listTotalMismatches() {
 }
 
 /**
- * address_tx_totals compared with a count computed here: per address, the transactions it sent or
- * received, one sent to itself once; an address without a row must count 0.
+ * The per-address counters compared with counts computed here: address_tx_totals (the transactions an
+ * address sent or received, one sent to itself once) and address_totals (its address_txs rows, its
+ * positive balances).
  */
 async function addressTotalMismatches() {
   const expected = new Map<string, number>();
   for (const x of await db.sql<{ f: string; t: string }[]>`SELECT from_key AS f, to_key AS t FROM transactions`) {
     for (const key of new Set([x.f, x.t])) expected.set(key, (expected.get(key) ?? 0) + 1);
   }
-  const actual = new Map<string, number>();
-  for (const r of await db.sql<{ address_key: string; n: string }[]>`SELECT address_key, n FROM address_tx_totals`) {
-    actual.set(r.address_key, Number(r.n));
+  const problems = compareTotals('address_tx_totals', expected,
+    await db.sql<{ address_key: string; n: string }[]>`SELECT address_key, n FROM address_tx_totals`);
+  const movements = new Map<string, number>();
+  for (const m of await db.sql<{ k: string }[]>`SELECT address_key AS k FROM address_txs`) movements.set(m.k, (movements.get(m.k) ?? 0) + 1);
+  problems.push(...compareTotals('address_totals.movements', movements,
+    await db.sql<{ address_key: string; n: string }[]>`SELECT address_key, movements AS n FROM address_totals`));
+  const holdings = new Map<string, number>();
+  for (const b of await db.sql<{ k: string; positive: boolean }[]>`SELECT address_key AS k, balance > 0 AS positive FROM balances`) {
+    if (b.positive) holdings.set(b.k, (holdings.get(b.k) ?? 0) + 1);
   }
+  problems.push(...compareTotals('address_totals.balances', holdings,
+    await db.sql<{ address_key: string; n: string }[]>`SELECT address_key, balances AS n FROM address_totals`));
+  return problems;
+}
+
+/** A per-address counter table against the counts computed here (a missing row counts 0). */
+function compareTotals(table: string, expected: Map<string, number>, rows: { address_key: string; n: string }[]) {
+  const actual = new Map(rows.map((r) => [r.address_key, Number(r.n)]));
   const problems: string[] = [];
   for (const key of new Set([...expected.keys(), ...actual.keys()])) {
     const want = expected.get(key) ?? 0;
-    if ((actual.get(key) ?? 0) !== want) problems.push(`${key}: address_tx_totals ${actual.get(key) ?? 'missing'}, real ${want}`);
+    if ((actual.get(key) ?? 0) !== want) problems.push(`${key}: ${table} ${actual.get(key) ?? 'missing'}, real ${want}`);
   }
   return problems;
 }
@@ -110,11 +125,12 @@ async function addressTotalMismatches() {
 async function expectCountersRight(step: string) {
   expect(await tickMismatches(), `${step}: tick counters`).toEqual([]);
   expect(await listTotalMismatches(), `${step}: list_totals`).toEqual([]);
-  expect(await addressTotalMismatches(), `${step}: address_tx_totals`).toEqual([]);
+  expect(await addressTotalMismatches(), `${step}: address totals`).toEqual([]);
   const [neg] = await db.sql<{ n: string }[]>`
     SELECT (SELECT count(*) FROM ticks WHERE minted < 0 OR holders < 0 OR tx_cnt < 0)
          + (SELECT count(*) FROM list_totals WHERE n < 0)
-         + (SELECT count(*) FROM address_tx_totals WHERE n < 0) AS n`;
+         + (SELECT count(*) FROM address_tx_totals WHERE n < 0)
+         + (SELECT count(*) FROM address_totals WHERE movements < 0 OR balances < 0) AS n`;
   expect(Number(neg!.n), `${step}: no negative counter`).toBe(0);
 }
 
@@ -220,6 +236,11 @@ describe('counters stay equal to the real counts', () => {
     // an update that does not touch the balance column
     await db.sql`UPDATE balances SET available = 0 WHERE tick_id = ${newt}`;
     await expectCountersRight('available only');
+    // a balance row re-keyed to another address (a repair): both addresses' totals follow
+    await db.sql`UPDATE balances SET address = ${'0xEeEe0000000000000000000000000000000000e5'} WHERE tick_id = ${newt} AND address_key = lower(${C})`;
+    await expectCountersRight('balance moved to another address');
+    await db.sql`UPDATE balances SET address = ${C} WHERE tick_id = ${newt} AND address_key = lower(${'0xEeEe0000000000000000000000000000000000e5'})`;
+    await expectCountersRight('and back');
   });
 
   it('after the amount or the event of a movement changes', async () => {
@@ -239,6 +260,10 @@ describe('counters stay equal to the real counts', () => {
     await expectCountersRight('mint moved to another tick');
     await db.sql`UPDATE address_txs SET operate = 'mint!' WHERE id = ${id}`;
     await expectCountersRight('no counted column changed');
+    await db.sql`UPDATE address_txs SET address = ${C} WHERE id = ${id}`;
+    await expectCountersRight('movement moved to another address');
+    await db.sql`UPDATE address_txs SET address = ${C.toLowerCase()} WHERE id = ${id}`;
+    await expectCountersRight('same address in another letter case');
   });
 
   it('after a transaction moves to another tick, protocol or chain', async () => {
@@ -360,6 +385,11 @@ describe('counters stay equal to the real counts', () => {
         aTxs: transactions(address: "${A.toLowerCase()}", first: 0) { totalCount }
         aEthTxs: transactions(address: "${A}", chain: "eth", first: 0) { totalCount }
         nobodyTxs: transactions(address: "0x0000000000000000000000000000000000000000", first: 0) { totalCount }
+        aMoves: addressTransactions(address: "${A}", first: 0) { totalCount }
+        aMints: addressTransactions(address: "${A.toLowerCase()}", event: MINT, first: 0) { totalCount }
+        nobodyMoves: addressTransactions(address: "0x0000000000000000000000000000000000000000", first: 0) { totalCount }
+        bBalances: balances(address: "${B}", first: 0) { totalCount }
+        bEthBalances: balances(address: "${B}", chain: "eth", first: 0) { totalCount }
       }`);
       expect(res.errors).toBeUndefined();
       const real = await db.sql<{ id: string; minted: string; holders: string; tx_cnt: string }[]>`
@@ -388,6 +418,18 @@ describe('counters stay equal to the real counts', () => {
       expect(res.data.aTxs.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM transactions WHERE from_key = ${a} OR to_key = ${a}`));
       expect(res.data.aEthTxs.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM transactions WHERE (from_key = ${a} OR to_key = ${a}) AND chain = 'eth'`));
       expect(res.data.nobodyTxs.totalCount).toBe(0);
+      // movements of an address: address_movement_totals alone; counted with an event filter
+      expect(res.data.aMoves.totalCount).toBeGreaterThan(0);
+      expect(res.data.aMoves.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM address_txs WHERE address_key = ${a}`));
+      expect(res.data.aMints.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM address_txs WHERE address_key = ${a} AND event = 2`));
+      expect(res.data.aMints.totalCount).toBeLessThan(res.data.aMoves.totalCount);
+      expect(res.data.nobodyMoves.totalCount).toBe(0);
+      // positive balances of an address: address_totals alone; counted with a chain filter
+      const b = B.toLowerCase();
+      expect(res.data.bBalances.totalCount).toBeGreaterThan(0);
+      expect(res.data.bBalances.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM balances WHERE address_key = ${b} AND balance > 0`));
+      expect(res.data.bEthBalances.totalCount).toBe(await count(db.sql`
+        SELECT count(*) AS n FROM balances x JOIN ticks t ON t.id = x.tick_id WHERE x.address_key = ${b} AND x.balance > 0 AND t.chain = 'eth'`));
     } finally {
       await gw.gateway.close();
     }

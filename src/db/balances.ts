@@ -77,10 +77,16 @@ export function createBalanceStore(sql: Sql, run: Runner) {
     },
 
     /**
-     * Total of an address's balances: an exact count over balances_of_address. It is bounded by the
-     * number of ticks one address holds (thousands at most), so no counter is kept for it.
+     * Total of an address's (positive) balances. Without a filter: the maintained counter
+     * (address_totals.balances, sql/007). With one: an exact count over balances_of_address, bounded by
+     * the number of ticks one address holds.
      */
     async countOfAddress(address: string, filter: AddressBalanceFilter): Promise<number> {
+      if (!needsTick(filter)) {
+        const [row] = await run(sql<{ n: string }[]>`
+          SELECT balances AS n FROM address_totals WHERE address_key = lower(${address})`);
+        return Number(row?.n ?? 0);
+      }
       const [row] = await run(sql<{ n: string }[]>`
         SELECT count(*) AS n FROM balances b
         ${needsTick(filter) ? sql`JOIN ticks t ON t.id = b.tick_id` : sql``}

@@ -55,10 +55,18 @@ export function createMovementStore(sql: Sql, run: Runner) {
     },
 
     /**
-     * Total of an address's movements: an exact count over address_txs_by_address(_event|_tick). It is
-     * bounded by one address's activity (the busiest address of a real index has ~50,000 rows).
+     * Total of an address's movements. Without a filter: the maintained counter (address_totals.movements,
+     * sql/007). With one: an exact count over address_txs_by_address(_event|_tick), bounded by one
+     * address's activity (the busiest address of a real index has ~50,000 rows).
      */
     async countOfAddress(address: string, filter: MovementFilter): Promise<number> {
+      const filtered = filter.chain != null || filter.protocol != null || filter.tick != null ||
+        (filter.search != null && filter.search !== '') || (filter.events != null && filter.events.length > 0);
+      if (!filtered) {
+        const [row] = await run(sql<{ n: string }[]>`
+          SELECT movements AS n FROM address_totals WHERE address_key = lower(${address})`);
+        return Number(row?.n ?? 0);
+      }
       const [row] = await run(sql<{ n: string }[]>`
         SELECT count(*) AS n FROM address_txs m
         ${needsTick(filter) ? sql`JOIN ticks t ON t.id = m.tick_id` : sql``}
