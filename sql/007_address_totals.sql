@@ -39,39 +39,8 @@ END $$;
 CREATE TRIGGER balances_address_totals AFTER INSERT OR DELETE OR UPDATE OF address, balance ON balances
   FOR EACH ROW EXECUTE FUNCTION balances_address_totals();
 
--- the rows already there (a read model migrated in place)
-INSERT INTO address_totals (address_key, movements, balances)
-SELECT address_key, sum(movements), sum(balances)
-  FROM (SELECT address_key, count(*) AS movements, 0 AS balances FROM address_txs GROUP BY address_key
-        UNION ALL
-        SELECT address_key, 0, count(*) FROM balances WHERE balance > 0 GROUP BY address_key) s
- GROUP BY address_key;
-
 -- refresh_counters() (sql/002, sql/006) recomputes these counters too
-CREATE OR REPLACE FUNCTION refresh_counters() RETURNS void LANGUAGE sql AS $$
-  WITH m AS (SELECT tick_id, sum(amount) AS s FROM address_txs WHERE event = 2 GROUP BY tick_id),
-       h AS (SELECT tick_id, count(*) AS n FROM balances WHERE balance > 0 GROUP BY tick_id),
-       x AS (SELECT chain, protocol, tick, count(*) AS n FROM transactions WHERE tick <> ''
-             GROUP BY chain, protocol, tick)
-  UPDATE ticks t
-     SET minted = coalesce(m.s, 0), holders = coalesce(h.n, 0), tx_cnt = coalesce(x.n, 0)
-    FROM ticks t2
-    LEFT JOIN m ON m.tick_id = t2.id
-    LEFT JOIN h ON h.tick_id = t2.id
-    LEFT JOIN x ON x.chain = t2.chain AND x.protocol = t2.protocol AND x.tick = t2.tick
-   WHERE t.id = t2.id;
-  DELETE FROM list_totals;
-  INSERT INTO list_totals (list, chain, protocol, tick, n)
-  SELECT 'ticks', chain, protocol, NULL, count(*) FROM ticks GROUP BY CUBE (chain, protocol);
-  INSERT INTO list_totals (list, chain, protocol, tick, n)
-  SELECT 'transactions', chain, protocol, tick, coalesce(sum(n), 0) -- the grand total row exists even when empty
-    FROM (SELECT chain, protocol, tick, count(*) AS n FROM transactions GROUP BY chain, protocol, tick) g
-   GROUP BY CUBE (chain, protocol, tick);
-  DELETE FROM address_tx_totals;
-  INSERT INTO address_tx_totals (address_key, n)
-  SELECT k, count(*) FROM (SELECT from_key AS k FROM transactions
-                           UNION ALL SELECT to_key FROM transactions WHERE to_key <> from_key) s
-   GROUP BY k;
+CREATE FUNCTION refresh_address_totals() RETURNS void LANGUAGE sql AS $$
   DELETE FROM address_totals;
   INSERT INTO address_totals (address_key, movements, balances)
   SELECT address_key, sum(movements), sum(balances)
@@ -80,3 +49,11 @@ CREATE OR REPLACE FUNCTION refresh_counters() RETURNS void LANGUAGE sql AS $$
           SELECT address_key, 0, count(*) FROM balances WHERE balance > 0 GROUP BY address_key) s
    GROUP BY address_key;
 $$;
+CREATE OR REPLACE FUNCTION refresh_counters() RETURNS void LANGUAGE sql AS $$
+  SELECT refresh_tick_and_list_counters();
+  SELECT refresh_address_tx_totals();
+  SELECT refresh_address_totals();
+$$;
+
+-- the rows already there (a read model migrated in place)
+SELECT refresh_address_totals();

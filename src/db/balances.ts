@@ -88,8 +88,7 @@ export function createBalanceStore(sql: Sql, run: Runner) {
         return Number(row?.n ?? 0);
       }
       const [row] = await run(sql<{ n: string }[]>`
-        SELECT count(*) AS n FROM balances b
-        ${needsTick(filter) ? sql`JOIN ticks t ON t.id = b.tick_id` : sql``}
+        SELECT count(*) AS n FROM balances b JOIN ticks t ON t.id = b.tick_id
         WHERE b.address_key = lower(${address}) AND b.balance > 0 ${tickConditions(filter)}`);
       return Number(row?.n ?? 0);
     },

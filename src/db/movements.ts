@@ -60,9 +60,7 @@ export function createMovementStore(sql: Sql, run: Runner) {
      * address's activity (the busiest address of a real index has ~50,000 rows).
      */
     async countOfAddress(address: string, filter: MovementFilter): Promise<number> {
-      const filtered = filter.chain != null || filter.protocol != null || filter.tick != null ||
-        (filter.search != null && filter.search !== '') || (filter.events != null && filter.events.length > 0);
-      if (!filtered) {
+      if (!needsTick(filter) && !(filter.events && filter.events.length > 0)) {
         const [row] = await run(sql<{ n: string }[]>`
           SELECT movements AS n FROM address_totals WHERE address_key = lower(${address})`);
         return Number(row?.n ?? 0);
