@@ -16,6 +16,7 @@
 //   - one busiest address, BENCH_NOTABLE.busiestAddress, holds 10,000 EVM ticks and makes 40,000 transfer
 //     legs in them: 50,000 movements, about 20× the next address.
 import { chainRows } from '../../test/support/fixtures.js';
+import { BLOCKS } from '../../src/db/seed/demo.js';
 import { Rng, mixSeed, nextPrime } from './rng.js';
 
 export { chainRows };
@@ -39,15 +40,7 @@ export const sec = (iso: string): number => Date.parse(iso) / 1000;
 export const END = sec('2024-02-12T00:00:00Z');
 
 /** Latest indexed block per chain (the demo dataset's), the anchor of each chain's height ↔ time map. */
-export const BLOCKS = [
-  { chain: 'eth', block_number: '19319706', block_time: '2024-02-27T15:12:23Z', indexed_at: '2024-02-27T15:14:28Z' },
-  { chain: 'avalanche', block_number: '42060612', block_time: '2024-02-24T00:11:02Z', indexed_at: '2024-02-27T15:20:53Z' },
-  { chain: 'arbitrum', block_number: '183652607', block_time: '2024-02-23T11:44:17Z', indexed_at: '2024-02-23T11:44:22Z' },
-  { chain: 'bsc', block_number: '36505209', block_time: '2024-02-27T15:15:54Z', indexed_at: '2024-02-27T15:16:26Z' },
-  { chain: 'fantom', block_number: '76421555', block_time: '2024-02-27T14:42:35Z', indexed_at: '2024-02-27T14:43:09Z' },
-  { chain: 'polygon', block_number: '54023873', block_time: '2024-02-27T15:13:42Z', indexed_at: '2024-02-27T15:14:24Z' },
-  { chain: 'btc', block_number: '830439', block_time: '2024-02-14T15:33:22Z', indexed_at: '2024-02-14T15:55:39Z' },
-] as const;
+export { BLOCKS };
 
 export interface ChainInfo {
   chain: string;

@@ -1,6 +1,7 @@
 // Deterministic randomness for the benchmark dataset: mulberry32 streams seeded by a 32-bit mix of
 // (seed, tick, purpose), so every table's pass can regenerate exactly the same per-tick events without
 // keeping them in memory. No Math.random, no clock. Amount draws are BigInt only.
+import { Rng as SeedRng } from '../../src/db/seed/rng.js';
 
 /** murmur3's 32-bit finaliser: a bijection on uint32 (used where uniqueness matters). */
 export function fmix32(h: number): number {
@@ -19,30 +20,12 @@ export function mixSeed(...parts: number[]): number {
   return h >>> 0;
 }
 
-export class Rng {
-  private state: number;
-  constructor(seed: number) { this.state = seed >>> 0; }
-
-  /** mulberry32 */
-  u32(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  }
-  /** [0, 1) */
-  next(): number { return this.u32() / 4294967296; }
-  /** (0, 1] */
-  nextPos(): number { return (this.u32() + 1) / 4294967296; }
-  /** integer in [lo, hi] */
-  int(lo: number, hi: number): number { return lo + Math.floor(this.next() * (hi - lo + 1)); }
-  chance(p: number): boolean { return this.next() < p; }
-  pick<T>(items: readonly T[]): T {
-    const item = items[Math.floor(this.next() * items.length)];
-    if (item === undefined) throw new Error('pick from an empty list');
-    return item;
-  }
+/**
+ * The seed PRNG (src/db/seed/rng.ts) with what the benchmark data needs besides: weighted picks, and its
+ * own `below` (one draw for n ≤ 2^32): the bench data set is defined by these draws, so they stay as
+ * they were when it was first generated.
+ */
+export class Rng extends SeedRng {
   /** index by cumulative weights (ascending, last = total) */
   weighted(cumulative: readonly number[]): number {
     const x = this.next() * cumulative[cumulative.length - 1]!;
@@ -56,7 +39,7 @@ export class Rng {
     return lo;
   }
   /** A bigint in [0, n), n > 0. Exact integer arithmetic; modulo bias < 2^-32 for large n. */
-  below(n: bigint): bigint {
+  override below(n: bigint): bigint {
     if (n <= 0n) throw new Error('below(n) needs n > 0');
     // u32 / 2^32 * n with n <= 2^32 stays below n after rounding (its error is < n·2^-53 < n·2^-32)
     if (n <= 0x1_0000_0000n) return BigInt(Math.floor(this.next() * Number(n)));
@@ -65,8 +48,6 @@ export class Rng {
     for (let w = 0; w < words; w++) v = (v << 32n) | BigInt(this.u32());
     return v % n;
   }
-  /** A bigint in [1, n], n >= 1. */
-  upTo(n: bigint): bigint { return this.below(n) + 1n; }
 }
 
 export function isPrime(n: number): boolean {

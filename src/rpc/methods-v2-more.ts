@@ -1,6 +1,6 @@
 import { rpcErrors, type RpcError } from './errors.js';
 import { eventCode, integer, isoTime, transferTypeCode, unixTime } from './format.js';
-import { movementEntry, tickListEntry, tickListFields, transactionEntry, transactionFields, type MethodSpec } from './methods.js';
+import { movementEntry, tickEntry, tickListEntry, tickListFields, transactionEntry, transactionFields, type MethodSpec } from './methods.js';
 import { filter, type ParamSpec } from './params.js';
 
 // The v2 methods beyond the eight of the spec (reference notes §6), in the same declarative form as
@@ -43,19 +43,7 @@ export const tickDetailFields = `chainName protocol tick name limitPerMint deplo
 
 /** Spec 2.2 plus the live stats (the existing service's InscriptionInfo, in its key order). */
 export const tickDetailEntry = (t: any) => ({
-  chain: t.chainName,
-  protocol: t.protocol,
-  tick: t.tick,
-  name: t.name,
-  limit_per_mint: t.limitPerMint,
-  deploy_by: t.deployBy,
-  total_supply: t.totalSupply,
-  deploy_hash: t.deployHash,
-  deploy_time: unixTime(t.deployTime),
-  transfer_type: transferTypeCode(t.transferType),
-  created_at: unixTime(t.createdAt),
-  updated_at: unixTime(t.updatedAt),
-  decimals: t.decimals,
+  ...tickEntry(t),
   minted: t.stats.minted,
   holders: t.stats.holders,
   tx_cnt: t.stats.txCount,

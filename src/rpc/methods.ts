@@ -45,6 +45,23 @@ export const tickListEntry = (t: any) => ({
   created_at: unixTime(t.createdAt),
 });
 
+/** Spec 2.2 */
+export const tickEntry = (t: any) => ({
+  chain: t.chainName,
+  protocol: t.protocol,
+  tick: t.tick,
+  name: t.name,
+  limit_per_mint: t.limitPerMint,
+  deploy_by: t.deployBy,
+  total_supply: t.totalSupply,
+  deploy_hash: t.deployHash,
+  deploy_time: unixTime(t.deployTime),
+  transfer_type: transferTypeCode(t.transferType),
+  created_at: unixTime(t.createdAt),
+  updated_at: unixTime(t.updatedAt),
+  decimals: t.decimals,
+});
+
 export const transactionFields = `id chainName protocol blockHeight positionInBlock blockTime txHash from to op tickName amount
   gas gasPrice status createdAt updatedAt`;
 
@@ -213,21 +230,7 @@ export const methods: MethodSpec[] = [
     reshape: (d, p) => {
       const t = d.tick;
       if (!t) throw rpcErrors.notFound(`no tick ${p.tick} of ${p.protocol} on ${p.chain}`);
-      return {
-        chain: t.chainName,
-        protocol: t.protocol,
-        tick: t.tick,
-        name: t.name,
-        limit_per_mint: t.limitPerMint,
-        deploy_by: t.deployBy,
-        total_supply: t.totalSupply,
-        deploy_hash: t.deployHash,
-        deploy_time: unixTime(t.deployTime),
-        transfer_type: transferTypeCode(t.transferType),
-        created_at: unixTime(t.createdAt),
-        updated_at: unixTime(t.updatedAt),
-        decimals: t.decimals,
-      };
+      return tickEntry(t);
     },
   },
 

@@ -19,6 +19,7 @@
 import type {
   BalanceInput, BlockInput, ChainInput, Dataset, MovementInput, TickInput, TransactionInput,
 } from '../load.js';
+import { Rng } from './rng.js';
 
 /** Notable records of the dataset, for tests and docs. */
 export const DEMO_NOTABLE = {
@@ -30,47 +31,6 @@ export const DEMO_NOTABLE = {
 } as const;
 
 const SEED = 0x5eed2024;
-
-// ---------------------------------------------------------------------------------------------------
-// PRNG
-
-class Rng {
-  private state: number;
-  constructor(seed: number) { this.state = seed >>> 0; }
-  /** mulberry32 */
-  u32(): number {
-    this.state = (this.state + 0x6d2b79f5) >>> 0;
-    let t = this.state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  }
-  /** [0, 1) */
-  next(): number { return this.u32() / 4294967296; }
-  /** (0, 1] */
-  nextPos(): number { return (this.u32() + 1) / 4294967296; }
-  int(lo: number, hi: number): number { return lo + Math.floor(this.next() * (hi - lo + 1)); }
-  chance(p: number): boolean { return this.next() < p; }
-  pick<T>(items: readonly T[]): T {
-    const item = items[Math.floor(this.next() * items.length)];
-    if (item === undefined) throw new Error('pick from an empty list');
-    return item;
-  }
-  hex(n: number): string {
-    let s = '';
-    while (s.length < n) s += this.u32().toString(16).padStart(8, '0');
-    return s.slice(0, n);
-  }
-  /** A bigint in [0, n), n > 0 (32 extra bits make the modulo bias negligible). */
-  below(n: bigint): bigint {
-    const bits = n.toString(2).length + 32;
-    let v = 0n;
-    for (let b = 0; b < bits; b += 32) v = (v << 32n) | BigInt(this.u32());
-    return v % n;
-  }
-  /** A bigint in [1, n], n >= 1. */
-  upTo(n: bigint): bigint { return this.below(n) + 1n; }
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Time
@@ -144,7 +104,8 @@ const CHAINS: ChainInput[] = [
   { chain: 'btc', chain_id: 0, outer_chain: 'btc', name: 'BTC', logo: `${ICON}btc.png`, network_id: 0, ext: '', display_order: 7 },
 ];
 
-const BLOCKS: BlockInput[] = [
+/** Latest indexed block per chain, the anchor of each chain's height ↔ time map (bench/ data uses it too). */
+export const BLOCKS: readonly BlockInput[] = [
   { chain: 'eth', block_number: '19319706', block_time: '2024-02-27T15:12:23Z', indexed_at: '2024-02-27T15:14:28Z' },
   { chain: 'avalanche', block_number: '42060612', block_time: '2024-02-24T00:11:02Z', indexed_at: '2024-02-27T15:20:53Z' },
   { chain: 'arbitrum', block_number: '183652607', block_time: '2024-02-23T11:44:17Z', indexed_at: '2024-02-23T11:44:22Z' },
