@@ -1,25 +1,35 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway-process.js';
 import { call } from './support/http.js';
 
 // `npm start` on a machine with no database: the real process, no DATABASE_URL, a fresh data directory.
 // It must start PGlite, migrate, seed the demo data and answer both surfaces; a second start reuses the
-// directory without seeding again.
+// directory without seeding again. The first start is the compiled build (`npm start` = node dist/main.js,
+// built here into .build-check/ beside dist/ so that sql/ and schema/ are found from the package root the
+// same way), the second the dev path (`npm run dev`, tsx on src/).
 
 const dataDir = mkdtempSync(join(tmpdir(), 'igw-embedded-'));
 let gateway: GatewayProcess | undefined;
 
+const root = fileURLToPath(new URL('..', import.meta.url));
+const buildDir = join(root, '.build-check');
+
 afterAll(async () => {
   await gateway?.stop();
   rmSync(dataDir, { recursive: true, force: true });
+  rmSync(buildDir, { recursive: true, force: true });
 });
 
 describe('the embedded default, end to end', () => {
-  it('boots with no DATABASE_URL, seeds the demo data and answers GraphQL and JSON-RPC', async () => {
-    gateway = await startGatewayProcess({ EMBEDDED_DATA_DIR: dataDir, DB_POOL_MAX: '4' }, 120_000);
+  it('the compiled build boots with no DATABASE_URL, seeds the demo data and answers GraphQL and JSON-RPC', async () => {
+    execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', buildDir],
+      { cwd: root, stdio: 'pipe' });
+    gateway = await startGatewayProcess({ EMBEDDED_DATA_DIR: dataDir, DB_POOL_MAX: '4' }, 120_000, [join(buildDir, 'main.js')]);
     expect(gateway.output()).toMatch(/loaded the demo dataset/);
 
     const gql = await fetch(`${gateway.base}/graphql`, {
@@ -40,7 +50,7 @@ describe('the embedded default, end to end', () => {
     gateway = undefined;
   }, 240_000); // a fresh PGlite takes 4-7 s and ~700 MB on a quiet machine, far longer on a busy one
 
-  it('starts again on the same directory without seeding twice', async () => {
+  it('the dev path (tsx) starts again on the same directory without seeding twice', async () => {
     gateway = await startGatewayProcess({ EMBEDDED_DATA_DIR: dataDir, DB_POOL_MAX: '4' }, 120_000);
     expect(gateway.output()).not.toMatch(/loaded the demo dataset/);
     const rpc = await call(gateway.base, 'inds_getTicks', [1, 0, '', '', '', '', 0, 2]);

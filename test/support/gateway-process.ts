@@ -18,10 +18,12 @@ export interface GatewayProcess {
   stop(timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export async function startGatewayProcess(env: Record<string, string>, startTimeoutMs = 30_000): Promise<GatewayProcess> {
+/** `argv`: node's arguments; default the dev path (tsx on src/), or e.g. `['dist/main.js']` for the build. */
+export async function startGatewayProcess(env: Record<string, string>, startTimeoutMs = 30_000,
+  argv: string[] = ['--import', 'tsx', 'src/main.ts']): Promise<GatewayProcess> {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) =>
     !/^(DATABASE_URL|PORT|HOST|SEED|NODE_OPTIONS|VITEST.*|LOG_.*|DB_.*|GRAPHQL_.*|RPC_.*|CACHE.*|REDIS_URL)$/.test(k)));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, argv, {
     cwd: root,
     env: { ...inherited, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
