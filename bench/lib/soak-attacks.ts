@@ -141,9 +141,9 @@ export function buildAttacks(ctx: AttackContext): Attack[] {
   // 5: thousands of distinct operation names, every 20th 20,000 characters long
   let longNames = 0;
   attacks.push(loopAttack('operation-names',
-    'two clients, back to back: `query <name> { __typename }` with a new name each time, every 20th name 20,000 characters',
+    'two clients, each one request every 20 ms at most: `query <name> { __typename }` with a new name each time, every 20th name 20,000 characters',
     {
-      workers: 2, pauseMs: 0, timeoutMs: 15_000,
+      workers: 2, pauseMs: 20, timeoutMs: 15_000,
       next: (i) => {
         const long = i % 20 === 19;
         if (long) longNames++;
@@ -244,6 +244,8 @@ function slowClients(ctx: AttackContext): Attack {
   let bytesSent = 0;
   let serial = 0;
   let openAtEnd = 0;
+  let pendingAtEnd = 0;
+  const connecting = new Set<net.Socket>();
   let ticker: NodeJS.Timeout | undefined;
 
   const open = () => {
@@ -251,11 +253,13 @@ function slowClients(ctx: AttackContext): Attack {
     const n = serial++;
     const kind: SlowSocket['kind'] = n % 5 === 4 ? 'headers' : 'body';
     const socket = net.connect({ host: ctx.host, port: ctx.port, localAddress: attackerAddress });
+    connecting.add(socket);
     const s: SlowSocket = { socket, openedAt: performance.now(), nextAt: 0, kind, answered: false };
     opened++;
     let wasConnected = false;
     socket.setNoDelay(true);
     socket.on('connect', () => {
+      connecting.delete(socket);
       wasConnected = true;
       connected++;
       live.add(s);
@@ -276,6 +280,7 @@ function slowClients(ctx: AttackContext): Attack {
       if (!wasConnected && !clock.stopped) connectErrors.set(e.code ?? e.message, (connectErrors.get(e.code ?? e.message) ?? 0) + 1);
     });
     socket.on('close', () => {
+      connecting.delete(socket);
       live.delete(s);
       if (clock.stopped) return;
       if (wasConnected) {
@@ -313,13 +318,15 @@ function slowClients(ctx: AttackContext): Attack {
       clock.stop();
       clearInterval(ticker);
       openAtEnd = live.size;
+      pendingAtEnd = connecting.size;
       for (const s of live) s.socket.destroy();
+      for (const socket of connecting) socket.destroy();
     },
     result: () => {
       const sorted = [...lifetimesS].sort((a, b) => a - b);
       return {
         wanted: ctx.slowSockets,
-        opened, connected, maxOpen, openAtEnd,
+        opened, connected, maxOpen, openAtEnd, pendingAtEnd,
         closedByServer,
         lifetimeS: sorted.length ? { min: Math.round(sorted[0]! * 10) / 10, median: Math.round(sorted[Math.floor(sorted.length / 2)]! * 10) / 10, max: Math.round(sorted.at(-1)! * 10) / 10 } : null,
         replies: Object.fromEntries(replies),

@@ -144,18 +144,19 @@ export function rawExchange(host: string, port: number, bytes: string, localAddr
 /** Counts outcomes by key, with the largest answer and slowest exchange seen. */
 export class Tally {
   readonly counts = new Map<string, number>();
-  sent = 0;
+  /** Exchanges that ended (answered, failed or timed out); those cut by the end of the run are not here. */
+  completed = 0;
   maxBytes = 0;
   maxMs = 0;
   add(key: string, bytes = 0, ms = 0) {
-    this.sent++;
+    this.completed++;
     this.counts.set(key, (this.counts.get(key) ?? 0) + 1);
     if (bytes > this.maxBytes) this.maxBytes = bytes;
     if (ms > this.maxMs) this.maxMs = ms;
   }
   toJSON() {
     return {
-      sent: this.sent,
+      completed: this.completed,
       outcomes: Object.fromEntries([...this.counts.entries()].sort((a, b) => b[1] - a[1])),
       maxBytes: this.maxBytes,
       maxMs: Math.round(this.maxMs),

@@ -84,17 +84,17 @@ export function soakMarkdown(r: SoakResult): string {
   lines.push(`\`npm run bench:soak -- ${Object.entries(r.settings).filter(([k]) => !['adminUrl'].includes(k)).map(([k, v]) => `--${k} ${v}`).join(' ')}\`` +
     ` — ran ${r.ranSeconds} s; machine: ${r.machine.cpus} cores, node ${r.machine.node}, load before ${(r.machine.loadBefore as number[]).join(' ')}.`, '');
   for (const l of summaryLines(r)) lines.push(`- ${l}`);
-  lines.push('', '| attack | what | sent | outcomes (status + error codes) | largest answer | slowest |', '|---|---|---|---|---|---|');
+  lines.push('', '| attack | what | completed | outcomes (status + error codes) | largest answer | slowest |', '|---|---|---|---|---|---|');
   for (const [name, a] of Object.entries(r.attacks)) {
     if (name === 'small' || name === 'slow-clients') continue;
-    lines.push(`| ${name} | ${a.what} | ${a.sent} | ${outcomes(a.outcomes) || '—'}${a.unfinishedAtEnd ? `; ${a.unfinishedAtEnd} unfinished at the end` : ''} | ` +
+    lines.push(`| ${name} | ${a.what} | ${a.completed} | ${outcomes(a.outcomes) || '—'}${a.unfinishedAtEnd ? `; ${a.unfinishedAtEnd} unfinished at the end` : ''} | ` +
       `${((a.maxBytes as number) / 1e6).toFixed(2)} MB | ${((a.maxMs as number) / 1000).toFixed(1)} s |`);
   }
   const slow = r.attacks['slow-clients'];
   if (slow) {
     const lt = slow.lifetimeS as { min: number; median: number; max: number } | null;
     lines.push('', `**Slow clients**: ${slow.what}. Opened ${slow.opened} (connected ${slow.connected}), at most ${slow.maxOpen} open at once, ` +
-      `${slow.openAtEnd} still open at the end, ${slow.closedByServer} closed by the gateway` +
+      `${slow.openAtEnd} still open at the end, ${slow.pendingAtEnd} still connecting at the end, ${slow.closedByServer} closed by the gateway` +
       `${lt ? ` after ${lt.min}–${lt.max} s (median ${lt.median} s)` : ''}; answers: ${outcomes(slow.replies) || 'none'}; ` +
       `connect errors: ${outcomes(slow.connectErrors) || 'none'}.`);
   }
