@@ -89,7 +89,8 @@ function loopAttack(name: string, what: string, opts: {
           }
           tally.add(outcomeKey(o), o.bytes, o.ms);
           opts.onOutcome?.(o);
-          await clock.sleep(opts.pauseMs);
+          // no connection (the gateway is gone): do not spin
+          await clock.sleep(o.status === null ? Math.max(opts.pauseMs, 250) : opts.pauseMs);
         }
       }));
     },

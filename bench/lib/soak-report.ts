@@ -111,7 +111,10 @@ export function soakMarkdown(r: SoakResult): string {
     for (const [k, v] of Object.entries(r.normal.byKind)) lines.push(`| ${k} | ${v.requests} | ${v.errors} | ${v.p50} | ${v.p99} |`);
   }
   if (r.gateway.exited) {
-    lines.push('', 'Last lines of the gateway output:', '', '```', r.gateway.outputTail.split('\n').slice(-15).join('\n').slice(-3000), '```');
+    const out = r.gateway.outputTail.split('\n');
+    const fatal = out.findIndex((l) => /FATAL ERROR|Last few GCs/.test(l));
+    const shown = fatal >= 0 ? out.slice(Math.max(0, fatal - 2), fatal + 8) : out.slice(-15);
+    lines.push('', 'Gateway output at its end:', '', '```', shown.map((l) => l.slice(0, 300)).join('\n'), '```');
   }
   lines.push('');
   return lines.join('\n');
