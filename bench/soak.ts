@@ -138,6 +138,7 @@ let gateway: SoakGateway | null = null;
 let normalChild: ChildProcess | null = null;
 let attacks: Attack[] = [];
 let cleaned: Promise<void> | null = null;
+let interrupted = false;
 
 function cleanup(): Promise<void> {
   return (cleaned ??= (async () => {
@@ -154,6 +155,7 @@ function cleanup(): Promise<void> {
 
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, () => {
+    interrupted = true;
     console.error(`soak: ${sig}: stopping everything`);
     void cleanup().finally(() => process.exit(130));
   });
@@ -217,7 +219,7 @@ async function main() {
   const timeUp = new Promise<'time'>((r) => setTimeout(() => r('time'), seconds * 1000));
   let over = false;
   const why = await Promise.race([timeUp, gw.exited.then(async (e) => {
-    if (over) return 'exit' as const;
+    if (over || interrupted) return 'exit' as const;
     log(`the gateway exited at ${e.atSecond} s: code ${e.code}, signal ${e.signal}; ending the run in 3 s`);
     await new Promise((r) => setTimeout(r, 3000));
     return 'exit' as const;
