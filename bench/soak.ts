@@ -1,6 +1,6 @@
 // npm run bench:soak -- [--seconds 120] [--calm 5] [--admin-url postgres://postgres@127.0.0.1:5432/postgres]
 //                       [--normal-rate 20] [--slow-sockets 3000] [--slow-every 5] [--batch-workers 4]
-//                       [--nested3-at S] [--gateway-env KEY=VALUE]… [--label NAME] [--keep-database]
+//                       [--nested3-at S] [--gateway-env KEY=VALUE]… [--only attack,attack] [--label NAME] [--keep-database]
 //
 // The soak benchmark of the issue "No request may stall or kill the gateway". It creates a fresh database
 // on the PostgreSQL server of --admin-url, seeds it with the demo data (npm run db:seed), starts the real
@@ -27,7 +27,7 @@ import type { NormalConfig, NormalResult } from './lib/soak-normal.js';
 import { soakMarkdown, soakTargets, summaryLines, verdicts, type MetricsFigures, type SoakResult } from './lib/soak-report.js';
 
 const usage = 'usage: npm run bench:soak -- [--seconds 120] [--calm 5] [--admin-url URL] [--normal-rate 20] [--slow-sockets 3000] ' +
-  '[--slow-every 5] [--batch-workers 4] [--nested3-at S] [--gateway-env KEY=VALUE]… [--label NAME] [--keep-database]';
+  '[--slow-every 5] [--batch-workers 4] [--nested3-at S] [--gateway-env KEY=VALUE]… [--only attack,attack] [--label NAME] [--keep-database]';
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '120' },
@@ -39,6 +39,7 @@ const { values } = parseArgs({
     'batch-workers': { type: 'string', default: '4' },
     'nested3-at': { type: 'string' },
     'gateway-env': { type: 'string', multiple: true, default: [] },
+    only: { type: 'string' },
     label: { type: 'string' },
     'keep-database': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
@@ -208,6 +209,12 @@ async function main() {
     base: gw.base, host: '127.0.0.1', port: gw.port, ticks, nested3AtS,
     slowSockets, slowEveryMs: slowEverySeconds * 1000, batchWorkers,
   });
+  if (values.only) {
+    const wanted = values.only.split(',').map((s) => s.trim());
+    const unknown = wanted.filter((w) => !attacks.some((a) => a.name === w));
+    if (unknown.length) throw new Error(`--only: no attack ${unknown.join(', ')} (attacks: ${attacks.map((a) => a.name).join(', ')})`);
+    attacks = attacks.filter((a) => wanted.includes(a.name));
+  }
   const running = attacks.map((a) => a.run().catch((e: unknown) => console.error(`soak: attack ${a.name} failed: ${String(e)}`)));
 
   // progress once every 10 s; the run ends after --seconds, or 3 s after the gateway died
@@ -243,6 +250,7 @@ async function main() {
     settings: {
       seconds, calm: calmSeconds, 'normal-rate': normalRate, 'slow-sockets': slowSockets, 'slow-every': slowEverySeconds,
       'batch-workers': batchWorkers, 'nested3-at': nested3AtS,
+      ...(values.only ? { only: values.only } : {}),
       ...(values['gateway-env']!.length ? { 'gateway-env': values['gateway-env']!.join(' ') } : {}),
     },
     machine: { cpus: availableParallelism(), node: process.version, loadBefore, loadAfter: loadAverage(), openFilesLimit: fdLimit },
