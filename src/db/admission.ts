@@ -21,10 +21,14 @@ export interface SemaphoreOptions {
 
 interface Waiter {
   grant(): void;
+  rank?: () => number;
   timer?: NodeJS.Timeout;
 }
 
-/** Permits served in arrival order (FIFO); a released permit goes straight to the oldest waiter. */
+/**
+ * A released permit goes straight to a waiter: the one of lowest rank (its request holds the fewest
+ * connections), the oldest among equals. Without ranks, plain arrival order (FIFO).
+ */
 export class Semaphore {
   private held = 0;
   private readonly waiters: Waiter[] = [];
@@ -44,9 +48,11 @@ export class Semaphore {
   /**
    * Resolves once a permit is held (at once when one is free). `onQueued` is called only when the caller
    * has to wait; the function it returns when the wait ends (served or refused). Rejects with
-   * ServiceUnavailableError('server busy') when the queue is full or the wait exceeds its limit.
+   * ServiceUnavailableError('server busy') when the queue is full or the wait exceeds its limit. `rank`
+   * is read when a permit is handed on: the lowest is served first, so a cheap request that holds no
+   * connection overtakes the queued statements of one that holds several.
    */
-  acquire(onQueued?: () => () => void): Promise<void> {
+  acquire(onQueued?: () => () => void, rank?: () => number): Promise<void> {
     if (this.held < this.options.size) {
       this.held++;
       return Promise.resolve();
@@ -54,7 +60,7 @@ export class Semaphore {
     if (this.waiters.length >= (this.options.maxQueue ?? Infinity)) return Promise.reject(busy());
     const waited = onQueued?.() ?? noop;
     return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = { grant: () => { waited(); resolve(); } };
+      const waiter: Waiter = { grant: () => { waited(); resolve(); }, rank };
       if (this.options.queueTimeoutMs !== undefined) {
         waiter.timer = setTimeout(() => {
           const at = this.waiters.indexOf(waiter);
@@ -68,7 +74,7 @@ export class Semaphore {
   }
 
   release(): void {
-    const next = this.waiters.shift();
+    const next = this.next();
     if (next) {
       // the permit passes to the next waiter: `held` stays the same
       clearTimeout(next.timer);
@@ -76,6 +82,21 @@ export class Semaphore {
     } else {
       this.held--;
     }
+  }
+
+  /** Takes the waiter to serve next out of the queue. */
+  private next(): Waiter | undefined {
+    let best = 0;
+    let bestRank = Infinity;
+    for (let i = 0; i < this.waiters.length; i++) {
+      const rank = this.waiters[i]!.rank?.() ?? 0;
+      if (rank < bestRank) {
+        best = i;
+        bestRank = rank;
+        if (rank <= 0) break;
+      }
+    }
+    return this.waiters.splice(best, 1)[0];
   }
 }
 

@@ -66,6 +66,8 @@ export interface RunnerOptions {
 interface RequestShare {
   line: Semaphore;
   rows: number;
+  /** Pool connections its statements hold now (the gate serves requests holding fewer first). */
+  connections: number;
 }
 
 /**
@@ -82,7 +84,7 @@ export function createRunner(options: RunnerOptions) {
   const shares = new WeakMap<object, RequestShare>();
   const shareOf = (scope: object) => {
     let share = shares.get(scope);
-    if (!share) shares.set(scope, share = { line: new Semaphore({ size: options.requestMaxConcurrent }), rows: 0 });
+    if (!share) shares.set(scope, share = { line: new Semaphore({ size: options.requestMaxConcurrent }), rows: 0, connections: 0 });
     return share;
   };
   const spend = (share: RequestShare | undefined) => {
@@ -97,11 +99,12 @@ export function createRunner(options: RunnerOptions) {
       spend(share);
       const track = trackDbStatement();
       try {
-        await gate.acquire(() => (track.queued(), noop));
+        await gate.acquire(() => (track.queued(), noop), share ? () => share.connections : undefined);
       } catch (error) {
         track.done();
         throw error;
       }
+      if (share) share.connections++;
       track.running();
       return await execute(query, share, track);
     } finally {
@@ -116,6 +119,7 @@ export function createRunner(options: RunnerOptions) {
     const release = () => {
       if (released) return;
       released = true;
+      if (share) share.connections--;
       gate.release();
     };
     let timer: NodeJS.Timeout | undefined;
