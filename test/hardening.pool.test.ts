@@ -195,6 +195,30 @@ describe.skipIf(!onServer)('fair use of the pool (real PostgreSQL)', () => {
     expect([g.json.data.a.totalCount, g.json.data.b.edges.length, g.json.data.c.edges.length]).toEqual([5, 2, 3]);
   });
 
+  it('a freed connection goes to the queued request holding the fewest connections, not to the oldest statement', async () => {
+    const { base, statements } = await gatewayWith({ DB_POOL_MAX: 2, REQUEST_MAX_CONCURRENT_STATEMENTS: 3, DB_STATEMENT_TIMEOUT_MS: 30_000, DB_QUEUE_TIMEOUT_MS: 30_000 });
+    const lock = await lockTicks();
+    let heavy: Promise<Awaited<ReturnType<typeof post>>> | undefined;
+    let cheap: Promise<Awaited<ReturnType<typeof post>>> | undefined;
+    let sentBefore = 0;
+    try {
+      // the batch holds both connections (blocked on the lock) and has a third statement queued first
+      heavy = post(base, [0, 1, 2].map((i) => ({ jsonrpc: '2.0', id: i, method: 'inds_getTicks', params: [1, i, 'eth', '', '', '', 0, 1] })));
+      await until('the batch holds both connections', async () => (await blockedStatements()) === 2);
+      await until('the batch has a statement queued', async () => (await poolWaiting(base)) === 1);
+      cheap = post(base, { jsonrpc: '2.0', id: 9, method: 'inds_getAllChains', params: [['eth']] });
+      await until('the cheap request is queued behind it', async () => (await poolWaiting(base)) === 2);
+      sentBefore = statements.length;
+    } finally {
+      await lock.release();
+    }
+    const [h, c] = await Promise.all([heavy!, cheap!]);
+    expect((h.json as any[]).map((r) => r.result.inscriptions[0].tick)).toEqual(['crowd', 'solo', 'duo']);
+    expect(c.json.result.map((chain: any) => chain.chain)).toEqual(['eth']);
+    const next = statements.slice(sentBefore).map((q) => q.replace(/\s+/g, ' ').trim()).find((q) => /\b(ticks|chains)\b/.test(q));
+    expect(next).toMatch(/^SELECT \* FROM chains/);
+  });
+
   it('DB_MAX_QUEUE: past the queue limit -32000 / SERVICE_UNAVAILABLE "server busy"; the queued requests are answered', async () => {
     const log = capturingLogger('info');
     const { base } = await gatewayWith({ DB_POOL_MAX: 1, DB_MAX_QUEUE: 1, DB_STATEMENT_TIMEOUT_MS: 30_000, DB_QUEUE_TIMEOUT_MS: 30_000 }, log);
