@@ -91,7 +91,7 @@ export function createRunner(options: RunnerOptions) {
     if (share && share.rows >= options.requestMaxRows) throw new RequestBudgetError();
   };
 
-  async function run<T>(query: PromiseLike<T> & { cancel?: () => unknown }): Promise<T> {
+  async function run<T>(query: PromiseLike<T>): Promise<T> {
     const scope = currentScope();
     const share = scope ? shareOf(scope) : undefined;
     await share?.line.acquire();
@@ -104,6 +104,12 @@ export function createRunner(options: RunnerOptions) {
         track.done();
         throw error;
       }
+      if (share && share.rows >= options.requestMaxRows) {
+        // the budget ran out while this statement waited: the connection goes to the next one unused
+        gate.release();
+        track.done();
+        throw new RequestBudgetError();
+      }
       if (share) share.connections++;
       track.running();
       return await execute(query, share, track);
@@ -112,9 +118,10 @@ export function createRunner(options: RunnerOptions) {
     }
   }
 
-  async function execute<T>(query: PromiseLike<T> & { cancel?: () => unknown }, share: RequestShare | undefined, track: DbStatementTrack): Promise<T> {
+  async function execute<T>(query: PromiseLike<T>, share: RequestShare | undefined, track: DbStatementTrack): Promise<T> {
     // the permit is given back when the driver is done with the statement, not when the caller gives up
-    // on it: a timed-out statement still occupies its connection until the cancel lands
+    // on it: a timed-out statement still occupies its connection until the server's statement_timeout
+    // ends it. (No driver cancel here: postgres.js leaves a failed cancel as an unhandled rejection.)
     let released = false;
     const release = () => {
       if (released) return;
@@ -124,14 +131,12 @@ export function createRunner(options: RunnerOptions) {
     };
     let timer: NodeJS.Timeout | undefined;
     try {
-      spend(share); // the budget may have run out while this statement waited
       // postgres.js sends a query when it is first awaited: here, with the connection ours
       const result = Promise.resolve(query);
       result.then(release, release);
       const limit = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
-          query.cancel?.();
-          // a connection that does not even answer the cancel is given up on after another period
+          // a connection that does not answer even then is given up on after another period
           setTimeout(release, options.timeoutMs).unref();
           reject(new ServiceUnavailableError('query timed out'));
         }, options.timeoutMs);
@@ -147,7 +152,7 @@ export function createRunner(options: RunnerOptions) {
     } finally {
       clearTimeout(timer);
       track.done();
-      if (!timer) release(); // refused before it was sent
+      if (!timer) release(); // never sent
     }
   }
 
