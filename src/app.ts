@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { Config } from './config.js';
 import { createSql, type Sql } from './db/client.js';
-import { createStore, type Store } from './db/store.js';
+import { createStore, storeLimitDefaults, type Store, type StoreLimits } from './db/store.js';
 import { createContext } from './graphql/context.js';
 import { buildFingerprint } from './cache/keys.js';
 import { printSdl } from './graphql/schema.js';
@@ -28,7 +28,7 @@ export type GatewayConfig = Pick<Config,
   'DB_POOL_MAX' | 'DB_STATEMENT_TIMEOUT_MS' | 'DB_CONNECT_TIMEOUT_S' | 'DEFAULT_PAGE_SIZE' | 'MAX_PAGE_SIZE' |
   'GRAPHQL_INTROSPECTION' | 'CORS_ORIGIN' | 'RPC_MAX_BODY_BYTES' | 'RPC_MAX_BATCH' |
   'GRAPHQL_MAX_BODY_BYTES' | 'GRAPHQL_MAX_DEPTH' | 'GRAPHQL_MAX_ALIASES' | 'GRAPHQL_MAX_TOKENS' | 'GRAPHQL_MAX_COST'> &
-  Partial<OperationsConfig>;
+  Partial<OperationsConfig> & StoreLimits;
 
 /** Everything but listening: tests build their own gateway on their own database. */
 export function createGateway(
@@ -47,7 +47,8 @@ export function createGateway(
   const paging = { defaultPageSize: config.DEFAULT_PAGE_SIZE, maxPageSize: config.MAX_PAGE_SIZE };
   const ops = createOperations({ config, target, logger: hooks.logger, build: buildFingerprint(printSdl(), paging, createRpcTables()) });
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
-  const store = ops.instrumentStore(createStore(sql, { timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000 }));
+  // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
+  const store = ops.instrumentStore(createStore(sql, { timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: config }));
   const yoga = createGraphqlServer({
     store,
     paging,
@@ -69,6 +70,8 @@ export function createGateway(
     limits: paging,
     maxBodyBytes: config.RPC_MAX_BODY_BYTES,
     maxBatch: config.RPC_MAX_BATCH,
+    // a batch's elements run a few at a time, like the statements of one request
+    batchConcurrency: config.REQUEST_MAX_CONCURRENT_STATEMENTS ?? storeLimitDefaults.REQUEST_MAX_CONCURRENT_STATEMENTS,
     corsOrigin: config.CORS_ORIGIN,
     onError: hooks.onError ?? ((error, method) => ops.logger.error({ err: error, rpcMethod: method }, 'rpc: internal error')),
     cache: ops.rpcCache,

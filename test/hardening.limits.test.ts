@@ -309,7 +309,8 @@ describe.skipIf(!onServer)('database limits (real PostgreSQL)', () => {
   });
 
   it('DB_POOL_MAX bounds the connections: requests queue for the pool instead of opening more', async () => {
-    const { base } = await gatewayWith({ DB_POOL_MAX: 2, DB_STATEMENT_TIMEOUT_MS: 20_000 });
+    // (queued for as long as the lock is held: no "server busy" here, that is test/hardening.pool.test.ts)
+    const { base } = await gatewayWith({ DB_POOL_MAX: 2, DB_STATEMENT_TIMEOUT_MS: 20_000, DB_QUEUE_TIMEOUT_MS: 20_000 });
     const lock = await lockTicks();
     let peakWaiting = 0;
     let peakTotal = 0;

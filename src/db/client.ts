@@ -1,6 +1,9 @@
 import postgres from 'postgres';
-import { trackDbStatement } from '../observability/scope.js';
-import { InvalidInputError, ServiceUnavailableError, describeUnavailable, isInvalidInput, isUnavailable } from './errors.js';
+import { currentScope, trackDbStatement, type DbStatementTrack } from '../observability/scope.js';
+import { Semaphore } from './admission.js';
+import {
+  InvalidInputError, RequestBudgetError, ServiceUnavailableError, describeUnavailable, isInvalidInput, isUnavailable,
+} from './errors.js';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 
@@ -44,30 +47,118 @@ export function createSql(options: DbOptions): Sql {
   throw new Error('createSql needs a url or a socketPath');
 }
 
+export interface RunnerOptions {
+  /** Application-side limit per statement, counted from the moment it holds a connection. */
+  timeoutMs: number;
+  /** Connections of the pool (permits of the admission gate). */
+  poolMax: number;
+  /** Statements waiting for a connection beyond this are refused ("server busy"). */
+  maxQueue: number;
+  /** A statement waiting longer than this for a connection is refused ("server busy"). */
+  queueTimeoutMs: number;
+  /** Rows one request may fetch; its statements after that are refused (RequestBudgetError). */
+  requestMaxRows: number;
+  /** Statements of one request in flight (queued or running) at once; the rest wait in the request's own line. */
+  requestMaxConcurrent: number;
+}
+
+/** What one request has used of the pool: its own line of statements and the rows fetched so far. */
+interface RequestShare {
+  line: Semaphore;
+  rows: number;
+  /** Pool connections its statements hold now (the gate serves requests holding fewer first). */
+  connections: number;
+}
+
 /**
- * Runs one statement with an application-side time limit. The server's statement_timeout is the real
- * limit; this one backs it up where the engine cannot enforce it (the embedded engine ignores startup
- * parameters), and maps connection failures to ServiceUnavailableError.
+ * Runs one statement through the admission gate with an application-side time limit. The server's
+ * statement_timeout is the real limit; this one backs it up where the engine cannot enforce it (the
+ * embedded engine ignores startup parameters). Connection failures become ServiceUnavailableError.
+ *
+ * A statement of a request first takes a place in the request's own line (requestMaxConcurrent), is
+ * refused if the request has spent its row budget, then waits (bounded) for a pool connection; only then
+ * is it sent, and only then do its timer and its database time start.
  */
-export function createRunner(timeoutMs: number) {
-  return async function run<T>(query: PromiseLike<T>): Promise<T> {
-    // database time of the current request (request log) and in-flight statements (pool metrics)
-    const settled = trackDbStatement();
-    let timer: NodeJS.Timeout | undefined;
-    const limit = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ServiceUnavailableError('query timed out')), timeoutMs);
-    });
+export function createRunner(options: RunnerOptions) {
+  const gate = new Semaphore({ size: options.poolMax, maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs });
+  const shares = new WeakMap<object, RequestShare>();
+  const shareOf = (scope: object) => {
+    let share = shares.get(scope);
+    if (!share) shares.set(scope, share = { line: new Semaphore({ size: options.requestMaxConcurrent }), rows: 0, connections: 0 });
+    return share;
+  };
+  const spend = (share: RequestShare | undefined) => {
+    if (share && share.rows >= options.requestMaxRows) throw new RequestBudgetError();
+  };
+
+  async function run<T>(query: PromiseLike<T>): Promise<T> {
+    const scope = currentScope();
+    const share = scope ? shareOf(scope) : undefined;
+    await share?.line.acquire();
     try {
-      return await Promise.race([query, limit]);
+      spend(share);
+      const track = trackDbStatement();
+      try {
+        await gate.acquire(() => (track.queued(), noop), share ? () => share.connections : undefined);
+      } catch (error) {
+        track.done();
+        throw error;
+      }
+      if (share && share.rows >= options.requestMaxRows) {
+        // the budget ran out while this statement waited: the connection goes to the next one unused
+        gate.release();
+        track.done();
+        throw new RequestBudgetError();
+      }
+      if (share) share.connections++;
+      track.running();
+      return await execute(query, share, track);
+    } finally {
+      share?.line.release();
+    }
+  }
+
+  async function execute<T>(query: PromiseLike<T>, share: RequestShare | undefined, track: DbStatementTrack): Promise<T> {
+    // the permit is given back when the driver is done with the statement, not when the caller gives up
+    // on it: a timed-out statement still occupies its connection until the server's statement_timeout
+    // ends it. (No driver cancel here: postgres.js leaves a failed cancel as an unhandled rejection.)
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      if (share) share.connections--;
+      gate.release();
+    };
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // postgres.js sends a query when it is first awaited: here, with the connection ours
+      const result = Promise.resolve(query);
+      result.then(release, release);
+      const limit = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          // a connection that does not answer even then is given up on after another period
+          setTimeout(release, options.timeoutMs).unref();
+          reject(new ServiceUnavailableError('query timed out'));
+        }, options.timeoutMs);
+      });
+      const rows = await Promise.race([result, limit]);
+      if (share && Array.isArray(rows)) share.rows += rows.length;
+      return rows;
     } catch (error) {
+      if (error instanceof ServiceUnavailableError) throw error;
       if (isUnavailable(error)) throw new ServiceUnavailableError(describeUnavailable(error));
       if (isInvalidInput(error)) throw new InvalidInputError('text arguments must not contain NUL (U+0000) characters');
       throw error;
     } finally {
       clearTimeout(timer);
-      settled();
+      track.done();
+      if (!timer) release(); // never sent
     }
-  };
+  }
+
+  return run;
 }
 
 export type Runner = ReturnType<typeof createRunner>;
+
+const noop = () => {};

@@ -9,6 +9,18 @@ export class ServiceUnavailableError extends Error {
   }
 }
 
+/**
+ * The request has fetched its share of rows (REQUEST_MAX_ROWS): its further statements are refused so one
+ * request cannot monopolise the pool. A kind of "unavailable" (-32000 / SERVICE_UNAVAILABLE): the same
+ * call in a request of its own, or a smaller batch, is answered.
+ */
+export class RequestBudgetError extends ServiceUnavailableError {
+  constructor() {
+    super('request row budget exceeded');
+    this.name = 'RequestBudgetError';
+  }
+}
+
 /** A value sent by the client that the database cannot take (text with a NUL character): the client's mistake. */
 export class InvalidInputError extends Error {
   constructor(message: string) {

@@ -1,3 +1,4 @@
+import { configSchema, type Config } from '../config.js';
 import { createRunner, type Sql } from './client.js';
 import { createActivityStore } from './activity.js';
 import { createBalanceStore } from './balances.js';
@@ -8,9 +9,29 @@ import { createTickStore } from './ticks.js';
 import { createTransactionStore } from './transactions.js';
 import { createUtxoStore } from './utxos.js';
 
-/** The gateway's whole data access: one sub-store per resource, all SQL behind it. */
-export function createStore(sql: Sql, options: { timeoutMs: number }) {
-  const run = createRunner(options.timeoutMs);
+/** The pool's fair-use limits (src/config.ts), each defaulted when not given. */
+export type StoreLimits = Partial<Pick<Config,
+  'DB_POOL_MAX' | 'DB_MAX_QUEUE' | 'DB_QUEUE_TIMEOUT_MS' | 'REQUEST_MAX_ROWS' | 'REQUEST_MAX_CONCURRENT_STATEMENTS'>>;
+
+export const storeLimitDefaults = configSchema.pick({
+  DB_POOL_MAX: true, DB_MAX_QUEUE: true, DB_QUEUE_TIMEOUT_MS: true, REQUEST_MAX_ROWS: true, REQUEST_MAX_CONCURRENT_STATEMENTS: true,
+}).parse({});
+
+/**
+ * The gateway's whole data access: one sub-store per resource, all SQL behind it. `timeoutMs` is the
+ * application-side limit of one statement (counted once it holds a connection); `limits` share the pool
+ * fairly between requests (src/db/admission.ts).
+ */
+export function createStore(sql: Sql, options: { timeoutMs: number; limits?: StoreLimits }) {
+  const limit = <K extends keyof StoreLimits>(key: K) => options.limits?.[key] ?? storeLimitDefaults[key];
+  const run = createRunner({
+    timeoutMs: options.timeoutMs,
+    poolMax: limit('DB_POOL_MAX'),
+    maxQueue: limit('DB_MAX_QUEUE'),
+    queueTimeoutMs: limit('DB_QUEUE_TIMEOUT_MS'),
+    requestMaxRows: limit('REQUEST_MAX_ROWS'),
+    requestMaxConcurrent: limit('REQUEST_MAX_CONCURRENT_STATEMENTS'),
+  });
   return {
     sql,
     chains: createChainStore(sql, run),

@@ -87,6 +87,7 @@ function record(deps: { logger: Logger; metrics: Metrics }, scope: RequestScope,
     status,
     ms: round(ms),
     dbMs: round(scope.dbMs),
+    queueMs: round(scope.queueMs),
     dbStatements: scope.dbStatements,
   };
   if (aborted) line.aborted = true;
@@ -121,7 +122,10 @@ function record(deps: { logger: Logger; metrics: Metrics }, scope: RequestScope,
       metrics.errors.inc({ surface: 'rpc', code: String(scope.envelopeCode) });
     }
   }
-  if (scope.surface === 'graphql' || scope.surface === 'rpc') metrics.dbTime.observe({ surface: scope.surface }, scope.dbMs / 1000);
+  if (scope.surface === 'graphql' || scope.surface === 'rpc') {
+    metrics.dbTime.observe({ surface: scope.surface }, scope.dbMs / 1000);
+    metrics.queueTime.observe({ surface: scope.surface }, scope.queueMs / 1000);
+  }
   const level = scope.surface === 'probe' || scope.surface === 'metrics' ? 'debug' : status >= 500 ? 'error' : 'info';
   logger[level](line, 'request');
 }

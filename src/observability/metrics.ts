@@ -64,7 +64,14 @@ export function createMetrics(sources: MetricsSources) {
   });
   const dbTime = new Histogram({
     name: 'igw_request_db_seconds',
-    help: 'Database time per HTTP request (sum over its statements)',
+    help: 'Database time per HTTP request: time during which a statement of it held a pool connection (queueing not included)',
+    labelNames: ['surface'] as const,
+    buckets: latencyBuckets,
+    registers,
+  });
+  const queueTime = new Histogram({
+    name: 'igw_request_queue_seconds',
+    help: 'Time per HTTP request during which a statement of it waited for a pool connection',
     labelNames: ['surface'] as const,
     buckets: latencyBuckets,
     registers,
@@ -149,6 +156,7 @@ export function createMetrics(sources: MetricsSources) {
     errors,
     responses,
     dbTime,
+    queueTime,
     batchSize,
     cacheLookups,
     cacheErrors,

@@ -34,11 +34,21 @@ export interface RequestScope {
   /** Code of a JSON-RPC error answered before any call was dispatched (parse error, bad batch, …). */
   envelopeCode?: number;
   cache?: CacheOutcome;
-  /** Time spent waiting on the database, summed over statements (ms). */
+  /**
+   * Database time (ms): wall time during which at least one of the request's statements held a pool
+   * connection (from acquiring it to the result). Never counts queueing, and never exceeds the request's
+   * duration however many statements overlap.
+   */
   dbMs: number;
+  /** Queue time (ms): wall time during which at least one statement waited for a pool connection. */
+  queueMs: number;
   dbStatements: number;
   pool?: PoolMeter;
+  /** Statements of the request holding a connection / waiting for one, and since when (interval unions). */
+  clocks: { running: Clock; queued: Clock };
 }
+
+interface Clock { open: number; since: number }
 
 const storage = new AsyncLocalStorage<RequestScope>();
 
@@ -47,7 +57,10 @@ export function currentScope(): RequestScope | undefined {
 }
 
 export function newScope(id: string, surface: Surface, pool?: PoolMeter): RequestScope {
-  return { id, surface, startedAt: performance.now(), errorCodes: [], rpc: [], dbMs: 0, dbStatements: 0, pool };
+  return {
+    id, surface, startedAt: performance.now(), errorCodes: [], rpc: [], dbMs: 0, queueMs: 0, dbStatements: 0, pool,
+    clocks: { running: { open: 0, since: 0 }, queued: { open: 0, since: 0 } },
+  };
 }
 
 /**
@@ -66,20 +79,62 @@ export function runInScope(scope: RequestScope, req: IncomingMessage, fn: () => 
   });
 }
 
+/** How one statement spends its time, as the statement runner learns it. */
+export interface DbStatementTrack {
+  /** It has to wait for a pool connection. */
+  queued(): void;
+  /** It holds a connection (its database time starts). */
+  running(): void;
+  /** It settled (result, error or refusal); idempotent. */
+  done(): void;
+}
+
 /**
- * Called by the statement runner when a statement starts; the returned function when it settles. Outside
- * a request (start-up, the data-version watcher) it costs nothing.
+ * Called by the statement runner when a statement asks for a connection. Outside a request (start-up,
+ * tools) it costs nothing. Overlapping statements of one request are counted once: dbMs and queueMs are
+ * the lengths of the unions of their intervals.
  */
-export function trackDbStatement(): () => void {
+export function trackDbStatement(): DbStatementTrack {
   const scope = storage.getStore();
-  if (!scope) return noop;
-  const started = performance.now();
+  if (!scope) return untracked;
+  const { running, queued } = scope.clocks;
+  let state: 'new' | 'queued' | 'running' | 'done' = 'new';
   if (scope.pool) scope.pool.inflight++;
-  return () => {
-    scope.dbMs += performance.now() - started;
-    scope.dbStatements++;
-    if (scope.pool) scope.pool.inflight--;
+  const leave = () => {
+    if (state === 'queued') scope.queueMs += close(queued);
+    if (state === 'running') {
+      scope.dbMs += close(running);
+      scope.dbStatements++;
+    }
+  };
+  return {
+    queued() {
+      if (state !== 'new') return;
+      state = 'queued';
+      open(queued);
+    },
+    running() {
+      if (state === 'running' || state === 'done') return;
+      leave();
+      state = 'running';
+      open(running);
+    },
+    done() {
+      if (state === 'done') return;
+      leave();
+      state = 'done';
+      if (scope.pool) scope.pool.inflight--;
+    },
   };
 }
 
-const noop = () => {};
+function open(clock: Clock): void {
+  if (clock.open++ === 0) clock.since = performance.now();
+}
+
+/** Closes one interval; returns the time to add (the union's length grows only when the last one closes). */
+function close(clock: Clock): number {
+  return --clock.open === 0 ? performance.now() - clock.since : 0;
+}
+
+const untracked: DbStatementTrack = { queued() {}, running() {}, done() {} };

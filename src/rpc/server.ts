@@ -22,6 +22,8 @@ export interface RpcOptions {
   limits: PagingLimits;
   maxBodyBytes: number;
   maxBatch: number;
+  /** Elements of one batch answered at once (they share the request's row budget and statement cap). */
+  batchConcurrency: number;
   corsOrigin: string;
   onError?: (error: unknown, method: string) => void;
   /** Cache of successful results (key: method, exact params, interface version, data version). */
@@ -169,12 +171,29 @@ export function createRpcHandler(options: RpcOptions) {
       if (parsed.length > options.maxBatch) {
         return { status: 200, text: serialise({ id: null, error: rpcErrors.invalidRequest(`batch exceeds ${options.maxBatch} requests`) }) };
       }
-      const replies = (await Promise.all(parsed.map((element) => answer(server, element, context, version)))).filter((r): r is Reply => r !== null);
+      // a few elements at a time, in order: a batch is one request's share of the pool, not a hundred
+      // requests' (and its DataLoaders batch at most that many elements' pages into one statement)
+      const answered = await mapBounded(parsed, options.batchConcurrency, (element) => answer(server, element, context, version));
+      const replies = answered.filter((r): r is Reply => r !== null);
       return replies.length === 0 ? { status: 204, text: null } : { status: 200, text: `[${replies.map(serialise).join(',')}]` };
     }
     const reply = await answer(server, parsed, context, version);
     return reply ? { status: 200, text: serialise(reply) } : { status: 204, text: null };
   }
+}
+
+/** `fn` over `items` with at most `limit` calls pending at once; results in the items' order. */
+async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return results;
 }
 
 function buildServer(table: readonly MethodSpec[], options: RpcOptions): jayson.Server {
