@@ -6,7 +6,7 @@ import { createContext } from './graphql/context.js';
 import { buildFingerprint } from './cache/keys.js';
 import { printSdl } from './graphql/schema.js';
 import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
-import { yogaLogger, type Logger } from './observability/logger.js';
+import { logFailure, yogaLogger, type Logger } from './observability/logger.js';
 import { createOperations, type Operations, type OperationsConfig } from './observability/operations.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
@@ -70,7 +70,7 @@ export function createGateway(
     maxBodyBytes: config.RPC_MAX_BODY_BYTES,
     maxBatch: config.RPC_MAX_BATCH,
     corsOrigin: config.CORS_ORIGIN,
-    onError: hooks.onError ?? ((error, method) => ops.logger.error({ err: error, rpcMethod: method }, 'rpc: internal error')),
+    onError: hooks.onError ?? ((error, method) => logFailure(ops.logger, error, { rpcMethod: method }, 'rpc: internal error')),
     cache: ops.rpcCache,
     onCall: ops.onRpcCall,
   });

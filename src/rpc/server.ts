@@ -183,7 +183,7 @@ function buildServer(table: readonly MethodSpec[], options: RpcOptions): jayson.
   const handlers: Record<string, (params: unknown[], context: CallContext) => Promise<unknown>> = {};
   const reserved = new Map<string, jayson.Method>();
   for (const spec of table) {
-    const run = prepareOperation(spec.document);
+    const run = prepareOperation(spec.document, (error) => options.onError?.(error, spec.names[0]!));
     // one handler per name: the cache key holds the method as called
     const handler = (name: string) => async (params: unknown[], context: CallContext) => {
       try {
