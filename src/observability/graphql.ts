@@ -123,16 +123,18 @@ function isExecutionResult(value: unknown): value is ExecutionResult {
 /** Operation name of a request (for logs): the one asked for, else the document's, memoised per document. */
 function operationNames(max = 500) {
   const memo = new Map<string, string>();
+  // a name is client text of any length: the log line keeps its first 128 characters
+  const clip = (name: string) => (name.length > 128 ? `${name.slice(0, 128)}…` : name);
   return (query: unknown, operationName: unknown): string => {
     // both come straight from the client's JSON and may be any value (yoga rejects that later)
-    if (typeof operationName === 'string' && operationName !== '') return operationName;
+    if (typeof operationName === 'string' && operationName !== '') return clip(operationName);
     if (typeof query !== 'string' || query === '') return 'none';
     let name = memo.get(query);
     if (name === undefined) {
       // bounded work on untrusted text: the limits of src/graphql/guards.ts apply later, not here
       if (query.length > 20_000) return 'unknown';
       try {
-        name = getOperationAST(parse(query, { noLocation: true, maxTokens: 5_000 }))?.name?.value ?? 'anonymous';
+        name = clip(getOperationAST(parse(query, { noLocation: true, maxTokens: 5_000 }))?.name?.value ?? 'anonymous');
       } catch {
         name = 'invalid';
       }
