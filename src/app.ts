@@ -6,7 +6,7 @@ import { createContext } from './graphql/context.js';
 import { buildFingerprint } from './cache/keys.js';
 import { printSdl } from './graphql/schema.js';
 import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
-import { yogaLogger, type Logger } from './observability/logger.js';
+import { logFailure, yogaLogger, type Logger } from './observability/logger.js';
 import { createOperations, type Operations, type OperationsConfig } from './observability/operations.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
@@ -73,7 +73,7 @@ export function createGateway(
     // a batch's elements run a few at a time, like the statements of one request
     batchConcurrency: config.REQUEST_MAX_CONCURRENT_STATEMENTS ?? storeLimitDefaults.REQUEST_MAX_CONCURRENT_STATEMENTS,
     corsOrigin: config.CORS_ORIGIN,
-    onError: hooks.onError ?? ((error, method) => ops.logger.error({ err: error, rpcMethod: method }, 'rpc: internal error')),
+    onError: hooks.onError ?? ((error, method) => logFailure(ops.logger, error, { rpcMethod: method }, 'rpc: internal error')),
     cache: ops.rpcCache,
     onCall: ops.onRpcCall,
   });

@@ -43,9 +43,15 @@ export const configSchema = z.object({
   CACHE: bool.default(true),
   CACHE_TTL_MS: int(1_000, 86_400_000).default(60_000),
   CACHE_MAX_ENTRIES: int(10, 10_000_000).default(1_000), // in-memory store only (Redis: its own maxmemory)
+  // in-memory store: total bytes of stored responses (LRU eviction by size); either store: larger
+  // responses are answered but not stored
+  CACHE_MAX_BYTES: int(64 * 1024, 64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
+  CACHE_MAX_ENTRY_BYTES: int(1_024, 1024 * 1024 * 1024).default(1024 * 1024),
   REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').optional(),
   DATA_VERSION_POLL_MS: int(50, 60_000).default(500),
   DATA_VERSION_LISTEN: bool.default(true),
+  // distinct GraphQL operation names reported as metric labels (then "other"; each cut to 64 characters)
+  METRICS_MAX_OPERATIONS: int(1, 10_000).default(100),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -107,6 +107,19 @@ describe('request log', () => {
     expect(lineFor('sec-3').path).toBe('/graphql');
   });
 
+  it('keeps a client\'s operation name short in the log line', async () => {
+    const name = `Long${'x'.repeat(20_000)}`;
+    await request(`${live.base}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'long-name' },
+      body: JSON.stringify({ query: `query ${name} { __typename }`, operationName: name }),
+    });
+    const line = lineFor('long-name');
+    expect(line.operation.startsWith('Longxxx')).toBe(true);
+    expect(line.operation.length).toBeLessThanOrEqual(129);
+    expect(JSON.stringify(line).length).toBeLessThan(1_000);
+  });
+
   it('logs probes and scrapes at debug level only', async () => {
     await request(`${live.base}/healthz`, { headers: { 'x-request-id': 'probe-1' } });
     await request(`${live.base}/metrics`, { headers: { 'x-request-id': 'scrape-1' } });

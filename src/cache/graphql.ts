@@ -1,4 +1,4 @@
-import { useResponseCache } from '@graphql-yoga/plugin-response-cache';
+import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { DataSnapshot } from '../db/version.js';
 import { graphqlKey, keyVersion } from './keys.js';
@@ -23,26 +23,86 @@ export function createRequestSnapshots(current: () => DataSnapshot | null) {
 
 export type RequestSnapshots = ReturnType<typeof createRequestSnapshots>;
 
+/** Set on results served from the store. */
+export const servedFromCache = Symbol.for('servedFromResponseCache');
+
 /**
- * yoga's response-cache plugin, keyed on document + operation name + variables + data version. The API
- * is public and user-agnostic (no session). Requests that arrive before the data version is known are
- * answered without the cache.
+ * A result whose body is (mostly) text already: yoga serialises a result with its `stringify` member
+ * when it has one (graphql-yoga's result processor), and that member gets the result as it is at the
+ * end, extensions added by later plugins (freshness) included.
  */
-export function graphqlResponseCache(store: CacheStore, snapshots: RequestSnapshots): Plugin {
-  return useResponseCache({
-    session: () => null,
-    cache: store.responses,
-    ttl: store.ttlMs,
-    enabled: (request) => snapshots.capture(request) !== null,
-    invalidateViaMutation: false,
-    includeExtensionMetadata: false,
-    // a data version that never matches: such a key is refused by the store
-    buildResponseCacheKey: ({ documentString, operationName, variableValues, request }) => {
-      const snapshot = snapshots.capture(request);
-      return graphqlKey(store.namespace, snapshot ? keyVersion(snapshot) : 'none', { documentString, operationName, variableValues });
-    },
-  });
+type TextResult = ExecutionResult & { stringify: (result: ExecutionResult) => string; [servedFromCache]?: true };
+
+/** `{"data":…}` (as stored) with the response's extensions, other than yoga's internal `http`, appended. */
+function withExtensions(dataText: string, result: ExecutionResult): string {
+  const extensions = result.extensions ? Object.entries(result.extensions).filter(([name]) => name !== 'http') : [];
+  if (extensions.length === 0) return dataText;
+  return `${dataText.slice(0, -1)},"extensions":${JSON.stringify(Object.fromEntries(extensions))}}`;
 }
 
-/** Set on results the response-cache plugin served from the store. */
-export const servedFromCache = Symbol.for('servedFromResponseCache');
+const etag = (key: string) => ({ http: { headers: { ETag: `"${key}"` } } });
+
+/**
+ * The GraphQL response cache: the key is document + operation name + variables + data version (public
+ * and user-agnostic: no session); the value is the `{"data":…}` text of an answer without errors.
+ *
+ * - Lookup in onParams, before parsing: a hit skips parse, validation and execution, and its text goes
+ *   to the wire as it is (plus the freshness extension, serialised on its own).
+ * - A miss is serialised once, by this plugin, when its result is processed: the same text is stored
+ *   (unless it is over the store's entry limit) and becomes the response body.
+ * - `ETag` is the key; `If-None-Match` with the current key of this very request answers 304. Keys of an
+ *   old data version are never answered by the store, so an old ETag gets fresh data.
+ *
+ * Execution itself is not wrapped (graphql-jit replaces the execute function; src/graphql/jit.ts), so
+ * no other plugin's execute function is overridden or overrides this one.
+ * Requests that arrive before the data version is known are answered without the cache.
+ */
+export function graphqlResponseCache(store: CacheStore, snapshots: RequestSnapshots): Plugin {
+  const byRequest = new WeakMap<Request, { key: string; hit: boolean }>();
+  return {
+    onParams({ params, request, setResult }) {
+      const snapshot = snapshots.capture(request);
+      if (!snapshot || typeof params.query !== 'string') return;
+      let key: string;
+      try {
+        key = graphqlKey(store.namespace, keyVersion(snapshot), {
+          documentString: params.query, operationName: params.operationName, variableValues: params.variables,
+        });
+      } catch {
+        return; // variables that cannot be keyed (absurdly deep): answered without the cache
+      }
+      const state = { key, hit: false };
+      byRequest.set(request, state);
+      return store.get(key).then((text) => {
+        if (text === undefined) return;
+        state.hit = true;
+        const hit: TextResult = { extensions: etag(key), stringify: (result) => withExtensions(text, result), [servedFromCache]: true };
+        setResult(hit);
+      });
+    },
+    onResultProcess({ request, result, setResult, resultProcessor, setResultProcessor }) {
+      const state = byRequest.get(request);
+      if (!state || Array.isArray(result) || !isExecutionResult(result)) return;
+      if (state.hit) {
+        const sent = request.headers.get('if-none-match');
+        if (resultProcessor && sent !== null && sent.replace(/^W\//, '') === `"${state.key}"`) {
+          setResultProcessor((_result, fetchAPI) => new fetchAPI.Response(null, { status: 304, headers: { ETag: `"${state.key}"` } }), '*/*');
+        }
+        return;
+      }
+      if (result.errors?.length || result.data == null) return;
+      const text = JSON.stringify({ data: result.data });
+      store.set(state.key, text);
+      const processed: TextResult = {
+        ...result,
+        extensions: { ...result.extensions, ...etag(state.key) },
+        stringify: (final) => withExtensions(text, final),
+      };
+      setResult(processed);
+    },
+  };
+}
+
+function isExecutionResult(value: unknown): value is ExecutionResult {
+  return typeof value === 'object' && value !== null && !(Symbol.asyncIterator in value);
+}

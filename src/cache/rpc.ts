@@ -1,16 +1,25 @@
-import type { ExecutionResult } from 'graphql';
 import type { Metrics } from '../observability/metrics.js';
 import { rpcKey } from './keys.js';
 import type { CacheStore } from './store.js';
 
 // JSON-RPC results in the same store as GraphQL responses. Only successful results are stored (errors
-// are thrown past this layer), as the JSON text of the `result` member: parsing it back and serialising
-// it again yields the very same bytes, so a cached reply is byte-identical to a computed one.
+// are thrown past this layer), as the JSON text of the `result` member. A hit is that text, handed to the
+// envelope writer (src/rpc/server.ts) as it is: nothing is parsed or serialised again, and a cached reply
+// is byte-identical to a computed one since a computed one is written from the very same text.
+
+/** A `result` member already serialised: the envelope writer puts `text` on the wire verbatim. */
+export class SerialisedResult {
+  constructor(readonly text: string) {}
+}
 
 export interface RpcRequestCache {
   /** Looks a call up; `key` is what `set` takes afterwards on a miss. */
-  get(method: string, params: unknown): Promise<{ key: string; hit: true; value: unknown } | { key: string; hit: false }>;
-  set(key: string, value: unknown): void;
+  get(method: string, params: unknown): Promise<{ key: string; hit: true; value: SerialisedResult } | { key: string; hit: false }>;
+  /**
+   * Serialises a computed result once, stores the text (unless it is over the entry limit) and returns it
+   * for the reply; a result that cannot be serialised is returned as it is (and not stored).
+   */
+  set(key: string, value: unknown): SerialisedResult | unknown;
 }
 
 export interface RpcCache {
@@ -21,11 +30,6 @@ export interface RpcCache {
   forRequest(iface: 'v1' | 'v2'): RpcRequestCache | null;
 }
 
-/** What is stored: the plugin's stores hold execution results, so the text rides in `data`. */
-interface Entry extends ExecutionResult {
-  data: { rpcResult: string };
-}
-
 export function createRpcCache(store: CacheStore, currentVersion: () => string | null, metrics: Metrics): RpcCache {
   return {
     forRequest(iface) {
@@ -34,19 +38,10 @@ export function createRpcCache(store: CacheStore, currentVersion: () => string |
       return {
         async get(method, params) {
           const key = rpcKey(store.namespace, version, iface, method, params);
-          const entry = (await store.responses.get(key)) as Entry | undefined;
-          const text = entry?.data?.rpcResult;
-          if (typeof text === 'string') {
-            let value: unknown;
-            try {
-              value = JSON.parse(text);
-            } catch {
-              value = undefined; // a damaged entry is a miss, and is overwritten
-            }
-            if (value !== undefined) {
-              metrics.cacheLookups.inc({ surface: 'rpc', result: 'hit' });
-              return { key, hit: true, value };
-            }
+          const text = await store.get(key);
+          if (text !== undefined) {
+            metrics.cacheLookups.inc({ surface: 'rpc', result: 'hit' });
+            return { key, hit: true, value: new SerialisedResult(text) };
           }
           metrics.cacheLookups.inc({ surface: 'rpc', result: 'miss' });
           return { key, hit: false };
@@ -54,13 +49,13 @@ export function createRpcCache(store: CacheStore, currentVersion: () => string |
         set(key, value) {
           let text: string | undefined;
           try {
-            text = JSON.stringify(value);
+            text = JSON.stringify(value ?? null);
           } catch {
-            return; // not serialisable (the reply would fail the same way): nothing to keep
+            return value; // not serialisable: the reply fails the same way it would without the cache
           }
-          if (text === undefined) return;
-          const entry: Entry = { data: { rpcResult: text } };
-          void store.responses.set(key, entry, [], store.ttlMs);
+          if (text === undefined) return value;
+          store.set(key, text);
+          return new SerialisedResult(text);
         },
       };
     },

@@ -45,6 +45,12 @@ export function compileOperation(schema: GraphQLSchema, document: DocumentNode):
  * held as long as the document is (yoga's parser cache hands out one document object per query text and
  * bounds how many there are). Documents with abstract types, or that graphql-jit cannot compile, run on
  * graphql-js unchanged.
+ *
+ * It replaces the execute function (setExecuteFn) rather than wrapping it, so a plugin before it that
+ * wraps execution would be silently bypassed: no plugin of the gateway does (the response cache answers
+ * hits in onParams and stores misses when their result is processed, src/cache/graphql.ts; the metrics
+ * plugin only times the phase). @envelop/response-cache did wrap it, and printed a non-JSON warning on
+ * every miss because of this.
  */
 export function jitPlugin(): Plugin {
   const cache = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();

@@ -7,9 +7,9 @@ import { schema } from './schema.js';
 /**
  * A GraphQL document parsed and validated once (at start-up) and then executed in-process against the
  * same schema and per-request context as /graphql: no HTTP hop, same loaders. Errors come back masked
- * exactly as the GraphQL endpoint would show them.
+ * exactly as the GraphQL endpoint would show them; the originals of masked ones go to `onMasked`.
  */
-export function prepareOperation(source: string) {
+export function prepareOperation(source: string, onMasked?: (error: GraphQLError) => void) {
   const document: DocumentNode = parse(source);
   const problems = validate(schema, document);
   if (problems.length > 0) throw new Error(`invalid operation document: ${problems.map((p) => p.message).join('; ')}`);
@@ -18,7 +18,15 @@ export function prepareOperation(source: string) {
   return async function run<T>(variables: Record<string, unknown>, context: Context): Promise<ExecutionResult<T>> {
     const result = (await exec(variables, context)) as ExecutionResult<T>;
     if (!result.errors?.length) return result;
-    return { ...result, errors: result.errors.map((e) => maskError(e, 'Unexpected error.') as GraphQLError) };
+    return {
+      ...result,
+      errors: result.errors.map((e) => {
+        const masked = maskError(e, 'Unexpected error.') as GraphQLError;
+        // what yoga logs on /graphql: every error it masks (logFailure decides the level)
+        if (masked !== e) onMasked?.(e);
+        return masked;
+      }),
+    };
   };
 }
 

@@ -126,6 +126,8 @@ function record(deps: { logger: Logger; metrics: Metrics }, scope: RequestScope,
     metrics.dbTime.observe({ surface: scope.surface }, scope.dbMs / 1000);
     metrics.queueTime.observe({ surface: scope.surface }, scope.queueMs / 1000);
   }
-  const level = scope.surface === 'probe' || scope.surface === 'metrics' ? 'debug' : status >= 500 ? 'error' : 'info';
+  // 503 is an expected outage (shutting down, database unavailable, server busy): warn; other 5xx are the gateway's fault
+  const level = scope.surface === 'probe' || scope.surface === 'metrics' ? 'debug'
+    : status === 503 ? 'warn' : status >= 500 ? 'error' : 'info';
   logger[level](line, 'request');
 }

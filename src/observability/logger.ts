@@ -1,5 +1,7 @@
+import { GraphQLError } from 'graphql';
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import pretty from 'pino-pretty';
+import { describeUnavailable, InvalidInputError, isInvalidInput, isUnavailable } from '../db/errors.js';
 import { currentScope } from './scope.js';
 
 export type { Logger };
@@ -42,17 +44,60 @@ export function silentLogger(): Logger {
 }
 
 /**
- * yoga's logger interface on pino: errors (a masked unexpected error is logged by yoga with its stack)
- * carry the request id of the line they belong to. Only messages and errors are written, never the
+ * What an error that reached a log says about the gateway:
+ * - `client`: the client's own mistake (a value the database cannot take, such as text with NUL);
+ * - `outage`: the database is unreachable or timed out — expected now and then, answered as retryable;
+ * - `bug`: anything else.
+ * The cause chain is followed (GraphQL errors wrap the resolver's error in `originalError`).
+ */
+export function classifyFailure(error: unknown): 'client' | 'outage' | 'bug' {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth++) {
+    if (current instanceof InvalidInputError || isInvalidInput(current)) return 'client';
+    if (isUnavailable(current)) return 'outage';
+    current = current instanceof GraphQLError ? current.originalError : (current as { cause?: unknown }).cause;
+  }
+  return 'bug';
+}
+
+function unavailableReason(error: unknown): string {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth++) {
+    if (isUnavailable(current)) return describeUnavailable(current);
+    current = current instanceof GraphQLError ? current.originalError : (current as { cause?: unknown }).cause;
+  }
+  return 'unavailable';
+}
+
+/**
+ * Logs an error at the level its kind deserves: a client's mistake at info and an outage at warn, both
+ * as one line without a stack (they are not the gateway's fault, and an outage can produce thousands);
+ * only a bug at error, with its stack. Each carries the `reqId` of the request it happened in.
+ */
+export function logFailure(logger: Logger, error: unknown, context: Record<string, unknown>, msg: string): void {
+  const kind = classifyFailure(error);
+  // the request line's id, so that the failure and its request can be found together
+  const fields = { reqId: currentScope()?.id, ...context };
+  if (kind === 'client') logger.info({ ...fields, failure: kind, reason: (error as Error)?.message }, `${msg}: client input refused`);
+  else if (kind === 'outage') logger.warn({ ...fields, failure: kind, reason: unavailableReason(error) }, `${msg}: database unavailable`);
+  else logger.error({ ...fields, err: error }, msg);
+}
+
+/**
+ * yoga's logger interface on pino: errors (yoga logs every error it masks) carry the request id of the line
+ * they belong to and are logged by kind (logFailure). Only messages and errors are written, never the
  * extra arguments (yoga's debug output may include request parameters).
  */
 export function yogaLogger(logger: Logger) {
   const at = (level: 'debug' | 'info' | 'warn' | 'error') => (...args: unknown[]) => {
-    if (!logger.isLevelEnabled(level)) return;
     const [first] = args;
     const reqId = currentScope()?.id;
-    if (first instanceof Error) logger[level]({ reqId, err: first }, `graphql: ${first.message}`);
-    else logger[level]({ reqId }, `graphql: ${typeof first === 'string' ? first : 'event'}`);
+    if (first instanceof Error) {
+      if (level === 'error') return logFailure(logger, first, {}, `graphql: ${first.message}`);
+      if (logger.isLevelEnabled(level)) logger[level]({ reqId, err: first }, `graphql: ${first.message}`);
+      return;
+    }
+    if (logger.isLevelEnabled(level)) logger[level]({ reqId }, `graphql: ${typeof first === 'string' ? first : 'event'}`);
   };
   return { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
 }

@@ -12,19 +12,28 @@ export interface MetricsSources {
   poolMax: number;
   /** Latest indexed block per chain and the data version, as last read by the watcher. */
   freshness: () => { version: string; heights: Record<string, string | null> } | null;
+  /** Entries and bytes of the in-memory response cache (null: off or on Redis). */
+  cacheStats?: () => { entries: number; bytes: number } | null;
+  /** Distinct GraphQL operation names reported as label values (METRICS_MAX_OPERATIONS); default 100. */
+  maxOperations?: number;
 }
 
 const latencyBuckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
+/** Longest label value taken from a client (longer ones are cut). */
+export const maxLabelLength = 64;
+
 /**
- * Client-chosen label values (GraphQL operation names) are capped: past `max` distinct values new ones are
- * reported as "other", so a client inventing names cannot blow up the series count.
+ * Client-chosen label values (GraphQL operation names) are capped: cut to 64 characters, and past `max`
+ * distinct values new ones are reported as "other", so a client inventing names can neither add series
+ * without end nor make one series huge. One guard serves every series that carries an operation name
+ * (the gateway's and the yoga plugin's), so they all name the same operations.
  */
 export function labelGuard(max: number) {
   const seen = new Set<string>();
   return (value: unknown): string => {
     const text = typeof value === 'string' ? value : 'invalid';
-    const v = text.length > 64 ? text.slice(0, 64) : text;
+    const v = text.length > maxLabelLength ? text.slice(0, maxLabelLength) : text;
     if (seen.has(v)) return v;
     if (seen.size >= max) return 'other';
     seen.add(v);
@@ -95,6 +104,11 @@ export function createMetrics(sources: MetricsSources) {
     labelNames: ['op'] as const,
     registers,
   });
+  const cacheOversized = new Counter({
+    name: 'igw_cache_oversized_total',
+    help: 'Responses not stored in the cache because they exceed CACHE_MAX_ENTRY_BYTES',
+    registers,
+  });
   const versionChanges = new Counter({
     name: 'igw_data_version_changes_total',
     help: 'Data version changes learned, by how (notify = LISTEN/NOTIFY, poll = fallback poll, start)',
@@ -126,6 +140,24 @@ export function createMetrics(sources: MetricsSources) {
     },
   });
   new Gauge({
+    name: 'igw_cache_bytes',
+    help: 'Bytes held by the in-memory response cache (keys and response text; bounded by CACHE_MAX_BYTES)',
+    registers,
+    collect() {
+      const stats = sources.cacheStats?.();
+      if (stats) this.set(stats.bytes);
+    },
+  });
+  new Gauge({
+    name: 'igw_cache_entries',
+    help: 'Entries held by the in-memory response cache',
+    registers,
+    collect() {
+      const stats = sources.cacheStats?.();
+      if (stats) this.set(stats.entries);
+    },
+  });
+  new Gauge({
     name: 'igw_indexed_block_height',
     help: 'Latest indexed block per chain, as of the data version the gateway currently answers from',
     labelNames: ['chain'] as const,
@@ -148,7 +180,7 @@ export function createMetrics(sources: MetricsSources) {
     },
   });
 
-  const operationLabel = labelGuard(200);
+  const operationLabel = labelGuard(sources.maxOperations ?? 100);
   return {
     registry,
     requests,
@@ -160,6 +192,7 @@ export function createMetrics(sources: MetricsSources) {
     batchSize,
     cacheLookups,
     cacheErrors,
+    cacheOversized,
     versionChanges,
     /** A GraphQL operation name made safe for a label. */
     operationLabel,

@@ -19,12 +19,13 @@ import { instrumentStore } from './store.js';
 // them to the HTTP, GraphQL and JSON-RPC layers. src/app.ts wires the hooks in.
 
 export type OperationsConfig = Pick<Config,
-  'CACHE' | 'CACHE_TTL_MS' | 'CACHE_MAX_ENTRIES' | 'REDIS_URL' | 'DATA_VERSION_POLL_MS' | 'DATA_VERSION_LISTEN' | 'LOG_LEVEL'>;
+  'CACHE' | 'CACHE_TTL_MS' | 'CACHE_MAX_ENTRIES' | 'CACHE_MAX_BYTES' | 'CACHE_MAX_ENTRY_BYTES' | 'REDIS_URL' |
+  'DATA_VERSION_POLL_MS' | 'DATA_VERSION_LISTEN' | 'LOG_LEVEL' | 'METRICS_MAX_OPERATIONS'>;
 
 /** The defaults of src/config.ts, for gateways built from a partial config (tests, tools). */
 export const operationsDefaults: OperationsConfig = configSchema.pick({
-  CACHE: true, CACHE_TTL_MS: true, CACHE_MAX_ENTRIES: true, REDIS_URL: true, DATA_VERSION_POLL_MS: true,
-  DATA_VERSION_LISTEN: true, LOG_LEVEL: true,
+  CACHE: true, CACHE_TTL_MS: true, CACHE_MAX_ENTRIES: true, CACHE_MAX_BYTES: true, CACHE_MAX_ENTRY_BYTES: true,
+  REDIS_URL: true, DATA_VERSION_POLL_MS: true, DATA_VERSION_LISTEN: true, LOG_LEVEL: true, METRICS_MAX_OPERATIONS: true,
 }).parse({});
 
 export interface OperationsOptions {
@@ -80,17 +81,23 @@ export function createOperations(options: OperationsOptions): Operations {
         where === 'listen' ? 'LISTEN failed: learning data versions by polling only' : 'cannot read the data version: answering without the cache'),
   });
   const current = () => watcher.current();
-  metrics = createMetrics({ pool, poolMax: options.config.DB_POOL_MAX, freshness: current });
+  let cache: CacheStore | null = null;
+  metrics = createMetrics({
+    pool, poolMax: options.config.DB_POOL_MAX, freshness: current, maxOperations: config.METRICS_MAX_OPERATIONS,
+    cacheStats: () => cache?.stats() ?? null,
+  });
   const currentVersion = () => {
     const snapshot = watcher.current();
     return snapshot ? keyVersion(snapshot) : null;
   };
 
-  const cache = config.CACHE
+  cache = config.CACHE
     ? createCacheStore({
       namespace: namespaceFor(options.build),
       ttlMs: config.CACHE_TTL_MS,
       maxEntries: config.CACHE_MAX_ENTRIES,
+      maxBytes: config.CACHE_MAX_BYTES,
+      maxEntryBytes: config.CACHE_MAX_ENTRY_BYTES,
       redisUrl: config.REDIS_URL,
       currentVersion,
       metrics,

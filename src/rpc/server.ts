@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { TextDecoder } from 'node:util';
 import jayson from 'jayson/promise/index.js';
 import { isLosslessNumber, LosslessNumber, parse as parseLossless } from 'lossless-json';
-import type { RpcCache, RpcRequestCache } from '../cache/rpc.js';
+import { SerialisedResult, type RpcCache, type RpcRequestCache } from '../cache/rpc.js';
 import type { RpcCallInfo } from '../observability/rpc.js';
 import type { CacheOutcome } from '../observability/scope.js';
 import type { Context } from '../graphql/context.js';
@@ -56,7 +56,9 @@ function idText(id: Id): string {
 
 /** Envelope in the interface's member order: jsonrpc, result | error, id. */
 function serialise(reply: Reply): string {
-  const body = reply.error ? `"error":${JSON.stringify(reply.error)}` : `"result":${JSON.stringify(reply.result ?? null)}`;
+  // a result from the cache (or just stored in it) is JSON text already
+  const body = reply.error ? `"error":${JSON.stringify(reply.error)}`
+    : `"result":${reply.result instanceof SerialisedResult ? reply.result.text : JSON.stringify(reply.result ?? null)}`;
   return `{"jsonrpc":"2.0",${body},"id":${idText(reply.id)}}`;
 }
 
@@ -200,7 +202,7 @@ function buildServer(table: readonly MethodSpec[], options: RpcOptions): jayson.
   const handlers: Record<string, (params: unknown[], context: CallContext) => Promise<unknown>> = {};
   const reserved = new Map<string, jayson.Method>();
   for (const spec of table) {
-    const run = prepareOperation(spec.document);
+    const run = prepareOperation(spec.document, (error) => options.onError?.(error, spec.names[0]!));
     // one handler per name: the cache key holds the method as called
     const handler = (name: string) => async (params: unknown[], context: CallContext) => {
       try {
@@ -211,8 +213,7 @@ function buildServer(table: readonly MethodSpec[], options: RpcOptions): jayson.
         const result = await run(spec.variables(p), context.graphql);
         if (result.errors?.length) throw fromGraphqlErrors(result.errors);
         const value = spec.reshape(result.data, p);
-        if (cached) context.cache!.set(cached.key, value);
-        return value;
+        return cached ? context.cache!.set(cached.key, value) : value;
       } catch (error) {
         if (isRpcError(error)) throw error;
         options.onError?.(error, spec.names[0]!);
