@@ -195,12 +195,15 @@ describe('GraphQL document limits (graphql-armor)', () => {
     rejected(flood.json, /Token limit of 20 exceeded/);
   });
 
-  it('GRAPHQL_MAX_COST', async () => {
-    const { base } = await gatewayWith({ GRAPHQL_MAX_COST: 500 });
+  it('GRAPHQL_MAX_COST, with the page size given literally or as a variable', async () => {
+    const { base } = await gatewayWith({ GRAPHQL_MAX_COST: 200 });
+    // 1 + first × (edges + node + tick)
     const cheap = await postGraphql(base, gqlBody('{ ticks(first: 5) { edges { node { tick } } } }'));
     expect(cheap.json.data.ticks.edges).toHaveLength(5);
     const costly = await postGraphql(base, gqlBody('{ ticks(first: 100) { edges { node { tick } } } }'));
-    rejected(costly.json, /^Query Cost limit of 500 exceeded, found \d+/);
+    rejected(costly.json, /^Query Cost limit of 200 exceeded, found 301 /);
+    const viaVariable = await postGraphql(base, gqlBody('query($n: Int) { ticks(first: $n) { edges { node { tick } } } }', { n: 100 }));
+    rejected(viaVariable.json, /^Query Cost limit of 200 exceeded, found 301 /);
   });
 });
 
