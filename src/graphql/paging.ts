@@ -101,32 +101,49 @@ export function planPage(args: ConnectionArgs, keys: readonly SortKey[], directi
   };
 }
 
+// The objects of a connection are built lazily, with their lazy members (cursors, the edges) on class
+// prototypes: cursors are encoded only when a client selects them (the v2 methods never do), the edges are
+// built only when selected and then counted against the result budget right away, so a page served again
+// from a loader's cache (the tick of each of 1,000 holders) allocates nothing early; and the budget's size
+// estimate, which reads own properties only (src/graphql/result-budget.ts), never triggers them.
+type CursorOf<Row> = (node: Row) => string;
+
+class Edge<Row> {
+  constructor(readonly node: Row, private readonly cursorOf: CursorOf<Row>) {}
+  get cursor(): string { return this.cursorOf(this.node); }
+}
+
+class PageInfo<Row> {
+  constructor(
+    readonly hasNextPage: boolean,
+    readonly hasPreviousPage: boolean,
+    private readonly rows: readonly Row[],
+    private readonly cursorOf: CursorOf<Row>,
+  ) {}
+  get startCursor(): string | null { return this.rows.length ? this.cursorOf(this.rows[0]!) : null; }
+  get endCursor(): string | null { return this.rows.length ? this.cursorOf(this.rows.at(-1)!) : null; }
+}
+
+class Connection<Row> {
+  private built: Edge<Row>[] | undefined;
+  private total: Promise<number> | undefined;
+  constructor(
+    private readonly rows: readonly Row[],
+    private readonly cursorOf: CursorOf<Row>,
+    readonly pageInfo: PageInfo<Row>,
+    private readonly count: () => Promise<number>,
+  ) {}
+  get edges(): Edge<Row>[] { return (this.built ??= this.rows.map((node) => new Edge(node, this.cursorOf))); }
+  totalCount(): Promise<number> { return (this.total ??= this.count()); }
+}
+
 /** The connection object for a fetched page; `count` runs only if the client selects totalCount. */
 export function toConnection<Row extends object>(
   page: Page<Row>, plan: PagePlan, keys: readonly SortKey[], count: () => Promise<number>,
-) {
-  // cursors are encoded only when a client selects them (the v2 methods never do); the edges are built
-  // only when selected, and then counted against the result budget right away (src/graphql/result-budget.ts):
-  // a page served again from a loader's cache (the tick of each of 1,000 holders) allocates nothing early
+): Connection<Row> {
+  const rows = plan.backward ? [...page.rows].reverse() : page.rows;
   const cursorOf = (node: Row) => encodeCursor(keyValues(node as Record<string, unknown>, keys));
-  let edges: { readonly cursor: string; node: Row }[] | undefined;
-  const edgesOf = () => (edges ??= (plan.backward ? [...page.rows].reverse() : page.rows).map((node) => ({
-    get cursor() { return cursorOf(node); },
-    node,
-  })));
-  const first = () => (plan.backward ? page.rows.at(-1) : page.rows[0]);
-  const last = () => (plan.backward ? page.rows[0] : page.rows.at(-1));
   const hasMoreBefore = plan.backward ? page.hasMore : plan.args.after != null || (plan.args.offset ?? 0) > 0;
   const hasMoreAfter = plan.backward ? plan.args.before != null || (plan.args.offset ?? 0) > 0 : page.hasMore;
-  let total: Promise<number> | undefined;
-  return {
-    get edges() { return edgesOf(); },
-    pageInfo: {
-      hasNextPage: hasMoreAfter,
-      hasPreviousPage: hasMoreBefore,
-      get startCursor() { const row = first(); return row ? cursorOf(row) : null; },
-      get endCursor() { const row = last(); return row ? cursorOf(row) : null; },
-    },
-    totalCount: () => (total ??= count()),
-  };
+  return new Connection(rows, cursorOf, new PageInfo(hasMoreAfter, hasMoreBefore, rows, cursorOf), count);
 }

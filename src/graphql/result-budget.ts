@@ -20,25 +20,22 @@ const memberOverhead = 4;
 const otherValueBytes = 8;
 const dateBytes = 26; // "2024-01-16T10:18:46.000Z"
 
-// A row is usually emitted many times (the tick of each of 1,000 holders): its size is computed once.
-const sizes = new WeakMap<object, number>();
-
 /**
  * Bytes the object's own data takes in JSON, roughly: strings at their length, dates at their ISO length,
- * anything else 8, plus the key names. Accessors (lazy cursors) are not called.
+ * anything else 8, plus the key names. Reads own enumerable properties only: lazy members live on
+ * prototypes (src/graphql/paging.ts) and are not triggered. Computed again at each emission (no memo:
+ * a WeakMap of every row costs more in GC than the sums it saves; at most GRAPHQL_MAX_RESULT_NODES sums).
  */
 export function estimateBytes(value: unknown): number {
   if (value === null || typeof value !== 'object') return typeof value === 'string' ? value.length + 2 : otherValueBytes;
-  let size = sizes.get(value);
-  if (size !== undefined) return size;
-  size = 2;
-  for (const key of Object.keys(value)) {
-    const member = Object.getOwnPropertyDescriptor(value, key)!;
-    const v: unknown = member.value;
+  let size = 2;
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const v = record[key];
     size += key.length + memberOverhead +
       (typeof v === 'string' ? v.length + 2 : v instanceof Date ? dateBytes : otherValueBytes);
   }
-  sizes.set(value, size);
   return size;
 }
 
