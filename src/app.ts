@@ -27,7 +27,8 @@ export interface Gateway {
 export type GatewayConfig = Pick<Config,
   'DB_POOL_MAX' | 'DB_STATEMENT_TIMEOUT_MS' | 'DB_CONNECT_TIMEOUT_S' | 'DEFAULT_PAGE_SIZE' | 'MAX_PAGE_SIZE' |
   'GRAPHQL_INTROSPECTION' | 'CORS_ORIGIN' | 'RPC_MAX_BODY_BYTES' | 'RPC_MAX_BATCH' |
-  'GRAPHQL_MAX_BODY_BYTES' | 'GRAPHQL_MAX_DEPTH' | 'GRAPHQL_MAX_ALIASES' | 'GRAPHQL_MAX_TOKENS' | 'GRAPHQL_MAX_COST'> &
+  'GRAPHQL_MAX_BODY_BYTES' | 'GRAPHQL_MAX_DEPTH' | 'GRAPHQL_MAX_ALIASES' | 'GRAPHQL_MAX_TOKENS' | 'GRAPHQL_MAX_COST' |
+  'GRAPHQL_MAX_RESULT_NODES' | 'GRAPHQL_MAX_RESPONSE_BYTES'> &
   Partial<OperationsConfig> & StoreLimits;
 
 /** Everything but listening: tests build their own gateway on their own database. */
@@ -45,6 +46,7 @@ export function createGateway(
     onQuery: hooks.onQuery,
   });
   const paging = { defaultPageSize: config.DEFAULT_PAGE_SIZE, maxPageSize: config.MAX_PAGE_SIZE };
+  const resultLimits = { maxNodes: config.GRAPHQL_MAX_RESULT_NODES, maxBytes: config.GRAPHQL_MAX_RESPONSE_BYTES };
   const ops = createOperations({ config, target, logger: hooks.logger, build: buildFingerprint(printSdl(), paging, createRpcTables()) });
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
@@ -61,12 +63,13 @@ export function createGateway(
       maxTokens: config.GRAPHQL_MAX_TOKENS,
       maxCost: config.GRAPHQL_MAX_COST,
     },
+    resultLimits,
     plugins: ops.yogaPlugins,
     logging: yogaLogger(ops.logger),
   });
   const rpc = createRpcHandler({
     tables: createRpcTables(),
-    newContext: () => createContext(store, paging),
+    newContext: () => createContext(store, paging, resultLimits),
     limits: paging,
     maxBodyBytes: config.RPC_MAX_BODY_BYTES,
     maxBatch: config.RPC_MAX_BATCH,

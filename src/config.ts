@@ -27,12 +27,17 @@ export const configSchema = z.object({
   RPC_MAX_BODY_BYTES: int(1_024, 100 * 1024 * 1024).default(1024 * 1024),
   RPC_MAX_BATCH: int(1, 10_000).default(100),
   GRAPHQL_INTROSPECTION: bool.default(true),
-  // hostile-query guards (graphql-armor): nesting depth, aliases, lexer tokens and estimated cost per document
+  // hostile-query guards: nesting depth, aliases, lexer tokens (graphql-armor) and estimated cost per operation
+  // (with its variables: src/graphql/cost.ts)
   GRAPHQL_MAX_BODY_BYTES: int(1_024, 100 * 1024 * 1024).default(1024 * 1024),
   GRAPHQL_MAX_DEPTH: int(1, 1_000).default(15),
   GRAPHQL_MAX_ALIASES: int(0, 1_000).default(15),
   GRAPHQL_MAX_TOKENS: int(10, 1_000_000).default(2_000),
-  GRAPHQL_MAX_COST: int(1, 1_000_000_000).default(250_000),
+  GRAPHQL_MAX_COST: int(1, 1_000_000_000_000).default(250_000),
+  // the hard cap while an operation runs (GraphQL and each JSON-RPC call): objects and list items, and
+  // estimated bytes of its result (src/graphql/result-budget.ts)
+  GRAPHQL_MAX_RESULT_NODES: int(100, 100_000_000).default(100_000),
+  GRAPHQL_MAX_RESPONSE_BYTES: int(65_536, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   // SIGTERM/SIGINT: how long in-flight requests may take to finish before connections are cut
   SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(10_000),
   CORS_ORIGIN: z.string().default('*'),

@@ -64,6 +64,8 @@ describe('defaults', () => {
       GRAPHQL_MAX_ALIASES: defaults.GRAPHQL_MAX_ALIASES,
       GRAPHQL_MAX_TOKENS: defaults.GRAPHQL_MAX_TOKENS,
       GRAPHQL_MAX_COST: defaults.GRAPHQL_MAX_COST,
+      GRAPHQL_MAX_RESULT_NODES: defaults.GRAPHQL_MAX_RESULT_NODES,
+      GRAPHQL_MAX_RESPONSE_BYTES: defaults.GRAPHQL_MAX_RESPONSE_BYTES,
       DB_STATEMENT_TIMEOUT_MS: defaults.DB_STATEMENT_TIMEOUT_MS,
       DB_POOL_MAX: defaults.DB_POOL_MAX,
       GRAPHQL_INTROSPECTION: defaults.GRAPHQL_INTROSPECTION,
@@ -71,9 +73,12 @@ describe('defaults', () => {
     }).toEqual({
       RPC_MAX_BODY_BYTES: 1_048_576, RPC_MAX_BATCH: 100, GRAPHQL_MAX_BODY_BYTES: 1_048_576, MAX_PAGE_SIZE: 1_000,
       GRAPHQL_MAX_DEPTH: 15, GRAPHQL_MAX_ALIASES: 15, GRAPHQL_MAX_TOKENS: 2_000, GRAPHQL_MAX_COST: 250_000,
+      GRAPHQL_MAX_RESULT_NODES: 100_000, GRAPHQL_MAX_RESPONSE_BYTES: 16_777_216,
       DB_STATEMENT_TIMEOUT_MS: 5_000, DB_POOL_MAX: 10, GRAPHQL_INTROSPECTION: true, SHUTDOWN_TIMEOUT_MS: 10_000,
     });
     expect(() => configSchema.parse({ GRAPHQL_MAX_DEPTH: '0' })).toThrow();
+    expect(() => configSchema.parse({ GRAPHQL_MAX_RESULT_NODES: '10' })).toThrow(/GRAPHQL_MAX_RESULT_NODES/);
+    expect(() => configSchema.parse({ GRAPHQL_MAX_RESPONSE_BYTES: 'lots' })).toThrow(/GRAPHQL_MAX_RESPONSE_BYTES/);
   });
 
   it('the default GraphQL limits let GraphiQL work and stop a nested fan-out', async () => {
@@ -195,12 +200,15 @@ describe('GraphQL document limits (graphql-armor)', () => {
     rejected(flood.json, /Token limit of 20 exceeded/);
   });
 
-  it('GRAPHQL_MAX_COST', async () => {
-    const { base } = await gatewayWith({ GRAPHQL_MAX_COST: 500 });
+  it('GRAPHQL_MAX_COST, with the page size given literally or as a variable', async () => {
+    const { base } = await gatewayWith({ GRAPHQL_MAX_COST: 200 });
+    // 1 + first × (edges + node + tick)
     const cheap = await postGraphql(base, gqlBody('{ ticks(first: 5) { edges { node { tick } } } }'));
     expect(cheap.json.data.ticks.edges).toHaveLength(5);
     const costly = await postGraphql(base, gqlBody('{ ticks(first: 100) { edges { node { tick } } } }'));
-    rejected(costly.json, /^Query Cost limit of 500 exceeded, found \d+/);
+    rejected(costly.json, /^Query Cost limit of 200 exceeded, found 301 /);
+    const viaVariable = await postGraphql(base, gqlBody('query($n: Int) { ticks(first: $n) { edges { node { tick } } } }', { n: 100 }));
+    rejected(viaVariable.json, /^Query Cost limit of 200 exceeded, found 301 /);
   });
 });
 

@@ -1,6 +1,8 @@
 import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
 import RelayPlugin from '@pothos/plugin-relay';
 import type { Context } from './context.js';
+import ResultBudgetPlugin from './result-budget.js';
 import { BigIntScalar, DateTimeScalar, DecimalScalar } from './scalars.js';
 
 // The one SchemaBuilder of the program (Pothos plugin typings are global to a TS program).
@@ -18,15 +20,20 @@ export const builder = new SchemaBuilder<{
   DefaultNodeNullability: false;
 }>({
   defaultFieldNullability: false,
-  plugins: [RelayPlugin],
+  plugins: [RelayPlugin, ComplexityPlugin, ResultBudgetPlugin],
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
     nodeQueryOptions: false,
     nodesQueryOptions: false,
-    edgesFieldOptions: { nullable: false },
+    // a connection field already multiplies its selection by its page size (src/graphql/paging.ts)
+    edgesFieldOptions: { nullable: false, complexity: { field: 1, multiplier: 1 } },
     nodeFieldOptions: { nullable: false },
   },
+  // Each field's cost (1, a list's selection × its length) is declared here and on the list fields; the
+  // limit is checked once per operation with the request's variables by src/graphql/cost.ts, so the
+  // plugin's own check at each root field stays off.
+  complexity: { defaultComplexity: 1, defaultListMultiplier: 10, disabled: true },
 });
 
 builder.addScalarType('Decimal', DecimalScalar);
@@ -36,7 +43,14 @@ builder.addScalarType('DateTime', DateTimeScalar);
 builder.queryType({});
 
 builder.globalConnectionField('totalCount', (t) =>
-  t.int({ description: 'Number of items in the whole list (all pages).', resolve: (parent) => parent.totalCount() }),
+  t.int({
+    description: 'Number of items in the whole list (all pages).',
+    // a count is a statement: none once the result is over its budget
+    resolve: (parent, _args, ctx) => {
+      ctx.budget.check();
+      return parent.totalCount();
+    },
+  }),
 );
 
 export const OrderDirection = builder.enumType('OrderDirection', { values: ['ASC', 'DESC'] as const });

@@ -1,14 +1,17 @@
-import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { costLimitPlugin } from './cost.js';
+import { resultBudgetPlugin } from './result-budget.js';
 
 // What the GraphQL endpoint needs in front of the public internet:
 // - limits on hostile documents, checked before anything runs: the parser stops at the token limit,
-//   validation rejects deep nesting, alias fan-out and an estimated cost above the limit (graphql-armor's
-//   plugins, configured here), and introspection can be switched off (graphql-js's own rule);
+//   validation rejects deep nesting and alias fan-out (graphql-armor's plugins, configured here), the
+//   estimated cost is checked with the request's variables just before execution (src/graphql/cost.ts),
+//   and introspection can be switched off (graphql-js's own rule, and no "Did you mean …" hints then);
+// - a hard cap on the result while it is built (src/graphql/result-budget.ts);
 // - every error reply in the one shape {errors: [{message, extensions: {code}}]}, including the few
 //   that yoga would send without a body or without a code.
 
@@ -17,7 +20,7 @@ export interface GraphqlLimits {
   maxDepth: number;
   maxAliases: number;
   maxTokens: number;
-  /** graphql-armor's estimate: objects 2, scalars 1, ×1.5 per level, × a literal `first`/`last`. */
+  /** Estimated fields of the result, list selections × their (effective) length: src/graphql/cost.ts. */
   maxCost: number;
   /** Off: `__schema` and `__type` are rejected (`__typename` stays allowed). */
   introspection: boolean;
@@ -102,6 +105,26 @@ const useErrorCodes: Plugin = {
   },
 };
 
+// graphql-js appends "Did you mean …?" with the names of fields, arguments, types and enum values close to
+// a misspelt one: with introspection off that would leak the schema bit by bit. Stripped from every error
+// of the reply (validation and variable coercion alike; graphql-armor's block-field-suggestions plugin
+// only sees validation and misses the enum-value form "Did you mean the enum value …?").
+const suggestion = /\s*Did you mean [^?]*\?/g;
+const withoutSuggestion = (error: GraphQLError) => {
+  if (!error.message.includes('Did you mean')) return error;
+  return new GraphQLError(error.message.replace(suggestion, ''), {
+    nodes: error.nodes, source: error.source, positions: error.positions, path: error.path,
+    originalError: error.originalError, extensions: error.extensions,
+  });
+};
+const useNoSuggestions: Plugin = {
+  onResultProcess({ result, setResult }) {
+    if (!Array.isArray(result) && 'errors' in result && Array.isArray(result.errors)) {
+      setResult({ ...result, errors: result.errors.map((e) => (e instanceof GraphQLError ? withoutSuggestion(e) : e)) });
+    }
+  },
+};
+
 export function guardPlugins(limits: GraphqlLimits): Plugin[] {
   const plugins: Plugin[] = [
     useRequestErrorBodies,
@@ -111,10 +134,11 @@ export function guardPlugins(limits: GraphqlLimits): Plugin[] {
     // `fields { type { fields … } } }` as deep as the token limit allows
     maxDepthPlugin({ n: limits.maxDepth, ignoreIntrospection: false, flattenFragments: true, ...report }),
     maxAliasesPlugin({ n: limits.maxAliases, ...report }),
-    costLimitPlugin({ maxCost: limits.maxCost, ...report }),
+    costLimitPlugin(limits.maxCost),
+    resultBudgetPlugin(),
   ];
   if (!limits.introspection) {
-    plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) });
+    plugins.push({ onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule) }, useNoSuggestions);
   }
   return plugins;
 }

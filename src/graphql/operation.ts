@@ -16,7 +16,10 @@ export function prepareOperation(source: string, onMasked?: (error: GraphQLError
   // compiled once (graphql-jit) where it can be: src/graphql/jit.ts
   const exec = compileOperation(schema, document);
   return async function run<T>(variables: Record<string, unknown>, context: Context): Promise<ExecutionResult<T>> {
-    const result = (await exec(variables, context)) as ExecutionResult<T>;
+    // each operation has its own result budget (the operations of a JSON-RPC batch share the context)
+    const budget = context.budget.fresh();
+    const result = (await exec(variables, { ...context, budget })) as ExecutionResult<T>;
+    if (budget.exceeded) return { errors: [budget.exceeded] };
     if (!result.errors?.length) return result;
     return {
       ...result,

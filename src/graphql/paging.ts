@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { keyValues, type Direction, type Page, type PageRequest, type SortKey } from '../db/paging.js';
 import { builder } from './builder.js';
-import type { Context } from './context.js';
+import type { Context, PagingConfig } from './context.js';
 
 // Connections page by keyset cursors (a deep page costs what the first does) and also accept `offset`,
 // because legacy clients page by offset. A cursor is the base64url JSON of the row's sort-key values.
@@ -55,6 +55,18 @@ export function decodeCursor(cursor: string, keys: readonly SortKey[]): string[]
   return values as string[];
 }
 
+/** Rows a page holds at most: `first` or `last`, else the default, clamped to MAX_PAGE_SIZE. */
+export function pageSize(args: ConnectionArgs, paging: PagingConfig): number {
+  return Math.max(0, Math.min(args.first ?? args.last ?? paging.defaultPageSize, paging.maxPageSize));
+}
+
+/**
+ * The cost of a connection field (@pothos/plugin-complexity): its selection once per row of the page it
+ * will hold, computed from the arguments after variables and defaults are applied. `offset` moves the
+ * page without growing it.
+ */
+export const connectionComplexity = (args: ConnectionArgs, ctx: Context) => ({ field: 1, multiplier: pageSize(args, ctx.paging) });
+
 export interface PagePlan {
   request: PageRequest;
   backward: boolean;
@@ -74,7 +86,7 @@ export function planPage(args: ConnectionArgs, keys: readonly SortKey[], directi
   if (first != null && before != null) throw badInput('`before` goes with `last`, not `first`');
   if (last != null && after != null) throw badInput('`after` goes with `first`, not `last`');
   const backward = last != null || before != null;
-  const size = Math.min(first ?? last ?? ctx.paging.defaultPageSize, ctx.paging.maxPageSize);
+  const size = pageSize(args, ctx.paging);
   const flip = (d: Direction): Direction => (d === 'ASC' ? 'DESC' : 'ASC');
   const cursor = backward ? before : after;
   return {
@@ -89,27 +101,49 @@ export function planPage(args: ConnectionArgs, keys: readonly SortKey[], directi
   };
 }
 
+// The objects of a connection are built lazily, with their lazy members (cursors, the edges) on class
+// prototypes: cursors are encoded only when a client selects them (the v2 methods never do), the edges are
+// built only when selected and then counted against the result budget right away, so a page served again
+// from a loader's cache (the tick of each of 1,000 holders) allocates nothing early; and the budget's size
+// estimate, which reads own properties only (src/graphql/result-budget.ts), never triggers them.
+type CursorOf<Row> = (node: Row) => string;
+
+class Edge<Row> {
+  constructor(readonly node: Row, private readonly cursorOf: CursorOf<Row>) {}
+  get cursor(): string { return this.cursorOf(this.node); }
+}
+
+class PageInfo<Row> {
+  constructor(
+    readonly hasNextPage: boolean,
+    readonly hasPreviousPage: boolean,
+    private readonly rows: readonly Row[],
+    private readonly cursorOf: CursorOf<Row>,
+  ) {}
+  get startCursor(): string | null { return this.rows.length ? this.cursorOf(this.rows[0]!) : null; }
+  get endCursor(): string | null { return this.rows.length ? this.cursorOf(this.rows.at(-1)!) : null; }
+}
+
+class Connection<Row> {
+  private built: Edge<Row>[] | undefined;
+  private total: Promise<number> | undefined;
+  constructor(
+    private readonly rows: readonly Row[],
+    private readonly cursorOf: CursorOf<Row>,
+    readonly pageInfo: PageInfo<Row>,
+    private readonly count: () => Promise<number>,
+  ) {}
+  get edges(): Edge<Row>[] { return (this.built ??= this.rows.map((node) => new Edge(node, this.cursorOf))); }
+  totalCount(): Promise<number> { return (this.total ??= this.count()); }
+}
+
 /** The connection object for a fetched page; `count` runs only if the client selects totalCount. */
 export function toConnection<Row extends object>(
   page: Page<Row>, plan: PagePlan, keys: readonly SortKey[], count: () => Promise<number>,
-) {
+): Connection<Row> {
   const rows = plan.backward ? [...page.rows].reverse() : page.rows;
-  // cursors are encoded only when a client selects them (the v2 methods never do)
-  const edges = rows.map((node) => ({
-    get cursor() { return encodeCursor(keyValues(node as Record<string, unknown>, keys)); },
-    node,
-  }));
+  const cursorOf = (node: Row) => encodeCursor(keyValues(node as Record<string, unknown>, keys));
   const hasMoreBefore = plan.backward ? page.hasMore : plan.args.after != null || (plan.args.offset ?? 0) > 0;
   const hasMoreAfter = plan.backward ? plan.args.before != null || (plan.args.offset ?? 0) > 0 : page.hasMore;
-  let total: Promise<number> | undefined;
-  return {
-    edges,
-    pageInfo: {
-      hasNextPage: hasMoreAfter,
-      hasPreviousPage: hasMoreBefore,
-      get startCursor() { return edges[0]?.cursor ?? null; },
-      get endCursor() { return edges.at(-1)?.cursor ?? null; },
-    },
-    totalCount: () => (total ??= count()),
-  };
+  return new Connection(rows, cursorOf, new PageInfo(hasMoreAfter, hasMoreBefore, rows, cursorOf), count);
 }

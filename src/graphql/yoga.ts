@@ -6,6 +6,7 @@ import { maskError } from './errors.js';
 import { guardPlugins, type GraphqlLimits } from './guards.js';
 import { bodyLimitPlugin } from './body-limit.js';
 import { jitPlugin } from './jit.js';
+import type { ResultLimits } from './result-budget.js';
 import { schema } from './schema.js';
 
 /** The example GraphiQL opens with: real data from the demo set on the first click. */
@@ -34,6 +35,8 @@ export interface YogaOptions {
   introspection: boolean;
   corsOrigin: string;
   limits: Omit<GraphqlLimits, 'introspection'>;
+  /** The hard cap on each operation's result: src/graphql/result-budget.ts. */
+  resultLimits: ResultLimits;
   /** Request bodies above this get 413 (code REQUEST_ENTITY_TOO_LARGE) before they are read in full. */
   maxBodyBytes: number;
   /** Operations plugins (metrics, freshness extension, response cache): src/observability/operations.ts. */
@@ -58,7 +61,7 @@ export function createGraphqlServer(options: YogaOptions) {
     // compiled execution (graphql-jit) last: the response cache short-circuits before it; src/graphql/jit.ts
     plugins: [...guardPlugins({ ...options.limits, introspection: options.introspection }), ...(options.plugins ?? []), jitPlugin(),
       bodyLimitPlugin(options.maxBodyBytes)],
-    context: () => createContext(options.store, options.paging),
+    context: () => createContext(options.store, options.paging, options.resultLimits),
   });
 }
 

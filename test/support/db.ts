@@ -89,6 +89,8 @@ export const testConfig: GatewayConfig = {
   GRAPHQL_MAX_ALIASES: 15,
   GRAPHQL_MAX_TOKENS: 2_000,
   GRAPHQL_MAX_COST: 250_000,
+  GRAPHQL_MAX_RESULT_NODES: 100_000,
+  GRAPHQL_MAX_RESPONSE_BYTES: 16 * 1024 * 1024,
   // the data path is what most tests look at (statement counts, fresh fixtures): the cache tests turn it on
   CACHE: false,
   LOG_LEVEL: 'silent',

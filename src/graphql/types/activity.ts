@@ -127,6 +127,7 @@ builder.objectFields(ChainRef, (t) => ({
     type: [BlockActivityRef],
     description: 'The newest blocks of the chain that hold indexed transactions, newest first.',
     args: { last: t.arg.int({ defaultValue: 10, required: true, description: `At most ${maxRecentBlocks}.` }) },
+    complexity: (args) => ({ field: 1, multiplier: Math.max(0, Math.min(args.last, maxRecentBlocks)) }),
     resolve: async (c, args, ctx) => {
       if (args.last < 0 || args.last > maxRecentBlocks) throw badInput(`\`last\` must be between 0 and ${maxRecentBlocks}`);
       if (args.last === 0) return [];

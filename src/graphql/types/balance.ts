@@ -1,6 +1,6 @@
 import { addressBalanceSortKeys, type BalanceRow } from '../../db/balances.js';
 import { builder, OrderDirection } from '../builder.js';
-import { offsetArg, planPage, toConnection } from '../paging.js';
+import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
 import { ChainRef } from './chain.js';
 import { TickRef } from './tick.js';
 
@@ -31,6 +31,7 @@ export const BalanceConnection = builder.connectionObject(
 builder.queryFields((t) => ({
   balances: t.connection({
     type: BalanceRef,
+    complexity: connectionComplexity,
     description: 'Positive balances of an address, by balance (the tick breaks ties).',
     args: {
       ...offsetArg(),

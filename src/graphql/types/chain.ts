@@ -1,7 +1,7 @@
 import type { ChainRow, IndexedBlockRow } from '../../db/chains.js';
 import { tickSortKeys } from '../../db/ticks.js';
 import { builder, OrderDirection } from '../builder.js';
-import { offsetArg, planPage, toConnection } from '../paging.js';
+import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
 import { TickConnection, TickOrderField, TickRef } from './tick.js';
 
 export const IndexedBlockRef = builder.objectRef<IndexedBlockRow>('IndexedBlock');
@@ -33,6 +33,7 @@ ChainRef.implement({
     }),
     ticks: t.connection({
       type: TickRef,
+      complexity: connectionComplexity,
       description: "The chain's ticks.",
       args: {
         ...offsetArg(),

@@ -1,6 +1,6 @@
 import { holderSortKeys, type BalanceRow } from '../../db/balances.js';
 import { builder, OrderDirection } from '../builder.js';
-import { offsetArg, planPage, toConnection } from '../paging.js';
+import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
 import { TickRef } from './tick.js';
 
 export const HolderRef = builder.objectRef<BalanceRow>('Holder');
@@ -22,6 +22,7 @@ export const HolderConnection = builder.connectionObject(
 builder.objectField(TickRef, 'holders', (t) =>
   t.connection({
     type: HolderRef,
+    complexity: connectionComplexity,
     description: 'Holders by balance (the address breaks ties); totalCount is the maintained holder count.',
     args: { ...offsetArg(), direction: t.arg({ type: OrderDirection, defaultValue: 'DESC', required: true }) },
     resolve: async (tick, args, ctx) => {

@@ -98,6 +98,7 @@ builder.objectFields(TickRef, (t) => ({
       address: t.arg.string({ required: true }),
       first: t.arg.int({ defaultValue: 100, required: true, description: `At most ${maxUtxos}.` }),
     },
+    complexity: (args) => ({ field: 1, multiplier: Math.max(0, Math.min(args.first, maxUtxos)) }),
     resolve: (tick, args, ctx) => {
       requireText('address', args.address, maxAddressLength);
       if (args.first < 0 || args.first > maxUtxos) throw badInput(`\`first\` must be between 0 and ${maxUtxos}`);

@@ -1,7 +1,7 @@
 import { movementEventFilters, movementEvents } from '../../domain/codes.js';
 import { movementSortKeys, type MovementRow } from '../../db/movements.js';
 import { builder, OrderDirection } from '../builder.js';
-import { offsetArg, planPage, toConnection } from '../paging.js';
+import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
 import { TickRef } from './tick.js';
 
 export const MovementEvent = builder.enumType('MovementEvent', {
@@ -39,6 +39,7 @@ export const AddressTransactionConnection = builder.connectionObject(
 builder.queryFields((t) => ({
   addressTransactions: t.connection({
     type: AddressTransactionRef,
+    complexity: connectionComplexity,
     description: "An address's movement log, newest first by default.",
     args: {
       ...offsetArg(),

@@ -23,7 +23,9 @@ TickSearchResultRef.implement({
   isTypeOf: (v) => (v as Search).kind === 'TICK',
   fields: (t) => ({
     keyword: t.exposeString('keyword'),
-    ticks: t.field({ type: [TickRef], description: `At most ${maxResults}.`, resolve: (s) => s.ticks }),
+    ticks: t.field({
+      type: [TickRef], description: `At most ${maxResults}.`, complexity: { field: 1, multiplier: maxResults }, resolve: (s) => s.ticks,
+    }),
     totalCount: t.int({ description: 'Number of all matching ticks.', resolve: (s) => s.total }),
   }),
 });

@@ -2,7 +2,7 @@ import { tickOrders, transferTypes } from '../../domain/codes.js';
 import { compareDecimal } from '../../domain/decimal.js';
 import { tickSortKeys, type TickRow } from '../../db/ticks.js';
 import { builder, OrderDirection } from '../builder.js';
-import { badInput, offsetArg, planPage, toConnection } from '../paging.js';
+import { badInput, connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
 import { ChainRef } from './chain.js';
 
 export const TransferType = builder.enumType('TransferType', {
@@ -99,6 +99,7 @@ builder.queryFields((t) => ({
     type: [TickRef],
     description: 'Ticks for a batch of selectors, in selector order; selectors that match nothing are left out.',
     args: { selectors: t.arg({ type: [TickSelector], required: true }) },
+    complexity: (args) => ({ field: 1, multiplier: Math.min(args.selectors.length, maxSelectors) }),
     resolve: async (_root, args, ctx) => {
       if (args.selectors.length > maxSelectors) throw badInput(`at most ${maxSelectors} selectors`);
       // loadMany resolves failed keys to Error values instead of rejecting: a failed load (database
@@ -111,6 +112,7 @@ builder.queryFields((t) => ({
   }),
   ticks: t.connection({
     type: TickRef,
+    complexity: connectionComplexity,
     description: 'Ticks, filtered exactly (case-insensitive) and ordered; the v2 inds_getTicks list.',
     args: {
       ...offsetArg(),

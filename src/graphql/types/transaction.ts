@@ -1,6 +1,6 @@
 import { transactionSortKeys, type TransactionRow } from '../../db/transactions.js';
 import { builder, OrderDirection } from '../builder.js';
-import { offsetArg, planPage, toConnection } from '../paging.js';
+import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
 import { ChainRef } from './chain.js';
 import { TickRef } from './tick.js';
 
@@ -44,6 +44,7 @@ export const TransactionConnection = builder.connectionObject(
 builder.queryFields((t) => ({
   transactions: t.connection({
     type: TransactionRef,
+    complexity: connectionComplexity,
     description: 'Transactions in chain order (block height, position); the address matches sender or recipient.',
     args: {
       ...offsetArg(),
@@ -64,6 +65,7 @@ builder.queryFields((t) => ({
 builder.objectField(TickRef, 'transactions', (t) =>
   t.connection({
     type: TransactionRef,
+    complexity: connectionComplexity,
     description: "The tick's transactions in chain order; totalCount is the maintained tx count.",
     args: { ...offsetArg(), direction: t.arg({ type: OrderDirection, defaultValue: 'DESC', required: true }) },
     resolve: async (tick, args, ctx) => {
