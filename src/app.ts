@@ -76,7 +76,7 @@ export function createGateway(
     // a batch's elements run a few at a time, like the statements of one request
     batchConcurrency: config.REQUEST_MAX_CONCURRENT_STATEMENTS ?? storeLimitDefaults.REQUEST_MAX_CONCURRENT_STATEMENTS,
     corsOrigin: config.CORS_ORIGIN,
-    onError: hooks.onError ?? ((error, method) => logFailure(ops.logger, error, { rpcMethod: method }, 'rpc: internal error')),
+    onError: hooks.onError ?? ((error, method) => logFailure(ops.logger, error, { rpcMethod: method }, 'rpc')),
     cache: ops.rpcCache,
     onCall: ops.onRpcCall,
   });

@@ -80,7 +80,7 @@ export function logFailure(logger: Logger, error: unknown, context: Record<strin
   const fields = { reqId: currentScope()?.id, ...context };
   if (kind === 'client') logger.info({ ...fields, failure: kind, reason: (error as Error)?.message }, `${msg}: client input refused`);
   else if (kind === 'outage') logger.warn({ ...fields, failure: kind, reason: unavailableReason(error) }, `${msg}: database unavailable`);
-  else logger.error({ ...fields, err: error }, msg);
+  else logger.error({ ...fields, err: error }, `${msg}: internal error`);
 }
 
 /**
@@ -93,7 +93,7 @@ export function yogaLogger(logger: Logger) {
     const [first] = args;
     const reqId = currentScope()?.id;
     if (first instanceof Error) {
-      if (level === 'error') return logFailure(logger, first, {}, `graphql: ${first.message}`);
+      if (level === 'error') return logFailure(logger, first, {}, 'graphql');
       if (logger.isLevelEnabled(level)) logger[level]({ reqId, err: first }, `graphql: ${first.message}`);
       return;
     }
