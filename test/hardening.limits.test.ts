@@ -6,6 +6,7 @@ import type { GatewayConfig } from '../src/app.js';
 import { configSchema } from '../src/config.js';
 import { defaultQuery } from '../src/graphql/yoga.js';
 import { createTestDatabase, createTestGateway, findServer, testConfig, type TestDatabase } from './support/db.js';
+import { lockTable } from './support/locks.js';
 import { Fixture } from './support/fixtures.js';
 import { listen, post } from './support/http.js';
 import { send } from './support/hostile.js';
@@ -272,26 +273,7 @@ describe.skipIf(!onServer)('database limits (real PostgreSQL)', () => {
     for (const gw of open.splice(0)) await gw.close();
   });
 
-  /** Holds an exclusive lock on `ticks` from another session until `release` is called. */
-  async function lockTicks(): Promise<{ pid: number; release(): Promise<void> }> {
-    let release!: () => void;
-    let locked!: (pid: number) => void;
-    const isLocked = new Promise<number>((resolve) => { locked = resolve; });
-    const done = db.sql.begin(async (tx) => {
-      await tx`LOCK TABLE ticks IN ACCESS EXCLUSIVE MODE`;
-      const [row] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
-      locked(row!.pid);
-      await new Promise<void>((resolve) => { release = resolve; });
-    });
-    const pid = await isLocked;
-    return {
-      pid,
-      async release() {
-        release();
-        await done;
-      },
-    };
-  }
+  const lockTicks = () => lockTable(db.sql, 'ticks');
 
   it('DB_STATEMENT_TIMEOUT_MS is the server\'s statement_timeout: -32000 / SERVICE_UNAVAILABLE "query timed out"', async () => {
     const { gateway, base } = await gatewayWith({ DB_STATEMENT_TIMEOUT_MS: 300 });

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../src/app.js';
 import { ConfigError, configSchema, loadConfig } from '../src/config.js';
 import { createTestDatabase, findServer, type TestDatabase } from './support/db.js';
+import { lockTable } from './support/locks.js';
 import { Fixture } from './support/fixtures.js';
 import { post } from './support/http.js';
 import { capturingLogger, startGateway, type LiveGateway } from './support/ops.js';
@@ -87,20 +88,7 @@ describe.skipIf(!onServer)('fair use of the pool (real PostgreSQL)', () => {
     for (const gw of open.splice(0)) await gw.close();
   });
 
-  /** Holds an exclusive lock on `ticks` from another session until `release` is called. */
-  async function lockTicks(): Promise<{ pid: number; release(): Promise<void> }> {
-    let release!: () => void;
-    let locked!: (pid: number) => void;
-    const isLocked = new Promise<number>((resolve) => { locked = resolve; });
-    const done = db.sql.begin(async (tx) => {
-      await tx`LOCK TABLE ticks IN ACCESS EXCLUSIVE MODE`;
-      const [row] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
-      locked(row!.pid);
-      await new Promise<void>((resolve) => { release = resolve; });
-    });
-    const pid = await isLocked;
-    return { pid, async release() { release(); await done; } };
-  }
+  const lockTicks = () => lockTable(db.sql, 'ticks');
 
   /** The gateway's statements waiting for the lock (each holds one pool connection). */
   async function blockedStatements(): Promise<number> {
