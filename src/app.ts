@@ -10,6 +10,8 @@ import { yogaLogger, type Logger } from './observability/logger.js';
 import { createOperations, type Operations, type OperationsConfig } from './observability/operations.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
+import type { HttpSettings } from './server/connections.js';
+import { corsPolicy } from './server/cors.js';
 import { createHttpServer } from './server/http.js';
 
 export interface Gateway {
@@ -28,7 +30,9 @@ export type GatewayConfig = Pick<Config,
   'DB_POOL_MAX' | 'DB_STATEMENT_TIMEOUT_MS' | 'DB_CONNECT_TIMEOUT_S' | 'DEFAULT_PAGE_SIZE' | 'MAX_PAGE_SIZE' |
   'GRAPHQL_INTROSPECTION' | 'CORS_ORIGIN' | 'RPC_MAX_BODY_BYTES' | 'RPC_MAX_BATCH' |
   'GRAPHQL_MAX_BODY_BYTES' | 'GRAPHQL_MAX_DEPTH' | 'GRAPHQL_MAX_ALIASES' | 'GRAPHQL_MAX_TOKENS' | 'GRAPHQL_MAX_COST'> &
-  Partial<OperationsConfig>;
+  Partial<OperationsConfig> & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>>;
+
+const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-request-id' };
 
 /** Everything but listening: tests build their own gateway on their own database. */
 export function createGateway(
@@ -52,7 +56,6 @@ export function createGateway(
     store,
     paging,
     introspection: config.GRAPHQL_INTROSPECTION,
-    corsOrigin: config.CORS_ORIGIN,
     maxBodyBytes: config.GRAPHQL_MAX_BODY_BYTES,
     limits: {
       maxDepth: config.GRAPHQL_MAX_DEPTH,
@@ -63,18 +66,20 @@ export function createGateway(
     plugins: ops.yogaPlugins,
     logging: yogaLogger(ops.logger),
   });
+  // one CORS policy for both surfaces (src/server/cors.ts)
+  const cors = corsPolicy(config.CORS_ORIGIN, config.CORS_CREDENTIALS ?? false);
   const rpc = createRpcHandler({
     tables: createRpcTables(),
     newContext: () => createContext(store, paging),
     limits: paging,
     maxBodyBytes: config.RPC_MAX_BODY_BYTES,
     maxBatch: config.RPC_MAX_BATCH,
-    corsOrigin: config.CORS_ORIGIN,
+    cors: (req) => cors.headers(req.headers, rpcCors),
     onError: hooks.onError ?? ((error, method) => ops.logger.error({ err: error, rpcMethod: method }, 'rpc: internal error')),
     cache: ops.rpcCache,
     onCall: ops.onRpcCall,
   });
-  const server = createHttpServer({ store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp });
+  const server = createHttpServer({ store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp, cors }, config);
   return {
     sql,
     store,
