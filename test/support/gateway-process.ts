@@ -18,10 +18,20 @@ export interface GatewayProcess {
   stop(timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export async function startGatewayProcess(env: Record<string, string>, startTimeoutMs = 30_000): Promise<GatewayProcess> {
+export interface ProcessOptions {
+  /** More node flags before the entry point (e.g. a test-only `--import`). */
+  nodeArgs?: string[];
+  /** A shell command to run instead of node (e.g. the `start` script of package.json). */
+  command?: string;
+}
+
+export async function startGatewayProcess(env: Record<string, string>, startTimeoutMs = 30_000, options: ProcessOptions = {}): Promise<GatewayProcess> {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) =>
-    !/^(DATABASE_URL|PORT|HOST|SEED|NODE_OPTIONS|VITEST.*|LOG_.*|DB_.*|GRAPHQL_.*|RPC_.*|CACHE.*|REDIS_URL)$/.test(k)));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    !/^(DATABASE_URL|PORT|HOST|SEED|NODE_OPTIONS|VITEST.*|LOG_.*|DB_.*|GRAPHQL_.*|RPC_.*|CACHE.*|REDIS_URL|HTTP_.*|CORS_.*|HEAP_MAX_MB)$/.test(k)));
+  const [file, args] = options.command
+    ? ['/bin/sh', ['-c', `exec ${options.command}`]]
+    : [process.execPath, ['--import', 'tsx', ...(options.nodeArgs ?? []), 'src/main.ts']];
+  const child = spawn(file, args, {
     cwd: root,
     env: { ...inherited, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
