@@ -80,7 +80,6 @@ describe('limits', () => {
     expect(gateway.server.headersTimeout).toBe(1_500);
     expect(gateway.server.requestTimeout).toBe(2_500);
     expect(gateway.server.keepAliveTimeout).toBe(5_000);
-    expect(gateway.server.maxRequestsPerSocket).toBe(1_000);
     expect(gateway.server.timeout).toBe(30_000);
   });
 
@@ -142,6 +141,33 @@ describe('the per-client cap', () => {
     const response = await exchange(port, 'GET /healthz HTTP/1.1\r\nhost: gw\r\nconnection: close\r\n\r\n', '127.0.0.5');
     expect(response?.status).toBe(200);
     for (const c of held) c.destroy();
+  });
+});
+
+describe('requests per connection', () => {
+  it('the last one allowed closes the connection; one pipelined past it gets 503 with a body', async () => {
+    const { port } = await gatewayWith({ HTTP_MAX_REQUESTS_PER_SOCKET: 2 });
+    const get = 'GET /healthz HTTP/1.1\r\nhost: gw\r\n\r\n';
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'inds_getAllChains', params: [[]] });
+    // one at a time: the second answer says close, and the server closes
+    const c = client(port, '127.0.0.1', get);
+    await c.connected;
+    while (!c.received().includes('{"status":"ok"}')) await new Promise((r) => setTimeout(r, 10));
+    c.socket.write(get);
+    const both = await c.closed;
+    expect(both.match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+    expect(both.slice(0, both.lastIndexOf('HTTP/1.1'))).not.toMatch(/\r\nConnection: close\r\n/i);
+    expect(both.slice(both.lastIndexOf('HTTP/1.1'))).toMatch(/\r\nConnection: close\r\n/i);
+    // three pipelined at once: whatever is answered past the second is a 503 with a body, or nothing
+    const piped = client(port, '127.0.0.1', get + get + `${rpcHead(body.length)}${body}`);
+    const data = await piped.closed;
+    const statuses = [...data.matchAll(/HTTP\/1\.1 (\d+)/g)].map((m) => Number(m[1]));
+    expect(statuses.slice(0, 2)).toEqual([200, 200]);
+    for (const answer of data.split(/(?=HTTP\/1\.1 )/).slice(2)) {
+      const response = parseResponse(answer);
+      expect(response?.status).toBe(503);
+      expect(JSON.parse(response!.body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32000 } });
+    }
   });
 });
 

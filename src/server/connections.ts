@@ -63,9 +63,15 @@ export interface ConnectionHooks {
   cut(req: IncomingMessage, res: ServerResponse, path: string, reason: string): void;
 }
 
+/**
+ * What to do with a request: serve it; ignore it (it came on a refused connection, which is answered and
+ * closed already); or answer that the connection has had its requests (pipelined past the limit).
+ */
+export type Admission = 'serve' | 'ignore' | 'over-limit';
+
 export interface ConnectionTracker {
-  /** Registers a request as it arrives; false when it came on a refused connection (not to be served). */
-  admit(req: IncomingMessage, res: ServerResponse, path: string): boolean;
+  /** Registers a request as it arrives. */
+  admit(req: IncomingMessage, res: ServerResponse, path: string): Admission;
   /** Ends the request still receiving its body on this socket, if there is one (request timeout). */
   cutReceiving(socket: Socket, reason: string): boolean;
   /** Open connections per client key (tests, diagnostics). */
@@ -75,7 +81,10 @@ export interface ConnectionTracker {
 export function trackConnections(server: Server, settings: HttpSettings, hooks: ConnectionHooks): ConnectionTracker {
   server.maxConnections = settings.HTTP_MAX_CONNECTIONS;
   server.keepAliveTimeout = settings.HTTP_KEEP_ALIVE_TIMEOUT_MS;
-  server.maxRequestsPerSocket = settings.HTTP_MAX_REQUESTS_PER_SOCKET;
+  // requests per connection are counted here, not by Node (server.maxRequestsPerSocket), whose answer to a
+  // request past the limit is an empty 503
+  const maxRequests = settings.HTTP_MAX_REQUESTS_PER_SOCKET;
+  const requests = new WeakMap<Socket, number>();
   // a socket with no traffic either way for this long (a stalled upload or a client that stops reading)
   server.timeout = settings.HTTP_IDLE_TIMEOUT_MS;
 
@@ -132,7 +141,13 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
       const socket = req.socket;
       if (refused.has(socket)) {
         req.resume();
-        return false;
+        return 'ignore';
+      }
+      if (maxRequests > 0) {
+        const count = (requests.get(socket) ?? 0) + 1;
+        requests.set(socket, count);
+        if (count > maxRequests) return 'over-limit';
+        if (count === maxRequests) res.setHeader('connection', 'close'); // the last one: Node closes after it
       }
       if (!req.complete) {
         receiving.set(socket, { req, res, path, startedAt: performance.now(), bytesAtStart: socket.bytesRead });
@@ -140,7 +155,7 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
           if (receiving.get(socket)?.req === req) receiving.delete(socket);
         });
       }
-      return true;
+      return 'serve';
     },
     cutReceiving(socket, reason) {
       const entry = receiving.get(socket);

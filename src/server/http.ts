@@ -98,8 +98,15 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
   for (const key of Object.keys(httpDefaults) as (keyof HttpSettings)[]) if (settings[key] !== undefined) limits[key] = settings[key];
   const wrap = deps.wrap ?? ((handler) => handler);
   const cors = deps.cors ?? corsPolicy('*', false);
+  const overLimit = new WeakSet<IncomingMessage>();
   const handle = wrap((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
+    // pipelined past HTTP_MAX_REQUESTS_PER_SOCKET (the response before it closed the connection)
+    if (overLimit.has(req)) {
+      req.resume();
+      res.setHeader('connection', 'close');
+      return sendJson(res, 503, surfaceError(path, rpcErrors.unavailable('too many requests on one connection: open a new one'), 'SERVICE_UNAVAILABLE'));
+    }
     // After close() (shutdown) no new connection is accepted, but a kept-alive one can still bring a
     // request: it is refused cleanly while the requests already in flight finish.
     if (!server.listening) {
@@ -161,7 +168,10 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
     connectionsCheckingInterval: checkInterval(limits),
     requireHostHeader: false, // checked above, to answer with a body
   }, (req, res) => {
-    if (tracker.admit(req, res, (req.url ?? '/').split('?')[0]!)) handle(req, res);
+    const admission = tracker.admit(req, res, (req.url ?? '/').split('?')[0]!);
+    if (admission === 'ignore') return;
+    if (admission === 'over-limit') overLimit.add(req);
+    handle(req, res);
   });
   const tracker = trackConnections(server, limits, { refuse: refuseConnection, cut: cutRequest });
   server.on('clientError', answerClientError(tracker));
