@@ -74,6 +74,8 @@ export interface ConnectionTracker {
   admit(req: IncomingMessage, res: ServerResponse, path: string): Admission;
   /** Ends the request still receiving its body on this socket, if there is one (request timeout). */
   cutReceiving(socket: Socket, reason: string): boolean;
+  /** Whether a response is under way on this socket (nothing may then be written to it but that response). */
+  busy(socket: Socket): boolean;
   /** Open connections per client key (tests, diagnostics). */
   clients(): Map<string, number>;
 }
@@ -85,6 +87,7 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
   // request past the limit is an empty 503
   const maxRequests = settings.HTTP_MAX_REQUESTS_PER_SOCKET;
   const requests = new WeakMap<Socket, number>();
+  const inFlight = new WeakMap<Socket, number>();
   // a socket with no traffic either way for this long (a stalled upload or a client that stops reading)
   server.timeout = settings.HTTP_IDLE_TIMEOUT_MS;
 
@@ -143,6 +146,8 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
         req.resume();
         return 'ignore';
       }
+      inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+      res.once('close', () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
       if (maxRequests > 0) {
         const count = (requests.get(socket) ?? 0) + 1;
         requests.set(socket, count);
@@ -164,6 +169,7 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
       hooks.cut(entry.req, entry.res, entry.path, reason);
       return true;
     },
+    busy: (socket) => (inFlight.get(socket) ?? 0) > 0,
     clients: () => new Map(perClient),
   };
 }

@@ -22,7 +22,7 @@ export interface HttpDeps {
 }
 
 /** The CORS headers of the GraphQL surface (yoga's own CORS is off: one policy for both surfaces). */
-export const graphqlCors = { methods: 'GET, POST, OPTIONS', allowHeaders: 'reflect' } as const;
+const graphqlCors = { methods: 'GET, POST, OPTIONS', allowHeaders: 'reflect' } as const;
 
 function sendJson(res: ServerResponse, status: number, body: unknown) {
   const text = JSON.stringify(body);
@@ -65,7 +65,8 @@ function answerClientError(tracker: ConnectionTracker) {
     if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
     const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
     if (timedOut && tracker.cutReceiving(socket as Socket, 'request not received in time')) return;
-    if (timedOut && (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage?.headersSent) return socket.destroy();
+    // a pipelined request late or malformed while an earlier response is being written: no room for a reply
+    if (tracker.busy(socket as Socket)) return socket.destroy();
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : timedOut ? 408 : 400;
     const path = /^[A-Z]+ (\/[^\s?]*)/.exec(error.rawPacket?.toString('latin1') ?? '')?.[1] ?? '';
     const reason = status === 431 ? 'request line and headers exceed 16 KB' : status === 408 ? 'request not received in time' : 'malformed HTTP request';
