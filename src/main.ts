@@ -5,6 +5,7 @@ import { prepareDatabase } from './db/prepare.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { readFileSync } from 'node:fs';
 
 // A crash is never silent: an uncaught exception or an unhandled rejection writes one fatal line with the
 // error (through the logger once it exists, else a JSON line on stderr) and the process exits with 70
@@ -42,6 +43,16 @@ function collectStartupGarbage(): void {
   (runInNewContext('gc') as () => void)();
 }
 
+/** The soft limit on open files (Linux: /proc/self/limits), or null where it cannot be read. */
+function openFileLimit(): number | null {
+  try {
+    const soft = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
+    return soft ? Number(soft) : null;
+  } catch {
+    return null;
+  }
+}
+
 let log = (line: string): void => void process.stdout.write(`${line}\n`);
 
 async function main() {
@@ -54,6 +65,10 @@ async function main() {
   const heapLimitMb = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
   if (/--max-old-space-size/.test(heapFlags)) log(`heap limit: ${heapLimitMb} MB`);
   else logger.warn(`heap limit: ${heapLimitMb} MB (V8's default: start with node --max-old-space-size=${config.HEAP_MAX_MB}, as npm start does)`);
+  const fdLimit = openFileLimit();
+  if (fdLimit !== null && config.HTTP_MAX_CONNECTIONS > fdLimit - 256) {
+    logger.warn(`HTTP_MAX_CONNECTIONS=${config.HTTP_MAX_CONNECTIONS} leaves too few of the ${fdLimit} file descriptors (ulimit -n) for the database pool and the process itself`);
+  }
   let embedded: EmbeddedDatabase | undefined;
   let target: { url?: string; socketPath?: string };
   if (config.DATABASE_URL) {
