@@ -43,7 +43,10 @@ export async function startGatewayProcess(env: Record<string, string>, startTime
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
   const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start in ${startTimeoutMs} ms:\n${output}`)), startTimeoutMs);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // not left running behind a failed start
+      reject(new Error(`gateway did not start in ${startTimeoutMs} ms:\n${output}`));
+    }, startTimeoutMs);
     const look = () => {
       const match = /JSON-RPC v2:\s+(http:\/\/[\d.]+:\d+)\/v2\/rpc/.exec(output);
       if (match && /ready in/.test(output)) {
