@@ -76,8 +76,6 @@ export interface ConnectionTracker {
   cutReceiving(socket: Socket, reason: string): boolean;
   /** Whether a response is under way on this socket (nothing may then be written to it but that response). */
   busy(socket: Socket): boolean;
-  /** Open connections per client key (tests, diagnostics). */
-  clients(): Map<string, number>;
 }
 
 export function trackConnections(server: Server, settings: HttpSettings, hooks: ConnectionHooks): ConnectionTracker {
@@ -170,6 +168,5 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
       return true;
     },
     busy: (socket) => (inFlight.get(socket) ?? 0) > 0,
-    clients: () => new Map(perClient),
   };
 }
