@@ -10,6 +10,8 @@ import { logFailure, yogaLogger, type Logger } from './observability/logger.js';
 import { createOperations, type Operations, type OperationsConfig } from './observability/operations.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
+import type { HttpSettings } from './server/connections.js';
+import { corsPolicy } from './server/cors.js';
 import { createHttpServer } from './server/http.js';
 
 export interface Gateway {
@@ -29,7 +31,9 @@ export type GatewayConfig = Pick<Config,
   'GRAPHQL_INTROSPECTION' | 'CORS_ORIGIN' | 'RPC_MAX_BODY_BYTES' | 'RPC_MAX_BATCH' |
   'GRAPHQL_MAX_BODY_BYTES' | 'GRAPHQL_MAX_DEPTH' | 'GRAPHQL_MAX_ALIASES' | 'GRAPHQL_MAX_TOKENS' | 'GRAPHQL_MAX_COST' |
   'GRAPHQL_MAX_RESULT_NODES' | 'GRAPHQL_MAX_RESPONSE_BYTES'> &
-  Partial<OperationsConfig> & StoreLimits;
+  Partial<OperationsConfig> & StoreLimits & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>>;
+
+const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-request-id' };
 
 /** Everything but listening: tests build their own gateway on their own database. */
 export function createGateway(
@@ -55,7 +59,6 @@ export function createGateway(
     store,
     paging,
     introspection: config.GRAPHQL_INTROSPECTION,
-    corsOrigin: config.CORS_ORIGIN,
     maxBodyBytes: config.GRAPHQL_MAX_BODY_BYTES,
     limits: {
       maxDepth: config.GRAPHQL_MAX_DEPTH,
@@ -67,6 +70,8 @@ export function createGateway(
     plugins: ops.yogaPlugins,
     logging: yogaLogger(ops.logger),
   });
+  // one CORS policy for both surfaces (src/server/cors.ts)
+  const cors = corsPolicy(config.CORS_ORIGIN, config.CORS_CREDENTIALS ?? false);
   const rpc = createRpcHandler({
     tables: createRpcTables(),
     newContext: () => createContext(store, paging, resultLimits),
@@ -75,12 +80,12 @@ export function createGateway(
     maxBatch: config.RPC_MAX_BATCH,
     // a batch's elements run a few at a time, like the statements of one request
     batchConcurrency: config.REQUEST_MAX_CONCURRENT_STATEMENTS ?? storeLimitDefaults.REQUEST_MAX_CONCURRENT_STATEMENTS,
-    corsOrigin: config.CORS_ORIGIN,
+    cors: (req) => cors.headers(req.headers, rpcCors),
     onError: hooks.onError ?? ((error, method) => logFailure(ops.logger, error, { rpcMethod: method }, 'rpc')),
     cache: ops.rpcCache,
     onCall: ops.onRpcCall,
   });
-  const server = createHttpServer({ store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp });
+  const server = createHttpServer({ store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp, cors }, config);
   return {
     sql,
     store,

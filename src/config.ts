@@ -40,7 +40,23 @@ export const configSchema = z.object({
   GRAPHQL_MAX_RESPONSE_BYTES: int(65_536, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   // SIGTERM/SIGINT: how long in-flight requests may take to finish before connections are cut
   SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(10_000),
-  CORS_ORIGIN: z.string().default('*'),
+  // `*` (any origin, never with credentials) or a comma-separated list of exact origins (scheme://host[:port])
+  CORS_ORIGIN: z.string().regex(/^(\*|[a-z][a-z0-9+.-]*:\/\/[^\s/,*]+(,[a-z][a-z0-9+.-]*:\/\/[^\s/,*]+)*)$/i,
+    'must be * or a comma-separated list of origins such as https://app.example').default('*'),
+  // Access-Control-Allow-Credentials for the listed origins; refused with CORS_ORIGIN=* (see loadConfig)
+  CORS_CREDENTIALS: bool.default(false),
+  // slow and greedy clients (src/server/connections.ts): every connection and request ends in bounded time
+  HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  HTTP_REQUEST_TIMEOUT_MS: int(100, 600_000).default(30_000),
+  HTTP_MIN_BODY_BYTES_PER_S: int(0, 1_000_000_000).default(1_024), // 0: no minimum rate
+  HTTP_BODY_GRACE_MS: int(0, 600_000).default(5_000),
+  HTTP_IDLE_TIMEOUT_MS: int(100, 600_000).default(30_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(100, 600_000).default(5_000),
+  HTTP_MAX_REQUESTS_PER_SOCKET: int(0, 1_000_000).default(1_000), // 0: unlimited
+  HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(4_096),
+  HTTP_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000).default(64), // 0: no per-client cap
+  // V8 heap limit of `npm start` (node --max-old-space-size); main.ts logs the limit in effect
+  HEAP_MAX_MB: int(64, 65_536).default(512),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // auto: JSON lines, human-readable when stdout is a terminal
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
@@ -71,5 +87,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
   }
-  return parsed.data;
+  // settings that are only wrong together
+  const config = parsed.data;
+  const conflicts: string[] = [];
+  if (config.CORS_CREDENTIALS && config.CORS_ORIGIN === '*') {
+    conflicts.push('  CORS_CREDENTIALS: credentials cannot be allowed for any origin (CORS_ORIGIN=*): list the origins');
+  }
+  if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {
+    conflicts.push('  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  }
+  if (conflicts.length > 0) throw new ConfigError(`Invalid configuration:\n${conflicts.join('\n')}`);
+  return config;
 }

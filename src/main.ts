@@ -2,22 +2,55 @@ import { createGateway } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import type { EmbeddedDatabase } from './db/embedded.js';
 import { prepareDatabase } from './db/prepare.js';
-import { createLogger } from './observability/logger.js';
-import { setFlagsFromString } from 'node:v8';
+import { createLogger, type Logger } from './observability/logger.js';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { readFileSync } from 'node:fs';
+
+// A crash is never silent: an uncaught exception or an unhandled rejection writes one fatal line with the
+// error (through the logger once it exists, else a JSON line on stderr) and the process exits with 70
+// (EX_SOFTWARE), so a supervisor sees both why and that it must restart it. Nothing is drained: after an
+// unexpected error the process state is not trusted.
+const CRASH_EXIT_CODE = 70;
+let fatalLogger: Logger | undefined;
+function crash(event: 'uncaughtException' | 'unhandledRejection', error: unknown): void {
+  try {
+    if (fatalLogger) {
+      fatalLogger.fatal({ event, err: error }, `${event}: exiting`);
+    } else {
+      const err = error instanceof Error ? { type: error.name, message: error.message, stack: error.stack } : { message: String(error) };
+      process.stderr.write(`${JSON.stringify({ level: 'fatal', time: new Date().toISOString(), service: 'inscription-gateway', event, err, msg: `${event}: exiting` })}\n`);
+    }
+  } finally {
+    process.exit(CRASH_EXIT_CODE); // pino flushes its buffered lines on exit
+  }
+}
+process.on('uncaughtException', (error) => crash('uncaughtException', error));
+process.on('unhandledRejection', (reason) => crash('unhandledRejection', reason));
 
 // Heap growth: when collection is cheap (it is here), V8 lets the old generation grow to ~4× the live heap
 // before a full GC — ~60 MB live became ~250 MB more RSS under load (bench/results/). 1.3× keeps the
 // gateway under 300 MB for more frequent incremental major GCs (no CPU cost measurable against the
-// bench's noise; 1.5× still peaked above 300 MB). Heap flags given to node win.
-const heapPolicy = !/--(heap-growing-percent|max-old-space-size|max-heap-size)/.test(
-  `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`);
+// bench's noise; 1.5× still peaked above 300 MB). Growth flags given to node win; a heap limit
+// (--max-old-space-size, set by `npm start` from HEAP_MAX_MB) is a ceiling and keeps this policy.
+const heapFlags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
+const heapPolicy = !/--(heap-growing-percent|max-heap-size)/.test(heapFlags);
 if (heapPolicy) setFlagsFromString('--heap-growing-percent=30');
 
 /** One full GC once start-up is over: the next limit is then 1.3× the live heap, not the start-up one's. */
 function collectStartupGarbage(): void {
   setFlagsFromString('--expose-gc');
   (runInNewContext('gc') as () => void)();
+}
+
+/** The soft limit on open files (Linux: /proc/self/limits), or null where it cannot be read. */
+function openFileLimit(): number | null {
+  try {
+    const soft = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
+    return soft ? Number(soft) : null;
+  } catch {
+    return null;
+  }
 }
 
 let log = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -27,6 +60,15 @@ async function main() {
   const config = loadConfig();
   const logger = createLogger({ level: config.LOG_LEVEL, pretty: config.LOG_FORMAT === 'auto' ? undefined : config.LOG_FORMAT === 'pretty' });
   log = (line) => logger.info(line);
+  fatalLogger = logger;
+  // the heap limit is a node flag, so it is set by the start command (npm start: HEAP_MAX_MB); say what applies
+  const heapLimitMb = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
+  if (/--max-old-space-size/.test(heapFlags)) log(`heap limit: ${heapLimitMb} MB`);
+  else logger.warn(`heap limit: ${heapLimitMb} MB (V8's default: start with node --max-old-space-size=${config.HEAP_MAX_MB}, as npm start does)`);
+  const fdLimit = openFileLimit();
+  if (fdLimit !== null && config.HTTP_MAX_CONNECTIONS > fdLimit - 256) {
+    logger.warn(`HTTP_MAX_CONNECTIONS=${config.HTTP_MAX_CONNECTIONS} leaves too few of the ${fdLimit} file descriptors (ulimit -n) for the database pool and the process itself`);
+  }
   let embedded: EmbeddedDatabase | undefined;
   let target: { url?: string; socketPath?: string };
   if (config.DATABASE_URL) {

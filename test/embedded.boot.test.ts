@@ -29,7 +29,7 @@ describe('the embedded default, end to end', () => {
   it('the compiled build boots with no DATABASE_URL, seeds the demo data and answers GraphQL and JSON-RPC', async () => {
     execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--outDir', buildDir],
       { cwd: root, stdio: 'pipe' });
-    gateway = await startGatewayProcess({ EMBEDDED_DATA_DIR: dataDir, DB_POOL_MAX: '4' }, 120_000, [join(buildDir, 'main.js')]);
+    gateway = await startGatewayProcess({ EMBEDDED_DATA_DIR: dataDir, DB_POOL_MAX: '4' }, 120_000, { entry: join(buildDir, 'main.js') });
     expect(gateway.output()).toMatch(/loaded the demo dataset/);
 
     const gql = await fetch(`${gateway.base}/graphql`, {

@@ -33,7 +33,6 @@ export interface YogaOptions {
   store: Store;
   paging: PagingConfig;
   introspection: boolean;
-  corsOrigin: string;
   limits: Omit<GraphqlLimits, 'introspection'>;
   /** The hard cap on each operation's result: src/graphql/result-budget.ts. */
   resultLimits: ResultLimits;
@@ -53,7 +52,7 @@ export function createGraphqlServer(options: YogaOptions) {
     graphiql: options.introspection ? { title: 'Inscription gateway', defaultQuery } : false,
     // GraphiQL's assets served by the gateway itself, not fetched from a CDN (works offline and behind a CSP)
     renderGraphiQL,
-    cors: { origin: options.corsOrigin === '*' ? '*' : options.corsOrigin.split(','), methods: ['GET', 'POST', 'OPTIONS'] },
+    cors: false, // set by src/server/http.ts from the policy both surfaces share (src/server/cors.ts)
     maskedErrors: { maskError },
     logging: options.logging ?? true,
     maxRequestBodySize: false, // enforced by bodyLimitPlugin (same errors, no stream pipeline per request)

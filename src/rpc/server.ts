@@ -24,7 +24,8 @@ export interface RpcOptions {
   maxBatch: number;
   /** Elements of one batch answered at once (they share the request's row budget and statement cap). */
   batchConcurrency: number;
-  corsOrigin: string;
+  /** CORS response headers for a request (src/server/cors.ts: one policy for both surfaces). */
+  cors: (req: IncomingMessage) => Record<string, string>;
   onError?: (error: unknown, method: string) => void;
   /** Cache of successful results (key: method, exact params, interface version, data version). */
   cache?: RpcCache | null;
@@ -68,14 +69,8 @@ export function createRpcHandler(options: RpcOptions) {
     v1: buildServer(options.tables.v1, options),
     v2: buildServer(options.tables.v2, options),
   };
-  const cors = {
-    'access-control-allow-origin': options.corsOrigin,
-    'access-control-allow-methods': 'POST, OPTIONS',
-    'access-control-allow-headers': 'content-type, x-request-id',
-    'access-control-max-age': '86400',
-  };
-
   function send(res: ServerResponse, status: number, text: string | null, extra: Record<string, string> = {}) {
+    const cors = options.cors(res.req);
     if (text === null) {
       res.writeHead(status, { ...cors, ...extra });
       res.end();

@@ -1,9 +1,12 @@
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ServiceUnavailableError } from '../db/errors.js';
 import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
 import { rpcErrors, type RpcError } from '../rpc/errors.js';
+import { checkInterval, httpDefaults, trackConnections, type ConnectionTracker, type HttpSettings } from './connections.js';
+import { corsPolicy, type CorsPolicy } from './cors.js';
 
 export interface HttpDeps {
   store: Store;
@@ -14,7 +17,12 @@ export interface HttpDeps {
   metrics?: () => Promise<{ contentType: string; body: string }>;
   /** Wraps the whole handler (request id, request log, request metrics): src/observability/http.ts. */
   wrap?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => (req: IncomingMessage, res: ServerResponse) => void;
+  /** CORS for /graphql (the RPC handler applies the same policy itself); default `*` without credentials. */
+  cors?: CorsPolicy;
 }
+
+/** The CORS headers of the GraphQL surface (yoga's own CORS is off: one policy for both surfaces). */
+const graphqlCors = { methods: 'GET, POST, OPTIONS', allowHeaders: 'reflect' } as const;
 
 function sendJson(res: ServerResponse, status: number, body: unknown) {
   const text = JSON.stringify(body);
@@ -40,31 +48,77 @@ function refuseWhileDraining(res: ServerResponse, path: string) {
   sendJson(res, 503, surfaceError(path, rpcErrors.unavailable('shutting down'), 'SERVICE_UNAVAILABLE'));
 }
 
-/**
- * HTTP that never becomes a request (headers over Node's 16 KB, a malformed request line, a request not
- * received in time): Node would answer with an empty 400/431/408; the client gets the same status with
- * an error body of its surface.
- */
-function answerClientError(error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) {
-  if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-  const path = /^[A-Z]+ (\/[^\s?]*)/.exec(error.rawPacket?.toString('latin1') ?? '')?.[1] ?? '';
-  const reason = status === 431 ? 'request line and headers exceed 16 KB' : status === 408 ? 'request not received in time' : 'malformed HTTP request';
-  const text = JSON.stringify(surfaceError(path, rpcErrors.invalidRequest(reason), 'BAD_REQUEST'));
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\ncontent-type: application/json; charset=utf-8\r\n` +
+function rawReply(socket: Duplex, status: number, body: unknown, extra = '') {
+  const text = JSON.stringify(body);
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\n${extra}content-type: application/json; charset=utf-8\r\n` +
     `content-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
 }
 
+/**
+ * HTTP that never becomes a request (headers over Node's 16 KB, a malformed request line, headers or a
+ * request not received in time): Node would answer with an empty 400/431/408; the client gets the same
+ * status with an error body of its surface. A request timeout while its body is still arriving is
+ * answered through that request's own response.
+ */
+function answerClientError(tracker: ConnectionTracker) {
+  return (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
+    const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+    if (timedOut && tracker.cutReceiving(socket as Socket, 'request not received in time')) return;
+    // a pipelined request late or malformed while an earlier response is being written: no room for a reply
+    if (tracker.busy(socket as Socket)) return socket.destroy();
+    const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : timedOut ? 408 : 400;
+    const path = /^[A-Z]+ (\/[^\s?]*)/.exec(error.rawPacket?.toString('latin1') ?? '')?.[1] ?? '';
+    const reason = status === 431 ? 'request line and headers exceed 16 KB' : status === 408 ? 'request not received in time' : 'malformed HTTP request';
+    rawReply(socket, status, surfaceError(path, rpcErrors.invalidRequest(reason), 'BAD_REQUEST'));
+  };
+}
+
+/** A body too slow or too late: 408 with a body of its surface, and the connection closed once it is sent. */
+function cutRequest(req: IncomingMessage, res: ServerResponse, path: string, reason: string) {
+  if (res.headersSent || res.writableEnded) return void req.socket.destroy();
+  res.setHeader('connection', 'close'); // Node closes the socket after this response, dropping the rest of the body
+  sendJson(res, 408, surfaceError(path, rpcErrors.invalidRequest(reason), 'BAD_REQUEST'));
+}
+
+/**
+ * A connection over the per-client cap, answered at once without reading its request (its surface is not
+ * known yet): 429 with a plain error body, then closed.
+ */
+function refuseConnection(socket: Socket) {
+  socket.on('error', () => socket.destroy());
+  rawReply(socket, 429, surfaceError('', rpcErrors.unavailable('too many connections from this client address'), 'TOO_MANY_REQUESTS'),
+    'retry-after: 1\r\n');
+  socket.once('finish', () => socket.destroy());
+  setTimeout(() => socket.destroy(), 1_000).unref(); // a client that does not even take the reply
+}
+
 /** One listener for every surface: /graphql, /v2/rpc…, /v1/rpc…, /healthz, /readyz, /metrics. */
-export function createHttpServer(deps: HttpDeps): Server {
+export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings> = {}): Server {
+  const limits = { ...httpDefaults };
+  for (const key of Object.keys(httpDefaults) as (keyof HttpSettings)[]) if (settings[key] !== undefined) limits[key] = settings[key];
   const wrap = deps.wrap ?? ((handler) => handler);
-  const server = createServer(wrap((req, res) => {
+  const cors = deps.cors ?? corsPolicy('*', false);
+  const overLimit = new WeakSet<IncomingMessage>();
+  const handle = wrap((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
+    // pipelined past HTTP_MAX_REQUESTS_PER_SOCKET (the response before it closed the connection)
+    if (overLimit.has(req)) {
+      req.resume();
+      res.setHeader('connection', 'close');
+      return sendJson(res, 503, surfaceError(path, rpcErrors.unavailable('too many requests on one connection: open a new one'), 'SERVICE_UNAVAILABLE'));
+    }
     // After close() (shutdown) no new connection is accepted, but a kept-alive one can still bring a
     // request: it is refused cleanly while the requests already in flight finish.
     if (!server.listening) {
       req.resume();
       return refuseWhileDraining(res, path);
+    }
+    // HTTP/1.1 requires Host (Node's own check answers with an empty 400); HTTP/1.0 may leave it out
+    if (req.httpVersion === '1.1' && req.headers.host === undefined) {
+      req.resume();
+      res.setHeader('connection', 'close');
+      return sendJson(res, 400, surfaceError(path, rpcErrors.invalidRequest('missing Host header'), 'BAD_REQUEST'));
     }
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path === '/readyz') {
@@ -89,13 +143,38 @@ export function createHttpServer(deps: HttpDeps): Server {
     }
     if (deps.rpc && (path === '/v2' || path.startsWith('/v2/'))) return deps.rpc(req, res, 'v2');
     if (deps.rpc && (path === '/v1' || path.startsWith('/v1/'))) return deps.rpc(req, res, 'v1');
-    if (path === '/graphql' || path.startsWith('/graphql/')) return deps.yoga(req, res);
+    if (path === '/graphql' || path === '/graphql/') {
+      for (const [name, value] of Object.entries(cors.headers(req.headers, graphqlCors))) res.setHeader(name, value);
+      if (req.method === 'OPTIONS') {
+        req.resume();
+        res.writeHead(204, { 'content-length': '0' });
+        return res.end();
+      }
+      return deps.yoga(req, res);
+    }
+    if (path.startsWith('/graphql/')) {
+      // yoga would answer an empty 404 here
+      req.resume();
+      return sendJson(res, 404, { errors: [{ message: 'Not found: the GraphQL endpoint is /graphql', extensions: { code: 'NOT_FOUND' } }] });
+    }
     if (path === '/') {
       res.writeHead(302, { location: '/graphql' });
       return res.end();
     }
     sendJson(res, 404, { error: 'not found' });
-  }));
-  server.on('clientError', answerClientError);
+  });
+  const server = createServer({
+    headersTimeout: limits.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeout: limits.HTTP_REQUEST_TIMEOUT_MS,
+    connectionsCheckingInterval: checkInterval(limits),
+    requireHostHeader: false, // checked above, to answer with a body
+  }, (req, res) => {
+    const admission = tracker.admit(req, res, (req.url ?? '/').split('?')[0]!);
+    if (admission === 'ignore') return;
+    if (admission === 'over-limit') overLimit.add(req);
+    handle(req, res);
+  });
+  const tracker = trackConnections(server, limits, { refuse: refuseConnection, cut: cutRequest });
+  server.on('clientError', answerClientError(tracker));
   return server;
 }

@@ -94,6 +94,9 @@ export const testConfig: GatewayConfig = {
   // the data path is what most tests look at (statement counts, fresh fixtures): the cache tests turn it on
   CACHE: false,
   LOG_LEVEL: 'silent',
+  // every test client is 127.0.0.1 and some open hundreds of connections at once; the per-client cap is
+  // proven with its own settings (and other addresses) in test/hardening.connections.test.ts
+  HTTP_MAX_CONNECTIONS_PER_CLIENT: 0,
 };
 
 /** A gateway (not listening) on the test database; queries are counted for the batching tests. */

@@ -18,12 +18,24 @@ export interface GatewayProcess {
   stop(timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** `argv`: node's arguments; default the dev path (tsx on src/), or e.g. `['dist/main.js']` for the build. */
-export async function startGatewayProcess(env: Record<string, string>, startTimeoutMs = 30_000,
-  argv: string[] = ['--import', 'tsx', 'src/main.ts']): Promise<GatewayProcess> {
+export interface ProcessOptions {
+  /** More node flags before the entry point (e.g. a test-only `--import`). */
+  nodeArgs?: string[];
+  /** A shell command to run instead of node (e.g. the `start` script of package.json). */
+  command?: string;
+  /** The entry point: default the dev path (tsx on src/main.ts); a compiled `…/main.js` runs without tsx. */
+  entry?: string;
+}
+
+export async function startGatewayProcess(env: Record<string, string>, startTimeoutMs = 30_000, options: ProcessOptions = {}): Promise<GatewayProcess> {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) =>
-    !/^(DATABASE_URL|PORT|HOST|SEED|NODE_OPTIONS|VITEST.*|LOG_.*|DB_.*|GRAPHQL_.*|RPC_.*|CACHE.*|REDIS_URL)$/.test(k)));
-  const child = spawn(process.execPath, argv, {
+    !/^(DATABASE_URL|PORT|HOST|SEED|NODE_OPTIONS|VITEST.*|LOG_.*|DB_.*|GRAPHQL_.*|RPC_.*|CACHE.*|REDIS_URL|HTTP_.*|CORS_.*|HEAP_MAX_MB)$/.test(k)));
+  const [file, args] = options.command
+    ? ['/bin/sh', ['-c', `exec ${options.command}`]]
+    : options.entry?.endsWith('.js')
+      ? [process.execPath, [...(options.nodeArgs ?? []), options.entry]]
+      : [process.execPath, ['--import', 'tsx', ...(options.nodeArgs ?? []), options.entry ?? 'src/main.ts']];
+  const child = spawn(file, args, {
     cwd: root,
     env: { ...inherited, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -35,7 +47,10 @@ export async function startGatewayProcess(env: Record<string, string>, startTime
     child.once('exit', (code, signal) => resolve({ code, signal }));
   });
   const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`gateway did not start in ${startTimeoutMs} ms:\n${output}`)), startTimeoutMs);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // not left running behind a failed start
+      reject(new Error(`gateway did not start in ${startTimeoutMs} ms:\n${output}`));
+    }, startTimeoutMs);
     const look = () => {
       const match = /JSON-RPC v2:\s+(http:\/\/[\d.]+:\d+)\/v2\/rpc/.exec(output);
       if (match && /ready in/.test(output)) {

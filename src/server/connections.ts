@@ -1,0 +1,172 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { configSchema, type Config } from '../config.js';
+
+// Slow and greedy clients. Node bounds the whole connection count (maxConnections: a connection over it
+// is closed on accept, before any JavaScript runs for it) and the time to receive headers and a whole
+// request (headersTimeout, requestTimeout); this file adds what Node lacks: a cap per client address,
+// counted on the TCP peer, and a minimum body rate, so a body trickled in a byte at a time is cut long
+// before the request timeout.
+
+export type HttpSettings = Pick<Config,
+  'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_MIN_BODY_BYTES_PER_S' | 'HTTP_BODY_GRACE_MS' |
+  'HTTP_IDLE_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_REQUESTS_PER_SOCKET' | 'HTTP_MAX_CONNECTIONS' |
+  'HTTP_MAX_CONNECTIONS_PER_CLIENT'>;
+
+/** The defaults of src/config.ts, for servers built from a partial config (tests, tools). */
+export const httpDefaults: HttpSettings = configSchema.pick({
+  HTTP_HEADERS_TIMEOUT_MS: true, HTTP_REQUEST_TIMEOUT_MS: true, HTTP_MIN_BODY_BYTES_PER_S: true, HTTP_BODY_GRACE_MS: true,
+  HTTP_IDLE_TIMEOUT_MS: true, HTTP_KEEP_ALIVE_TIMEOUT_MS: true, HTTP_MAX_REQUESTS_PER_SOCKET: true, HTTP_MAX_CONNECTIONS: true,
+  HTTP_MAX_CONNECTIONS_PER_CLIENT: true,
+}).parse({});
+
+/**
+ * How often timeouts and body rates are checked: a quarter of the shortest limit, between 0.1 and 1 s
+ * (Node's own default is 30 s, which would let a 10 s headers timeout fire at 40 s).
+ */
+export function checkInterval(settings: HttpSettings): number {
+  const limits = [settings.HTTP_HEADERS_TIMEOUT_MS, settings.HTTP_REQUEST_TIMEOUT_MS];
+  if (settings.HTTP_MIN_BODY_BYTES_PER_S > 0) limits.push(Math.max(settings.HTTP_BODY_GRACE_MS, 100));
+  return Math.min(1_000, Math.max(100, Math.floor(Math.min(...limits) / 4)));
+}
+
+/**
+ * The address a client's connections are counted under: an IPv4 address (also when mapped into IPv6),
+ * or the /64 of an IPv6 address (one subscriber usually holds a whole /64, so counting single addresses
+ * would not bound anyone).
+ */
+export function clientKey(address: string): string {
+  const v4 = /^(?:::ffff:)?(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  if (v4) return v4[1]!;
+  const plain = address.split('%')[0]!.toLowerCase(); // no zone id
+  const width = (part: string) => (part === '' ? [] : part.split(':').flatMap((g) => (g.includes('.') ? ['0', '0'] : [g])));
+  const [head = '', tail] = plain.split('::');
+  const left = width(head);
+  const right = tail === undefined ? [] : width(tail);
+  const groups = [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return `${groups.slice(0, 4).map((g) => (Number.parseInt(g, 16) || 0).toString(16)).join(':')}::/64`;
+}
+
+/** A request whose body is still arriving. */
+interface Receiving {
+  req: IncomingMessage;
+  res: ServerResponse;
+  path: string;
+  startedAt: number;
+  bytesAtStart: number;
+}
+
+export interface ConnectionHooks {
+  /** A connection over the per-client cap: answer it (without reading a request) and close it. */
+  refuse(socket: Socket): void;
+  /** A request body slower than the minimum rate, or not received within the request timeout. */
+  cut(req: IncomingMessage, res: ServerResponse, path: string, reason: string): void;
+}
+
+/**
+ * What to do with a request: serve it; ignore it (it came on a refused connection, which is answered and
+ * closed already); or answer that the connection has had its requests (pipelined past the limit).
+ */
+export type Admission = 'serve' | 'ignore' | 'over-limit';
+
+export interface ConnectionTracker {
+  /** Registers a request as it arrives. */
+  admit(req: IncomingMessage, res: ServerResponse, path: string): Admission;
+  /** Ends the request still receiving its body on this socket, if there is one (request timeout). */
+  cutReceiving(socket: Socket, reason: string): boolean;
+  /** Whether a response is under way on this socket (nothing may then be written to it but that response). */
+  busy(socket: Socket): boolean;
+}
+
+export function trackConnections(server: Server, settings: HttpSettings, hooks: ConnectionHooks): ConnectionTracker {
+  server.maxConnections = settings.HTTP_MAX_CONNECTIONS;
+  server.keepAliveTimeout = settings.HTTP_KEEP_ALIVE_TIMEOUT_MS;
+  // requests per connection are counted here, not by Node (server.maxRequestsPerSocket), whose answer to a
+  // request past the limit is an empty 503
+  const maxRequests = settings.HTTP_MAX_REQUESTS_PER_SOCKET;
+  const requests = new WeakMap<Socket, number>();
+  const inFlight = new WeakMap<Socket, number>();
+  // a socket with no traffic either way for this long (a stalled upload or a client that stops reading)
+  server.timeout = settings.HTTP_IDLE_TIMEOUT_MS;
+
+  const perClient = new Map<string, number>();
+  const refused = new WeakSet<Socket>();
+  const receiving = new Map<Socket, Receiving>();
+  const cap = settings.HTTP_MAX_CONNECTIONS_PER_CLIENT;
+
+  // before Node's own connection listener, so that a refused socket is answered before any parsing
+  server.prependListener('connection', (socket: Socket) => {
+    if (cap === 0) return;
+    if (socket.remoteAddress === undefined) return void socket.destroy(); // already gone
+    const key = clientKey(socket.remoteAddress);
+    const open = perClient.get(key) ?? 0;
+    if (open >= cap) {
+      refused.add(socket);
+      hooks.refuse(socket);
+      return;
+    }
+    perClient.set(key, open + 1);
+    socket.once('close', () => {
+      const left = (perClient.get(key) ?? 1) - 1;
+      if (left > 0) perClient.set(key, left);
+      else perClient.delete(key);
+    });
+  });
+
+  // the body rate: after the grace period, a body may take BODY_GRACE + received / MIN_RATE (mod_reqtimeout's
+  // MinRate rule): 1 byte every 5 s is cut right after the grace period, a slow but real upload is not
+  const minRate = settings.HTTP_MIN_BODY_BYTES_PER_S;
+  const sweep = () => {
+    const now = performance.now();
+    for (const [socket, entry] of receiving) {
+      if (entry.req.complete || socket.destroyed) {
+        receiving.delete(socket);
+        continue;
+      }
+      const elapsed = now - entry.startedAt - settings.HTTP_BODY_GRACE_MS;
+      if (elapsed <= 0) continue;
+      const received = socket.bytesRead - entry.bytesAtStart;
+      if (received < (elapsed / 1_000) * minRate) {
+        receiving.delete(socket);
+        hooks.cut(entry.req, entry.res, entry.path, `request body slower than ${minRate} bytes/s`);
+      }
+    }
+  };
+  if (minRate > 0) {
+    const timer = setInterval(sweep, checkInterval(settings)).unref();
+    server.once('close', () => clearInterval(timer));
+  }
+
+  return {
+    admit(req, res, path) {
+      const socket = req.socket;
+      if (refused.has(socket)) {
+        req.resume();
+        return 'ignore';
+      }
+      inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
+      res.once('close', () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
+      if (maxRequests > 0) {
+        const count = (requests.get(socket) ?? 0) + 1;
+        requests.set(socket, count);
+        if (count > maxRequests) return 'over-limit';
+        if (count === maxRequests) res.setHeader('connection', 'close'); // the last one: Node closes after it
+      }
+      if (!req.complete) {
+        receiving.set(socket, { req, res, path, startedAt: performance.now(), bytesAtStart: socket.bytesRead });
+        res.once('close', () => {
+          if (receiving.get(socket)?.req === req) receiving.delete(socket);
+        });
+      }
+      return 'serve';
+    },
+    cutReceiving(socket, reason) {
+      const entry = receiving.get(socket);
+      if (!entry || entry.req.complete) return false;
+      receiving.delete(socket);
+      hooks.cut(entry.req, entry.res, entry.path, reason);
+      return true;
+    },
+    busy: (socket) => (inFlight.get(socket) ?? 0) > 0,
+  };
+}
