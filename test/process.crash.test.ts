@@ -23,7 +23,8 @@ const jsonLines = (output: string) => output.split('\n').flatMap((line) => {
 
 describe('heap limit', () => {
   it('npm start gives node an explicit heap limit, from HEAP_MAX_MB (default 512)', () => {
-    expect(scripts.start).toBe('node --max-old-space-size=${HEAP_MAX_MB:-512} --import tsx src/main.ts');
+    expect(scripts.start).toBe('node --max-old-space-size=${HEAP_MAX_MB:-512} dist/main.js');
+    expect(scripts.dev).toBe('node --max-old-space-size=${HEAP_MAX_MB:-512} --import tsx src/main.ts');
     expect(loadConfig({}).HEAP_MAX_MB).toBe(512);
     expect(() => loadConfig({ HEAP_MAX_MB: '10' })).toThrow(/HEAP_MAX_MB/);
   });
