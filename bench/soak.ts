@@ -12,6 +12,7 @@
 // size of /metrics; writes bench/results/<YYYY-MM-DD-HHMM>-soak[-label].{json,md}; prints the figures
 // next to the targets (RSS ≤ 400 MB, normal p99 ≤ 50 ms, no exit, no normal error). Nothing is asserted
 // (exit status 0 whatever the figures). Whatever happens, it stops what it started and drops its database.
+import { execFileSync } from 'node:child_process';
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -22,7 +23,7 @@ import postgres from 'postgres';
 import { loadAverage } from './lib/load.js';
 import { resultsDir } from './lib/scenarios.js';
 import { buildAttacks, type Attack } from './lib/soak-attacks.js';
-import { createSeededDatabase, sampleRssEverySecond, startGateway, type SoakDatabase, type SoakGateway } from './lib/soak-gateway.js';
+import { createSeededDatabase, sampleRssEverySecond, startGateway, gatewayArgv, type SoakDatabase, type SoakGateway } from './lib/soak-gateway.js';
 import type { NormalConfig, NormalResult } from './lib/soak-normal.js';
 import { soakMarkdown, soakTargets, summaryLines, verdicts, type MetricsFigures, type SoakResult } from './lib/soak-report.js';
 
@@ -174,6 +175,8 @@ async function main() {
   await q.end({ timeout: 5 });
 
   let runStart: number | null = null;
+  console.log('soak: building dist/ (npm run build)…');
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'inherit' });
   gateway = await startGateway(db.url, gatewayEnv, () => runStart);
   const gw = gateway;
   log(`gateway pid ${gw.pid} on ${gw.base} (database ${db.name}); ${seconds} s of attacks + ${normalRate} normal req/s`);
@@ -255,7 +258,7 @@ async function main() {
     },
     machine: { cpus: availableParallelism(), node: process.version, loadBefore, loadAfter: loadAverage(), openFilesLimit: fdLimit },
     gateway: {
-      command: 'node --import tsx src/main.ts',
+      command: `node ${gatewayArgv.join(' ')}`,
       env: { HOST: '127.0.0.1', SEED: 'false', LOG_LEVEL: 'warn', LOG_FORMAT: 'json', ...gatewayEnv },
       pid: gw.pid,
       exited: exitDuringRun !== null,

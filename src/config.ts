@@ -55,6 +55,9 @@ export const configSchema = z.object({
   HTTP_MAX_REQUESTS_PER_SOCKET: int(0, 1_000_000).default(1_000), // 0: unlimited
   HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(4_096),
   HTTP_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000).default(64), // 0: no per-client cap
+  // response bytes per client address (token bucket): src/server/client-budget.ts; 0: no budget
+  HTTP_CLIENT_BYTES_PER_S: int(0, 10_000_000_000).default(4 * 1024 * 1024),
+  HTTP_CLIENT_BURST_BYTES: int(1_024, 10_000_000_000).default(16 * 1024 * 1024),
   // V8 heap limit of `npm start` (node --max-old-space-size); main.ts logs the limit in effect
   HEAP_MAX_MB: int(64, 65_536).default(512),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -1,5 +1,5 @@
 // The soak benchmark's subjects: a fresh PostgreSQL database seeded with the demo data (dropped at the
-// end), the real gateway as a separate process (node --import tsx src/main.ts, as `npm start` runs it),
+// end), the real gateway as a separate process (`npm start`'s command: the compiled build with its heap limit),
 // and a sampler of that process's RSS every second from /proc/<pid>/status.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
@@ -88,11 +88,14 @@ export interface SoakGateway {
  * Starts the gateway on a free port of 127.0.0.1 against `databaseUrl` with its production defaults
  * (response cache on, every limit at its default) and `env` on top; resolves once /readyz answers 200.
  */
+/** What `npm start` runs (package.json), with the default heap limit; dist/ is built first by bench/soak.ts. */
+export const gatewayArgv = ['--max-old-space-size=512', 'dist/main.js'];
+
 export async function startGateway(databaseUrl: string, env: Record<string, string>, runStart: () => number | null): Promise<SoakGateway> {
   const port = await freePort();
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) =>
-    !/^(DATABASE_URL|PORT|HOST|SEED|NODE_OPTIONS|VITEST.*|LOG_.*|DB_.*|GRAPHQL_.*|RPC_.*|CACHE.*|REDIS_URL)$/.test(k)));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    !/^(DATABASE_URL|PORT|HOST|SEED|NODE_OPTIONS|VITEST.*|LOG_.*|DB_.*|GRAPHQL_.*|RPC_.*|CACHE.*|REDIS_URL|HTTP_.*|CORS_.*|HEAP_MAX_MB)$/.test(k)));
+  const child = spawn(process.execPath, [...gatewayArgv], {
     cwd: root,
     env: { ...inherited, DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), SEED: 'false', LOG_LEVEL: 'warn', LOG_FORMAT: 'json', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -6,6 +6,7 @@ import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
 import { rpcErrors, type RpcError } from '../rpc/errors.js';
 import { checkInterval, httpDefaults, trackConnections, type ConnectionTracker, type HttpSettings } from './connections.js';
+import { clientBudget } from './client-budget.js';
 import { corsPolicy, type CorsPolicy } from './cors.js';
 
 export interface HttpDeps {
@@ -100,6 +101,7 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
   const wrap = deps.wrap ?? ((handler) => handler);
   const cors = deps.cors ?? corsPolicy('*', false);
   const overLimit = new WeakSet<IncomingMessage>();
+  const budget = clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
   const handle = wrap((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     // pipelined past HTTP_MAX_REQUESTS_PER_SOCKET (the response before it closed the connection)
@@ -121,6 +123,17 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
       return sendJson(res, 400, surfaceError(path, rpcErrors.invalidRequest('missing Host header'), 'BAD_REQUEST'));
     }
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    // a client that has been answered more than its byte budget allows waits (probes above and below are exempt)
+    if (path !== '/readyz' && path !== '/metrics') {
+      const retryAfter = budget.retryAfterS(req);
+      if (retryAfter > 0) {
+        req.resume();
+        res.setHeader('retry-after', String(retryAfter));
+        return sendJson(res, 429, surfaceError(path,
+          rpcErrors.unavailable(`too much data answered to this client address: retry after ${retryAfter} s`), 'TOO_MANY_REQUESTS'));
+      }
+      budget.charge(req, res);
+    }
     if (path === '/readyz') {
       deps.store.ping().then(
         () => sendJson(res, 200, { status: 'ready' }),

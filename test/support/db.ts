@@ -97,6 +97,8 @@ export const testConfig: GatewayConfig = {
   // every test client is 127.0.0.1 and some open hundreds of connections at once; the per-client cap is
   // proven with its own settings (and other addresses) in test/hardening.connections.test.ts
   HTTP_MAX_CONNECTIONS_PER_CLIENT: 0,
+  // likewise the per-client byte budget (test/hardening.client-budget.test.ts)
+  HTTP_CLIENT_BYTES_PER_S: 0,
 };
 
 /** A gateway (not listening) on the test database; queries are counted for the batching tests. */
