@@ -1,7 +1,7 @@
 // The database half of deploy/compose.yaml run without Docker (deploy/smoke/local-topology.sh): the
 // primary initialised by deploy/postgres/primary-init.sh, the standby started by standby-entrypoint.sh,
 // PgBouncer on deploy/pgbouncer/pgbouncer.ini, migrations and seed as the owner role, gateways as the
-// reader. Needs root (the servers run as the postgres user), PostgreSQL's server binaries and pgbouncer;
+// reader, and (with nginx installed) deploy/nginx/nginx.conf in front of three of them. Needs root (the servers run as the postgres user), PostgreSQL's server binaries and pgbouncer;
 // skipped where they are missing.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
@@ -13,6 +13,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const pgBin = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').some((v) =>
   existsSync(`/usr/lib/postgresql/${v}/bin/initdb`)) : false;
 const onPath = (name: string) => (process.env.PATH ?? '').split(':').some((d) => existsSync(`${d}/${name}`));
+const nginx = existsSync('/usr/sbin/nginx') || onPath('nginx');
 const missing = [
   process.getuid?.() === 0 ? '' : 'root',
   pgBin ? '' : 'PostgreSQL server binaries',
@@ -37,6 +38,17 @@ describe.skipIf(missing.length > 0)(`compose's database topology on local binari
     expect(stdout).toMatch(new RegExp(`pgbouncer/igw -> f\\|${primary} .* pgbouncer/igw_standby -> t\\|${primary}`));
     expect(stdout).toMatch(/role settings through the pooler: on 5s/);
     expect(stdout).toMatch(/standby-direct: \/readyz 200; inds_getTicks: \{"jsonrpc":"2.0","result":\{"inscriptions":\[/);
+    if (nginx) {
+      // deploy/nginx/nginx.conf in front of three gateways: health, /metrics kept private, request ids, spread,
+      // and a stopped gateway's share answered by the others
+      expect(stdout).toMatch(/configuration file .* test is successful/);
+      expect(stdout).toMatch(/lb: \/lb-health 200, \/readyz 200, \/metrics 404/);
+      expect(stdout).toMatch(/lb: x-request-id passed through: smoke-req-1/);
+      expect(stdout).toMatch(/lb: upstreams used: 3/);
+      expect(stdout).toMatch(/lb: with one gateway stopped, 9 of 9 answered/);
+    } else {
+      expect(stdout).toMatch(/skipped: no nginx/);
+    }
     expect(stdout).toMatch(/local topology: ok\s*$/);
   }, 260_000);
 });

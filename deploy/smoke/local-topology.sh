@@ -7,19 +7,21 @@
 #   - the migrations and the demo seed as the owner role, on the primary (as the compose services do),
 #   - a gateway as gateway_reader reading the standby, and one through PgBouncer,
 # then checks that the data reached the standby, that the reader cannot write, and that the gateways answer.
-#   bash deploy/smoke/local-topology.sh            (ports 55432-55434, 56432; everything under a temp dir)
+# and, when nginx is installed, puts three of those gateways behind deploy/nginx/nginx.conf.
+#   bash deploy/smoke/local-topology.sh            (ports 55432-55480, 56432; everything under a temp dir)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
 bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 work=$(mktemp -d /tmp/igw-topology.XXXXXX)
 chown postgres: "$work"
-P_PORT=55432 S_PORT=55433 B_PORT=56432 G1_PORT=55434 G2_PORT=55435
+P_PORT=55432 S_PORT=55433 B_PORT=56432 G1_PORT=55434 G2_PORT=55435 G3_PORT=55436 G4_PORT=55437 LB_PORT=55480
 export POSTGRES_USER=postgres POSTGRES_DB=igw
 export IGW_OWNER_PASSWORD=smoke-owner GATEWAY_DB_PASSWORD=smoke-reader REPLICATION_PASSWORD=smoke-replication
 as_pg() { runuser -u postgres -- env PATH="$bin:$PATH" "$@"; }
 pids=()
 cleanup() {
+  [ -f "$work/nginx.pid" ] && kill "$(cat "$work/nginx.pid")" 2>/dev/null || true
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   as_pg pg_ctl -D "$work/standby" -m fast stop >/dev/null 2>&1 || true
   as_pg pg_ctl -D "$work/primary" -m fast stop >/dev/null 2>&1 || true
@@ -92,11 +94,12 @@ gateway() { # name port DATABASE_URL [extra env...]
   env -i PATH="$PATH" HOME="$HOME" HOST=127.0.0.1 PORT="$port" DATABASE_URL="$url" SEED=false LOG_FORMAT=json DATA_VERSION_LISTEN=false "$@" \
     node --max-old-space-size=256 dist/main.js >"$work/$name.log" 2>&1 &
   pids+=($!)
-  for _ in $(seq 1 60); do grep -q 'ready in' "$work/$name.log" && break; sleep 0.25; done
+  for _ in $(seq 1 120); do grep -qs 'ready in' "$work/$name.log" && break; sleep 0.25; done
   local ready chains
-  ready=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")
+  ready=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz" || true)
   chains=$(curl -s "http://127.0.0.1:$port/v2/rpc" -H 'content-type: application/json' \
-    -d '{"jsonrpc":"2.0","id":1,"method":"inds_getTicks","params":[3,0,"","","","",3,2]}')
+    -d '{"jsonrpc":"2.0","id":1,"method":"inds_getTicks","params":[3,0,"","","","",3,2]}' || true)
+  [ "$ready" = 200 ] || tail -n 5 "$work/$name.log"
   echo "$name: /readyz $ready; inds_getTicks: ${chains:0:160}"
   [ "$ready" = 200 ] && grep -q '"total"' <<<"$chains"
 }
@@ -112,5 +115,35 @@ elif gateway via-pgbouncer $G2_PORT "postgres://gateway_reader:$GATEWAY_DB_PASSW
 else
   echo "through PgBouncer: FAILED (pgbouncer $(pgbouncer --version | head -n 1)); gateway log:"; tail -n 5 "$work/via-pgbouncer.log"
   exit 1
+fi
+
+step "nginx (deploy/nginx/nginx.conf) in front of three gateways"
+if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ]; then
+  echo "skipped: no nginx"
+else
+  reader_standby="postgres://gateway_reader:$GATEWAY_DB_PASSWORD@127.0.0.1:$S_PORT/igw"
+  gateway lb-2 $G3_PORT "$reader_standby"
+  gateway lb-3 $G4_PORT "$reader_standby"
+  mkdir -p "$work/nginx"
+  sed -e "s/server gateway-1:8080/server 127.0.0.1:$G1_PORT/" -e "s/server gateway-2:8080/server 127.0.0.1:$G3_PORT/" \
+    -e "s/server gateway-3:8080/server 127.0.0.1:$G4_PORT/" -e "s/listen 8080;/listen 127.0.0.1:$LB_PORT;/" \
+    -e "s#access_log /dev/stdout json;#access_log $work/nginx-access.log json;#" deploy/nginx/nginx.conf > "$work/nginx/nginx.conf"
+  PATH="$PATH:/usr/sbin" nginx -t -p "$work/nginx" -c "$work/nginx/nginx.conf" -g "pid $work/nginx.pid; error_log $work/nginx-error.log;" 2>&1 | tail -n 1
+  PATH="$PATH:/usr/sbin" nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -g "pid $work/nginx.pid; error_log $work/nginx-error.log;"
+  for _ in $(seq 1 20); do [ -s "$work/nginx.pid" ] && curl -s -o /dev/null "http://127.0.0.1:$LB_PORT/lb-health" && break; sleep 0.25; done
+  lb=http://127.0.0.1:$LB_PORT
+  code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+  echo "lb: /lb-health $(code $lb/lb-health), /readyz $(code $lb/readyz), /metrics $(code $lb/metrics)"
+  [ "$(code $lb/lb-health)" = 200 ] && [ "$(code $lb/readyz)" = 200 ] && [ "$(code $lb/metrics)" = 404 ]
+  rid=$(curl -s -D - -o /dev/null "$lb/healthz" -H 'x-request-id: smoke-req-1' | tr -d '\r' | awk -F': ' 'tolower($1)=="x-request-id"{print $2}')
+  echo "lb: x-request-id passed through: $rid"; [ "$rid" = smoke-req-1 ]
+  rpc='{"jsonrpc":"2.0","id":7,"method":"inds_getAllChains","params":[[]]}'
+  for _ in $(seq 1 9); do curl -s "$lb/v2/rpc" -H 'content-type: application/json' -d "$rpc" | grep -q '"id":7' || { echo "lb: a request failed"; exit 1; }; done
+  spread=$(grep -o '"upstream":"[^"]*"' "$work/nginx-access.log" | grep -oE '127\.0\.0\.1:[0-9]+' | sort -u | wc -l)
+  echo "lb: upstreams used: $spread"; [ "$spread" = 3 ]
+  # one gateway stops (SIGTERM, as docker stop sends): every request still answered
+  kill -TERM "${pids[-1]}"; sleep 0.5
+  ok=0; for _ in $(seq 1 9); do curl -s "$lb/v2/rpc" -H 'content-type: application/json' -d "$rpc" | grep -q '"id":7' && ok=$((ok + 1)); done
+  echo "lb: with one gateway stopped, $ok of 9 answered"; [ "$ok" = 9 ]
 fi
 echo; echo "local topology: ok"
