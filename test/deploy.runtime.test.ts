@@ -14,6 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+/** The runtime stage's ENV (NODE_ENV=production, LOG_FORMAT=json, …), as the container starts with it. */
+const imageEnv = Object.fromEntries(dockerfile.slice(dockerfile.lastIndexOf('\nFROM ')).replace(/\\\n/g, ' ')
+  .split('\n').filter((l) => l.startsWith('ENV ')).flatMap((l) => [...l.matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1]!, m[2]!])));
 
 // only what a container has: no NODE_PATH, NODE_OPTIONS or the test runner's variables
 const baseEnv = {
@@ -54,6 +57,7 @@ describe('the runtime stage of the Dockerfile, rebuilt in a temporary directory'
   }, 30_000);
 
   it('has the production dependencies and none of the dev ones', () => {
+    expect(imageEnv).toMatchObject({ NODE_ENV: 'production', HOST: '0.0.0.0', PORT: '8080', LOG_FORMAT: 'json' });
     const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>; devDependencies: Record<string, string>;
     };
@@ -79,10 +83,8 @@ describe('the runtime stage of the Dockerfile, rebuilt in a temporary directory'
     expect(cmd.slice(0, 2)).toEqual(['/bin/sh', '-c']);
     child = spawn(cmd[0]!, cmd.slice(1), {
       cwd: dir,
-      env: {
-        ...baseEnv, HEAP_MAX_MB: '256', HOST: '127.0.0.1', PORT: '0', LOG_FORMAT: 'json',
-        EMBEDDED_DATA_DIR: join(dir, '.data/pglite'),
-      },
+      // the image's environment; only where it listens and keeps the embedded data differ here
+      env: { ...baseEnv, ...imageEnv, HEAP_MAX_MB: '256', HOST: '127.0.0.1', PORT: '0', EMBEDDED_DATA_DIR: join(dir, '.data/pglite') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout!.on('data', (c: Buffer) => { output += c.toString(); });
