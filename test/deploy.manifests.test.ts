@@ -28,7 +28,6 @@ const CONTRACT_PENDING = new Set([
   'DB_POOLER', // pgbouncer: no session state on pooled connections
   'DB_ALLOW_UNSAFE_SESSION',
   'REDIS_COMMAND_TIMEOUT_MS',
-  'HEAP_MAX_MB', // read by the start command (node --max-old-space-size), not only by the config
 ]);
 // Read by the sync command (src/cli/sync.ts options), not by the gateway's config.
 const SYNC_VARIABLES = new Set(['SYNC_SOURCE_URL']);

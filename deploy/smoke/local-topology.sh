@@ -8,14 +8,17 @@
 #   - a gateway as gateway_reader reading the standby, and one through PgBouncer,
 # then checks that the data reached the standby, that the reader cannot write, and that the gateways answer.
 # and, when nginx is installed, puts three of those gateways behind deploy/nginx/nginx.conf.
-#   bash deploy/smoke/local-topology.sh            (ports 55432-55480, 56432; everything under a temp dir)
+#   bash deploy/smoke/local-topology.sh            (9 ports from SMOKE_PORT_BASE, default a random one in
+#                                                  20000-59000, so runs side by side do not collide; everything under a temp dir)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repo=$PWD
 bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 work=$(mktemp -d /tmp/igw-topology.XXXXXX)
 chown postgres: "$work"
-P_PORT=55432 S_PORT=55433 B_PORT=56432 G1_PORT=55434 G2_PORT=55435 G3_PORT=55436 G4_PORT=55437 LB_PORT=55480
+base=${SMOKE_PORT_BASE:-$((20000 + (RANDOM % 3900) * 10))}
+P_PORT=$base S_PORT=$((base + 1)) B_PORT=$((base + 2)) G1_PORT=$((base + 3)) G2_PORT=$((base + 4)) G3_PORT=$((base + 5))
+G4_PORT=$((base + 6)) LB_PORT=$((base + 7))
 export POSTGRES_USER=postgres POSTGRES_DB=igw
 export IGW_OWNER_PASSWORD=smoke-owner GATEWAY_DB_PASSWORD=smoke-reader REPLICATION_PASSWORD=smoke-replication
 as_pg() { runuser -u postgres -- env PATH="$bin:$PATH" "$@"; }
