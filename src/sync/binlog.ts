@@ -1,0 +1,113 @@
+// Follow the source's ROW binlog (zongji on mysql2) from the saved position. Row events are collected
+// per source transaction; at its commit (XID) the changes are applied as ONE PostgreSQL transaction that
+// also stores the position after that XID — a crash at any point neither loses nor repeats a change.
+import ZongJi, { type BinlogEvent } from '@vlasky/zongji';
+import type { Sql } from '../db/client.js';
+import type { Tx } from '../db/sync-apply.js';
+import * as state from '../db/sync-state.js';
+import { applyChanges, ignoredTables, syncedTables, type ApplyOptions, type Change } from './apply.js';
+import { connectionOptions, type SourceTarget } from './source/connection.js';
+import type { Logger } from './log.js';
+import type { SyncMetrics } from './metrics.js';
+
+export interface BinlogContext {
+  sql: Sql;
+  target: SourceTarget;
+  serverId: number;
+  apply: ApplyOptions;
+  log: Logger;
+  metrics: SyncMetrics;
+  /** resolves when the follow should stop (SIGTERM, or --once once caught up) */
+  stopSignal: Promise<void>;
+  /** --once: stop when the stream has nothing more to deliver */
+  once: boolean;
+}
+
+interface SourceTransaction { changes: Change[]; file: string; pos: number; gtid: string | null; time: number }
+
+type RowsEvent = BinlogEvent & { rows: Record<string, unknown>[] | { before: Record<string, unknown>; after: Record<string, unknown> }[];
+  tableId: number; tableMap: Record<number, { tableName: string; parentSchema: string }> };
+
+/** Follows until stopped; throws on a source or target error (the caller retries from the saved position). */
+export async function followBinlog(c: BinlogContext): Promise<void> {
+  const saved = await state.readSourceState(c.sql);
+  if (!saved?.binlog_file || saved.binlog_pos == null) throw new Error('no saved binlog position (backfill not in binlog mode)');
+  c.metrics.setMode('binlog');
+  const zongji = new ZongJi(connectionOptions(c.target) as never);
+  const queue: SourceTransaction[] = [];
+  let pending: Change[] = [];
+  let wake: (() => void) | null = null;
+  let failure: Error | null = null;
+  let lastEventAt = Date.now();
+  const notify = () => { const w = wake; wake = null; w?.(); };
+
+  zongji.on('binlog', (event: BinlogEvent) => {
+    lastEventAt = Date.now();
+    const type = event.getEventName();
+    if (type === 'writerows' || type === 'updaterows' || type === 'deleterows') {
+      const e = event as RowsEvent;
+      const table = e.tableMap[e.tableId]?.tableName ?? '';
+      if (ignoredTables.has(table) || !(syncedTables as readonly string[]).includes(table)) return;
+      for (const r of e.rows) {
+        if (type === 'updaterows') {
+          const u = r as { before: Record<string, unknown>; after: Record<string, unknown> };
+          pending.push({ table, kind: 'update', row: u.after, before: u.before });
+        } else pending.push({ table, kind: type === 'writerows' ? 'insert' : 'delete', row: r as Record<string, unknown> });
+      }
+    } else if (type === 'xid' || (type === 'query' && /^\s*COMMIT/i.test((event as unknown as { query: string }).query))) {
+      const options = (zongji as unknown as { options: { filename: string } }).options;
+      queue.push({ changes: pending, file: options.filename, pos: event.nextPosition, gtid: event.gtid ?? null, time: event.timestamp });
+      pending = [];
+      c.metrics.lagEvents.set(queue.length);
+      notify();
+    }
+  });
+  zongji.on('error', (error: Error) => { failure = error; notify(); });
+  const ready = new Promise<void>((resolve) => zongji.on('ready', () => resolve()));
+  zongji.start({
+    serverId: c.serverId, filename: saved.binlog_file, position: Number(saved.binlog_pos),
+    includeEvents: ['rotate', 'tablemap', 'writerows', 'updaterows', 'deleterows', 'xid', 'query'],
+    includeSchema: { [c.target.database]: true },
+  } as never);
+  let stopped = false;
+  void c.stopSignal.then(() => { stopped = true; notify(); });
+  c.log.info({ file: saved.binlog_file, pos: saved.binlog_pos }, 'binlog follow starts');
+  let lastSavedAt = 0;
+  try {
+    await Promise.race([ready, new Promise<void>((_, reject) => {
+      const t = setInterval(() => { if (failure) { clearInterval(t); reject(failure); } }, 50);
+      void ready.then(() => clearInterval(t));
+    })]);
+    for (;;) {
+      if (failure) throw failure;
+      if (stopped) return; // SIGTERM: the transaction in hand was committed, the rest is read again next time
+      const txn = queue.shift();
+      if (!txn) {
+        c.metrics.lagSeconds.set(0);
+        if (stopped) return;
+        // --once: caught up when the stream has been quiet for a moment after the backlog
+        if (c.once && Date.now() - lastEventAt > 1_000) return;
+        await new Promise<void>((resolve) => { wake = resolve; setTimeout(resolve, 200); });
+        continue;
+      }
+      c.metrics.lagEvents.set(queue.length);
+      c.metrics.lagSeconds.set(Math.max(0, (Date.now() - txn.time) / 1000));
+      // foreign transactions (other schemas, ignored tables) only move the position, at most every 5 s
+      if (txn.changes.length === 0 && Date.now() - lastSavedAt < 5_000 && queue.length > 0) continue;
+      await c.sql.begin(async (tx) => {
+        await applyChanges(tx as Tx, txn.changes, c.apply);
+        await state.savePosition(tx, { mode: 'binlog', file: txn.file, pos: txn.pos, gtid: txn.gtid, sourceTime: new Date(txn.time) });
+      });
+      lastSavedAt = Date.now();
+      if (txn.changes.length) c.metrics.transactions.inc();
+      c.metrics.setPosition(txn.file, txn.pos);
+      c.metrics.lastApplied.set(Date.now() / 1000);
+    }
+  } finally {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, 2_000);
+      zongji.on('stopped', () => { clearTimeout(t); resolve(); });
+      zongji.stop();
+    });
+  }
+}

@@ -1,0 +1,132 @@
+// The sync command: preflight, backfill if needed, then follow (binlog or polling) until SIGTERM, or
+// until caught up with --once. Source or target outages are retried with backoff from the saved position;
+// a row that cannot be mapped stops the sync (or is reported and skipped with --skip-bad-rows).
+import type { Server } from 'node:http';
+import { createSql, type Sql } from '../db/client.js';
+import { migrate } from '../db/migrate.js';
+import { recordSource } from '../db/sync-state.js';
+import type { ApplyOptions } from './apply.js';
+import { backfill } from './backfill.js';
+import { followBinlog } from './binlog.js';
+import { createLogger, type Logger } from './log.js';
+import { BadRowError, parseZone } from './mapping.js';
+import { createSyncMetrics, serveMetrics } from './metrics.js';
+import type { SyncOptions } from './options.js';
+import { followPolling } from './polling.js';
+import { formatPreflight, preflight } from './preflight.js';
+import { connectSource, parseSourceUrl } from './source/connection.js';
+
+const transientCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND',
+  'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_SERVER_SHUTDOWN', 'ER_CON_COUNT_ERROR',
+  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', '57P01', '57P02', '57P03',
+  '08000', '08003', '08006', '08001', '08004', '53300']);
+
+/** A connection-level failure of the source or the target: retried, never fatal. */
+export function isTransient(error: unknown): boolean {
+  const e = error as { code?: string; errno?: string; message?: string; fatal?: boolean };
+  if (e?.code && transientCodes.has(e.code)) return true;
+  return /ECONNREFUSED|ECONNRESET|connection (lost|closed|terminated)|server has gone away|shutdown in progress|read ECONNRESET|write after end|closed state|Connection lost/i
+    .test(e?.message ?? '');
+}
+
+export async function runSync(options: SyncOptions, log: Logger = createLogger(options['log-level'])): Promise<number> {
+  if (options.verify) {
+    process.stderr.write('--verify: reconciliation is not built yet (it comes with the next release); nothing was checked\n');
+    return 2;
+  }
+  const target = parseSourceUrl(options.source);
+  const metrics = createSyncMetrics();
+  const zoneMinutes = parseZone(options['source-time-zone'])!;
+  let stop!: () => void;
+  const stopSignal = new Promise<void>((resolve) => { stop = resolve; });
+  let stopping = false;
+  const onSignal = (signal: string) => {
+    log.info({ signal }, 'stopping after the transaction in hand');
+    stopping = true;
+    stop();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  let metricsServer: Server | null = null;
+  if (!options['dry-run']) {
+    const served = await serveMetrics(metrics, options['metrics-host'], options['metrics-port']);
+    metricsServer = served.server;
+    log.info({ port: served.port }, 'metrics listening');
+  }
+  const sql: Sql = createSql({ url: options['database-url'], poolMax: 3, statementTimeoutMs: 0, connectTimeoutS: 10, readOnly: false });
+  const apply: ApplyOptions = {
+    ctx: { zoneMinutes },
+    skipBadRows: options['skip-bad-rows'],
+    onBadRow: (error) => {
+      metrics.badRows.inc({ table: error.table });
+      metrics.errors.inc({ kind: 'bad_row' });
+      log.error({ table: error.table, id: error.id, err: error.message }, 'bad row skipped');
+    },
+    onApplied: (table, n) => metrics.rowsApplied.inc({ table, phase: 'follow' }, n),
+    onDuplicateDeployHash: (d) => log.warn({ chain: d.chain, deployHash: d.deploy_hash, tickId: d.tick_id, firstId: d.first_id },
+      'duplicate (chain, deploy_hash) in the source: look-ups by deploy hash answer the first tick'),
+  };
+  let delay = 250;
+  try {
+    for (;;) {
+      try {
+        const conn = await connectSource(target);
+        let report;
+        try {
+          if (!options['dry-run']) await migrate(sql);
+          report = await preflight(conn, sql, target.database, options.mode);
+        } finally {
+          await conn.end().catch(() => {});
+        }
+        log.info({ preflight: { ...report, state: undefined } }, 'preflight');
+        if (options['dry-run'] || report.refusals.length) process.stdout.write(`${formatPreflight(report)}\n`);
+        if (report.refusals.length) {
+          log.error({ refusals: report.refusals }, 'preflight refused');
+          return 1;
+        }
+        if (options['dry-run']) return 0;
+        await recordSource(sql, { serverUuid: report.source.serverUuid, database: target.database });
+        const mode = report.state?.backfill_done && report.state.mode ? report.state.mode === 'binlog' && report.mode === 'binlog' ? 'binlog' : 'polling' : report.mode;
+        const result = await backfill({
+          sql, databaseUrl: options['database-url'], target, mode, batchSize: options['batch-size'],
+          pollOverlapS: options['poll-overlap-s'], apply, log, metrics, stopping: () => stopping,
+        });
+        if (result === 'stopped') return 0;
+        delay = 250;
+        if (stopping) return 0;
+        if (mode === 'binlog') {
+          await followBinlog({ sql, target, serverId: options['server-id'], apply, log, metrics, stopSignal, once: options.once });
+        } else {
+          await followPolling({
+            sql, target, apply, log, metrics, stopSignal, once: options.once, intervalMs: options['poll-interval-ms'],
+            overlapS: options['poll-overlap-s'], gapExpiryS: options['gap-expiry-s'], batchSize: options['batch-size'],
+          });
+        }
+        log.info('sync stopped');
+        return 0;
+      } catch (error) {
+        if (error instanceof BadRowError) {
+          metrics.errors.inc({ kind: 'bad_row' });
+          log.error({ table: error.table, id: error.id, err: error.message },
+            'a source row cannot be mapped: the sync stops (fix the row, or run with --skip-bad-rows to report and skip it)');
+          return 1;
+        }
+        if (!isTransient(error)) {
+          metrics.errors.inc({ kind: 'fatal' });
+          log.error({ err: error }, 'sync failed');
+          return 1;
+        }
+        metrics.errors.inc({ kind: /mysql|PROTOCOL|ER_|3306/i.test(String((error as Error).message) + String((error as { code?: string }).code)) ? 'source' : 'target' });
+        log.warn({ err: (error as Error).message, code: (error as { code?: string }).code, retryInMs: delay }, 'source or target unavailable: retrying');
+        await Promise.race([new Promise((r) => setTimeout(r, delay)), stopSignal]);
+        if (stopping) return 0;
+        delay = Math.min(delay * 2, 10_000);
+      }
+    }
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    metricsServer?.close();
+    await sql.end({ timeout: 5 }).catch(() => {});
+  }
+}
