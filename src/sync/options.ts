@@ -49,10 +49,13 @@ export const usage = `usage: npm run sync -- --source mysql://user:pass@host:330
   --metrics-host, --log-level`;
 
 export function parseOptions(argv: string[], env: Record<string, string | undefined> = process.env): SyncOptions | 'help' {
+  // '--source-time-zone -05:00': a value starting with a dash would read as an option
+  const args = argv.flatMap((a, i) => (a === '--source-time-zone' && /^-\d/.test(argv[i + 1] ?? '') ? [] : i > 0 &&
+    argv[i - 1] === '--source-time-zone' && /^-\d/.test(a) ? [`--source-time-zone=${a}`] : [a]));
   let parsed;
   try {
     parsed = parseArgs({
-      args: argv, strict: true, allowPositionals: false,
+      args, strict: true, allowPositionals: false,
       options: Object.fromEntries([
         ...flags.map((f) => [f, { type: 'boolean' as const }]),
         ...valued.map((f) => [f, { type: 'string' as const }]),
