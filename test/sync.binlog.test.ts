@@ -91,7 +91,7 @@ describe.skipIf(!server || !mariadbAvailable())('sync: binlog follow', () => {
       const ask = () => call(base, 'inds_getBalancesByAddress', [10, 0, newcomer, '', '', '', '', 2]);
       expect((await ask()).result.total).toBe(0);
       expect((await ask()).result.total).toBe(0); // cached now
-      const fresh = async () => (await graphql(gateway, '{ chains(names: ["eth"]) { name } }')).extensions as any;
+      const fresh = async () => ((await graphql(gateway, '{ chains(names: ["eth"]) { name } }')) as any).extensions;
       const before = await fresh();
       w.mint(tick, newcomer, '7.25');
       await w.flush();
@@ -103,6 +103,12 @@ describe.skipIf(!server || !mariadbAvailable())('sync: binlog follow', () => {
       const after = await waitFor(async () => { const f = await fresh(); return f?.freshness?.dataVersion !== before?.freshness?.dataVersion && f; },
         15_000, 'GraphQL freshness to change');
       expect(after.freshness.indexedHeights.eth).not.toBe(before.freshness.indexedHeights.eth);
+      // the data's age: seconds since the newest indexed block time (the fixture's blocks are from 2024)
+      const newest = Date.parse(`${(await db.sql`SELECT max(block_time) AS t FROM indexed_blocks`)[0]!.t.toISOString()}`);
+      expect(Math.abs(after.freshness.dataAgeSeconds - (Date.now() - newest) / 1000)).toBeLessThan(5);
+      const ready = await (await fetch(`${base}/readyz`)).json();
+      expect(ready.status).toBe('ready');
+      expect(Math.abs(ready.dataAgeSeconds - (Date.now() - newest) / 1000)).toBeLessThan(5);
     } finally {
       await gateway.close();
     }
