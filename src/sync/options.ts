@@ -22,7 +22,7 @@ const schema = z.object({
   'poll-interval-ms': int(50, 600_000).default(1_000),
   'poll-overlap-s': int(0, 86_400).default(10),
   'gap-expiry-s': int(1, 86_400 * 7).default(600),
-  'reconcile-interval-s': int(10, 86_400 * 7).default(3_600),
+  'reconcile-interval-s': int(1, 86_400 * 7).default(3_600),
   'metrics-port': int(0, 65_535).default(9_465),
   'metrics-host': z.string().min(1).default('127.0.0.1'),
   'skip-bad-rows': z.boolean().default(false),

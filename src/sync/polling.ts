@@ -13,6 +13,7 @@ import * as state from '../db/sync-state.js';
 import { applyChanges, type ApplyOptions, type Change } from './apply.js';
 import { idTables, windowTables } from './backfill.js';
 import { mapBalance, mapBlock, mapChain, type SourceRow } from './mapping.js';
+import { sweepDeletes } from './deletes.js';
 import { sourceNow } from './source/cdc.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
 import type { Logger } from './log.js';
@@ -27,6 +28,8 @@ export interface PollingContext {
   intervalMs: number;
   overlapS: number;
   gapExpiryS: number;
+  /** seconds between sweeps for rows deleted in the source */
+  reconcileIntervalS: number;
   batchSize: number;
   stopSignal: Promise<void>;
   once: boolean;
@@ -130,10 +133,15 @@ export async function followPolling(c: PollingContext): Promise<void> {
   void c.stopSignal.then(() => { stopped = true; wake?.(); });
   const conn = await connectSource(c.target);
   c.log.info({ intervalMs: c.intervalMs, overlapS: c.overlapS }, 'polling follow starts');
+  let lastSweep = Date.now();
   try {
     while (!stopped) {
       const started = Date.now();
       const more = await pollOnce(c, conn);
+      if (Date.now() - lastSweep >= c.reconcileIntervalS * 1000) {
+        await sweepDeletes(c.sql, conn, c.log);
+        lastSweep = Date.now();
+      }
       c.metrics.lagSeconds.set(more ? c.intervalMs / 1000 : 0);
       if (more) continue;
       if (c.once) return;
