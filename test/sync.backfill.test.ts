@@ -77,6 +77,11 @@ describe.skipIf(!server)('sync: backfill and polling from an indexer database', 
     for (const m of moves) expect(m.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
     const txs = await db.sql`SELECT tx_hash FROM transactions ORDER BY id`;
     for (const t of txs) expect(t.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
+    // inserts carry the indexer host's clock (+08:00 wall-clock text), updates the database's (read as UTC)
+    const [first] = await db.sql`SELECT created_at FROM transactions ORDER BY id LIMIT 1`;
+    expect((first!.created_at as Date).toISOString()).toBe('2024-03-01T12:01:00.000Z');
+    const [updated] = await db.sql`SELECT updated_at FROM balances WHERE address = ${alice}`;
+    expect(Math.abs((updated!.updated_at as Date).getTime() - Date.now())).toBeLessThan(120_000);
     const [block] = await db.sql`SELECT block_number::text, block_time FROM indexed_blocks WHERE chain = 'eth'`;
     expect((block!.block_time as Date).toISOString()).toBe(new Date(w.now()).toISOString());
   });
