@@ -67,7 +67,8 @@ export async function checkCdc(conn: SourceConnection, saved: { file: string | n
 /** The current end of the binlog (read before a snapshot starts: following from there re-applies a few
  *  changes the snapshot already holds, which the idempotent apply absorbs, and loses none). */
 export async function currentPosition(conn: SourceConnection): Promise<BinlogPosition | null> {
-  const [rows] = await conn.query('SHOW MASTER STATUS');
+  // MySQL 8.4 renamed SHOW MASTER STATUS
+  const [rows] = await conn.query('SHOW MASTER STATUS').catch(() => conn.query('SHOW BINARY LOG STATUS'));
   const row = (rows as { File: string; Position: number | string }[])[0];
   if (!row) return null;
   let gtid: string | null = null;
@@ -75,7 +76,9 @@ export async function currentPosition(conn: SourceConnection): Promise<BinlogPos
     const [g] = await conn.query('SELECT @@gtid_binlog_pos AS g');
     gtid = (g as { g: string }[])[0]?.g ?? null;
   } catch {
-    gtid = null; // MySQL: no gtid_binlog_pos
+    // MySQL: the executed GTID set instead
+    const [g] = await conn.query('SELECT @@gtid_executed AS g').catch(() => [[]]);
+    gtid = (g as { g: string }[])[0]?.g || null;
   }
   return { file: row.File, pos: Number(row.Position), gtid };
 }
