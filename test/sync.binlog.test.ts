@@ -13,7 +13,7 @@ const server = await findServer();
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'bin' };
 const holders = Array.from({ length: 20 }, (_, i) => `0x${(i + 1).toString(16).padStart(4, '0')}AbCd${'0'.repeat(30)}`);
 
-describe.skipIf(!server || !mariadbAvailable())('sync: binlog follow', () => {
+describe.skipIf(!server || !mariadbAvailable())('sync: binlog follow', { timeout: 180_000 }, () => {
   let maria: MariaInstance;
   let db: TestDatabase;
   let src: SourceDb;

@@ -45,11 +45,13 @@ describe.skipIf(!pgBinDir())('sync: target outage', () => {
     await waitFor(async () => /source or target unavailable: retrying/.test(sync!.output()), 30_000, 'a retry');
     await pg.start();
     sql = postgres(pg.url, { max: 1, onnotice: () => {} });
-    await waitFor(async () => (await txs()) === 7, 60_000, 'the catch-up');
+    await waitFor(async () => (await txs()) === 7, 90_000, 'the catch-up').catch((error) => {
+      throw new Error(`${(error as Error).message}\n${sync!.output().slice(-3000)}`);
+    });
     const [b] = await sql`SELECT balance::text FROM balances`;
     expect(b!.balance).toBe('6');
     const [t] = await sql`SELECT minted::text, tx_cnt::int FROM ticks`;
     expect(t).toEqual({ minted: '6', tx_cnt: 7 });
     expect(sync.child.exitCode).toBeNull();
-  });
+  }, 240_000);
 });

@@ -12,7 +12,7 @@ const server = await findServer();
 const tick = { chain: 'bsc', protocol: 'bsc-20', tick: 'poll' };
 const holders = Array.from({ length: 10 }, (_, i) => `0x${(i + 1).toString(16).padStart(4, '0')}BeEf${'0'.repeat(30)}`);
 
-describe.skipIf(!server)('sync: polling follow', () => {
+describe.skipIf(!server)('sync: polling follow', { timeout: 180_000 }, () => {
   let db: TestDatabase;
   let src: SourceDb;
   let w: IndexerWriter;
