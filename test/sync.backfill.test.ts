@@ -144,6 +144,47 @@ describe.skipIf(!server)('sync: backfill and polling from an indexer database', 
     expect(lines.at(-1)).toMatch(/bad row skipped/);
   });
 
+  it('preflight names a missing column and the indexer migration that adds it, and refuses', async () => {
+    const old = await createSourceDatabase();
+    const fresh = await createTestDatabase();
+    try {
+      await old.conn.query('ALTER TABLE address_txs DROP COLUMN related_address');
+      const out: string[] = [];
+      const write = process.stdout.write.bind(process.stdout);
+      process.stdout.write = ((chunk: string) => { out.push(String(chunk)); return true; }) as never;
+      try {
+        expect(await runSync({ ...options(), source: old.url, 'database-url': fresh.target.url! }, silent)).toBe(1);
+      } finally {
+        process.stdout.write = write;
+      }
+      expect(out.join('')).toMatch(/source column address_txs\.related_address is missing \(added by the indexer's db\/20240221_alter_tx_hash_chainid\.sql\)/);
+      const [row] = await fresh.sql`SELECT count(*)::int AS n FROM ticks`;
+      expect(row!.n).toBe(0);
+    } finally {
+      await old.close();
+      await fresh.close();
+    }
+  });
+
+  it('a bad row met by the backfill stops it; --skip-bad-rows copies the rest', async () => {
+    const other = await createSourceDatabase();
+    const fresh = await createTestDatabase();
+    try {
+      const ow = new IndexerWriter(other.conn, 0);
+      ow.deploy(eth).mint(eth, bob, '1');
+      ow.raw(`INSERT INTO balances (sid, chain, protocol, address, tick, available, balance) VALUES (99, 'eth', 'erc-20', ?, 'nosuch', 0, 1)`, [alice]);
+      await ow.flush('eth');
+      const opts = { ...options(), source: other.url, 'database-url': fresh.target.url! };
+      expect(await runSync(opts, silent)).toBe(1);
+      expect(await runSync({ ...opts, 'skip-bad-rows': true }, silent)).toBe(0);
+      const [n] = await fresh.sql`SELECT count(*)::int AS n FROM balances`;
+      expect(n!.n).toBe(1);
+    } finally {
+      await other.close();
+      await fresh.close();
+    }
+  });
+
   it('refuses another source for the same read model', async () => {
     const other = await createSourceDatabase();
     try {
