@@ -99,7 +99,8 @@ describe.skipIf(!server || !mariadbAvailable())('sync: binlog follow', { timeout
       expect((await ask()).result.total).toBe(0);
       expect((await ask()).result.total).toBe(0); // cached now
       const fresh = async () => ((await graphql(gateway, '{ chains(names: ["eth"]) { name } }')) as any).extensions;
-      const before = await fresh();
+      // the gateway's first data-version read may still be in flight: freshness appears once it is done
+      const before = await waitFor(async () => { const f = await fresh(); return f?.freshness && f; }, 15_000, 'GraphQL freshness');
       w.mint(tick, newcomer, '7.25');
       await w.flush();
       const answer = await waitFor(async () => { const r = await ask(); return r.result.total === 1 && r; }, 15_000, 'the RPC answer to change');

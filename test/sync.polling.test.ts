@@ -65,8 +65,8 @@ describe.skipIf(!server)('sync: polling follow', { timeout: 180_000 }, () => {
       const ask = () => call(base, 'inds_getHoldersByTick', [10, 0, 'bsc', 'bsc-20', 'poll', 2]);
       const before = (await ask()).result;
       expect(before.total).toBe(10);
-      const heights = async () => ((await graphql(gateway, '{ __typename }')) as any).extensions.freshness.indexedHeights.bsc;
-      const h0 = await heights();
+      const heights = async () => ((await graphql(gateway, '{ __typename }')) as any).extensions?.freshness?.indexedHeights.bsc;
+      const h0 = await waitFor(heights, 15_000, 'GraphQL freshness');
       w.mint(tick, '0x00000000000000000000000000000000000Ne0W1', '5');
       await w.flush('bsc');
       const after = await waitFor(async () => { const r = (await ask()).result; return r.total === 11 && r; }, 15_000, 'the holders answer to change');

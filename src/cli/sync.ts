@@ -3,6 +3,18 @@
 import { OptionsError, parseOptions, usage } from '../sync/options.js';
 import { runSync } from '../sync/run.js';
 
+// postgres.js 3.4.9 can write to a connection it has just closed from a setImmediate callback
+// (porsager/postgres#1154, #1208; no fixed release yet). The query on it was already rejected with
+// CONNECTION_CLOSED and the sync retries with a new client, so this one error is logged, not fatal.
+process.on('uncaughtException', (error) => {
+  if (error instanceof TypeError && /reading 'write'/.test(error.message) && /postgres[\\/]src[\\/]connection\.js/.test(error.stack ?? '')) {
+    process.stdout.write(`${JSON.stringify({ level: 40, time: new Date().toISOString(), service: 'igw-sync', msg: 'postgres.js wrote to a closed connection (porsager/postgres#1154): ignored, the sync retries' })}\n`);
+    return;
+  }
+  process.stderr.write(`${String(error.stack ?? error)}\n`);
+  process.exit(1);
+});
+
 try {
   const options = parseOptions(process.argv.slice(2));
   if (options === 'help') {

@@ -51,9 +51,6 @@ export async function preflight(conn: SourceConnection, sql: Sql, database: stri
     refusals.push(`the saved binlog position ${state.binlog_file}:${state.binlog_pos} was purged on the source: ` +
       'changes since then cannot be read; re-sync into an empty read model');
   }
-  if (state?.mode === 'binlog' && mode === 'polling' && requested === 'auto' && state.backfill_done) {
-    // switching down is allowed (polling reads current state), but say why
-  }
   return {
     source: { version: identity.version, serverUuid: identity.serverUuid, database },
     schemaProblems, cdc, mode,

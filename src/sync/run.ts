@@ -29,6 +29,14 @@ export function isTransient(error: unknown): boolean {
     .test(e?.message ?? '');
 }
 
+/** Which server failed: mysql2 and zongji errors carry a MySQL code or the source's port. */
+function sideOf(error: unknown, sourcePort: number): 'source' | 'target' {
+  const e = error as { port?: number; code?: string; sqlState?: string; errno?: number };
+  if (e.port !== undefined) return e.port === sourcePort ? 'source' : 'target';
+  if (e.sqlState !== undefined || /^(PROTOCOL_|ER_)/.test(e.code ?? '')) return 'source';
+  return 'target';
+}
+
 export async function runSync(options: SyncOptions, log: Logger = createLogger(options['log-level'])): Promise<number> {
   if (options.verify) {
     process.stderr.write('--verify: reconciliation is not built yet (it comes with the next release); nothing was checked\n');
@@ -53,7 +61,9 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
     metricsServer = served.server;
     log.info({ port: served.port }, 'metrics listening');
   }
-  const sql: Sql = createSql({ url: options['database-url'], poolMax: 3, statementTimeoutMs: 0, connectTimeoutS: 10, readOnly: false });
+  // a new client per attempt: a connection the driver lost mid-write may never flush again (porsager/postgres#1154)
+  const connectTarget = (): Sql => createSql({ url: options['database-url'], poolMax: 3, statementTimeoutMs: 0, connectTimeoutS: 10, readOnly: false });
+  let sql: Sql = connectTarget();
   const apply: ApplyOptions = {
     ctx: { zoneMinutes },
     skipBadRows: options['skip-bad-rows'],
@@ -86,7 +96,8 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
         }
         if (options['dry-run']) return 0;
         await recordSource(sql, { serverUuid: report.source.serverUuid, database: target.database });
-        const mode = report.state?.backfill_done && report.state.mode ? report.state.mode === 'binlog' && report.mode === 'binlog' ? 'binlog' : 'polling' : report.mode;
+        // a read model filled for polling has no binlog position to start from: it keeps polling
+        const mode = report.state?.mode === 'polling' ? 'polling' : report.mode;
         const result = await backfill({
           sql, databaseUrl: options['database-url'], target, mode, batchSize: options['batch-size'],
           pollOverlapS: options['poll-overlap-s'], apply, log, metrics, stopping: () => stopping,
@@ -106,6 +117,8 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
         log.info('sync stopped');
         return 0;
       } catch (error) {
+        await sql.end({ timeout: 1 }).catch(() => {});
+        sql = connectTarget();
         if (error instanceof BadRowError) {
           metrics.errors.inc({ kind: 'bad_row' });
           log.error({ table: error.table, id: error.id, err: error.message },
@@ -117,8 +130,10 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
           log.error({ err: error }, 'sync failed');
           return 1;
         }
-        metrics.errors.inc({ kind: /mysql|PROTOCOL|ER_|3306/i.test(String((error as Error).message) + String((error as { code?: string }).code)) ? 'source' : 'target' });
-        log.warn({ err: (error as Error).message, code: (error as { code?: string }).code, retryInMs: delay }, 'source or target unavailable: retrying');
+        const side = sideOf(error, target.port);
+        metrics.errors.inc({ kind: side });
+        log.warn({ side, err: (error as Error).message, code: (error as { code?: string }).code, retryInMs: delay },
+          'source or target unavailable: retrying');
         await Promise.race([new Promise((r) => setTimeout(r, delay)), stopSignal]);
         if (stopping) return 0;
         delay = Math.min(delay * 2, 10_000);
