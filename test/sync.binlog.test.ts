@@ -171,11 +171,14 @@ describe.skipIf(!server || !mariadbAvailable())('sync: binlog follow', { timeout
     sync = null;
   });
 
-  it('--once catches up from the saved position and exits 0', async () => {
-    w.transfer(tick, holders[5]!, holders[6]!, '1.25');
-    await w.flush();
+  it('--once catches up a backlog of 300 flushes from the saved position (the stream pauses while behind) and exits 0', async () => {
+    for (let i = 0; i < 300; i++) {
+      w.transfer(tick, holders[5]!, holders[6]!, '0.01');
+      await w.flush();
+    }
     const once = startSyncProcess([...args(), '--once']);
     expect((await once.exited).code).toBe(0);
+    expect(once.output()).toMatch(/binlog stream paused until the backlog is applied/);
     await expectSameAsSource();
   });
 });

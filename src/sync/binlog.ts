@@ -23,6 +23,10 @@ export interface BinlogContext {
   once: boolean;
 }
 
+/** Source transactions held in memory before the stream is paused, and the level it resumes at. */
+const highWater = 200;
+const lowWater = 20;
+
 interface SourceTransaction { changes: Change[]; file: string; pos: number; gtid: string | null; time: number }
 
 type RowsEvent = BinlogEvent & { rows: Record<string, unknown>[] | { before: Record<string, unknown>; after: Record<string, unknown> }[];
@@ -40,6 +44,8 @@ export async function followBinlog(c: BinlogContext): Promise<void> {
   let failure: Error | null = null;
   let lastEventAt = Date.now();
   const notify = () => { const w = wake; wake = null; w?.(); };
+  let paused = false;
+  const binlogConnection = () => (zongji as unknown as { connection?: { pause(): void; resume(): void } }).connection;
 
   zongji.on('binlog', (event: BinlogEvent) => {
     lastEventAt = Date.now();
@@ -59,6 +65,12 @@ export async function followBinlog(c: BinlogContext): Promise<void> {
       queue.push({ changes: pending, file: options.filename, pos: event.nextPosition, gtid: event.gtid ?? null, time: event.timestamp });
       pending = [];
       c.metrics.lagEvents.set(queue.length);
+      // bounded memory: stop reading the stream while PostgreSQL is behind (a backlog after an outage)
+      if (queue.length >= highWater && !paused) {
+        paused = true;
+        binlogConnection()?.pause();
+        c.log.info({ queued: queue.length }, 'binlog stream paused until the backlog is applied');
+      }
       notify();
     }
   });
@@ -91,6 +103,10 @@ export async function followBinlog(c: BinlogContext): Promise<void> {
         continue;
       }
       c.metrics.lagEvents.set(queue.length);
+      if (paused && queue.length <= lowWater) {
+        paused = false;
+        binlogConnection()?.resume();
+      }
       c.metrics.lagSeconds.set(Math.max(0, (Date.now() - txn.time) / 1000));
       // foreign transactions (other schemas, ignored tables) only move the position, at most every 5 s
       if (txn.changes.length === 0 && Date.now() - lastSavedAt < 5_000 && queue.length > 0) continue;
