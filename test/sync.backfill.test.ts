@@ -95,6 +95,26 @@ describe.skipIf(!server)('sync: backfill and polling from an indexer database', 
       expect(JSON.stringify(balances.result)).toContain('1199.75');
       const moves = await call(base, 'inds_getTransactionByAddress', [10, 0, bob, '', '', '', 0]);
       expect(moves.result.total).toBe(2);
+      // the v2 wire format: 0x lower-case hashes (raw bytes and 0x text alike), unsigned amounts with event
+      // 3 = in, exact 38-digit decimals, unix times converted from the indexer host's +08:00
+      const hash = (n: number) => `0x${n.toString(16).padStart(8, '0').repeat(8)}`;
+      expect(moves.result).toEqual({
+        transactions: [
+          { chain: 'avalanche', protocol: 'asc-20', tick: 'huge', address: bob, tx_hash: hash(7), amount: '99999999999999999999.999999999999999999',
+            event: 2, operate: 'mint', created_at: 1709294760, updated_at: 1709294760 },
+          { chain: 'eth', protocol: 'erc-20', tick: 'pepe', address: bob, tx_hash: hash(6), amount: '300.5', event: 3, operate: 'transfer',
+            created_at: 1709294700, updated_at: 1709294700 },
+        ],
+        total: 2, limit: 10, offset: 0,
+      });
+      expect(balances.result).toEqual({
+        inscriptions: [{ chain: 'eth', protocol: 'erc-20', tick: 'pepe', address: alice, balance: '1199.75', deploy_hash: hash(1), transfer_type: 2 }],
+        total: 1, limit: 10, offset: 0,
+      });
+      const aliceMoves = await call(base, 'inds_getTransactionByAddress', [10, 0, alice, 'eth', '', '', 0]);
+      expect(aliceMoves.result.transactions.map((m: any) => [m.event, m.amount, m.tx_hash])).toEqual([
+        [4, '300.5', hash(6)], [2, '500.25', hash(5)], [2, '1000', hash(4)], [1, '0', hash(1)],
+      ]);
       const detail = await call(base, 'index_getInscriptionByTick', ['avalanche', 'asc-20', 'HUGE']);
       expect(JSON.stringify(detail.result)).toContain('99999999999999999999.999999999999999999');
       const holders = await call(base, 'inds_getHoldersByTick', [10, 0, 'eth', 'erc-20', 'pepe', 2]);
