@@ -35,8 +35,9 @@ const rangeTables: { source: string; target: string; columns: string[]; needsTic
 ];
 /** Tables whose secondary indexes are dropped for the copy (ticks keeps its keys: the others reference it). */
 const bulkTargets = ['balances', 'address_txs', 'transactions', 'utxos'];
-/** Insert-only tables followed by id watermark when polling; the updated ones also by updated_at window. */
-export const idTables = ['inscriptions', 'balances', 'address_txs', 'txs', 'utxos'];
+/** Polling: insert-only tables are followed by id watermark; the tables updated in place by updated_at
+ *  window (their ids are no watermark: an upsert that updates still burns an auto-increment id). */
+export const idTables = ['inscriptions', 'address_txs', 'txs'];
 export const windowTables = ['balances', 'utxos'];
 /** How far below the snapshot's highest id missing ids are remembered as gaps (rows committed late). */
 const gapScan = 10_000n;
@@ -112,8 +113,10 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
         for (const t of rangeTables) await state.planBackfill(tx, t.source, String(tops.get(t.source)));
         await state.savePosition(tx, { mode: c.mode, file: position?.file ?? null, pos: position?.pos ?? null, gtid: position?.gtid ?? null });
         for (const t of idTables) {
-          await state.savePollState(tx, { source_table: t, high_id: String(tops.get(t)), gaps: gaps.get(t)!,
-            window_from: windowTables.includes(t) ? utcMinus(dbNow, c.pollOverlapS) : null });
+          await state.savePollState(tx, { source_table: t, high_id: String(tops.get(t)), gaps: gaps.get(t)!, window_from: null });
+        }
+        for (const t of windowTables) {
+          await state.savePollState(tx, { source_table: t, high_id: '0', gaps: {}, window_from: utcMinus(dbNow, c.pollOverlapS) });
         }
         await state.saveDroppedIndexes(tx, defs);
         await dropIndexes(tx as unknown as Sql, defs);

@@ -35,6 +35,9 @@ export interface PollingContext {
   once: boolean;
 }
 
+/** Missing ids remembered per table at most. */
+const maxGaps = 100_000;
+
 const shift = (wall: string, seconds: number) =>
   new Date(Date.parse(`${wall.replace(' ', 'T')}Z`) + seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
 
@@ -93,25 +96,34 @@ export async function pollOnce(c: PollingContext, conn: SourceConnection): Promi
         top = id;
       }
       for (const [id, since] of Object.entries(gaps)) if (now - since > c.gapExpiryS * 1000) delete gaps[id];
-      for (const row of [...late, ...rows]) changes.push({ table, kind: 'insert', row });
-      let windowFrom = s.window_from;
-      if (windowTables.includes(table)) {
-        if (windowFrom) {
-          // updates are stamped by the database's clock; inserts (host clock) come through the id watermark
-          const [updated] = await conn.query(`SELECT * FROM \`${table}\` WHERE updated_at >= ? AND updated_at <= ? AND id <= ? ORDER BY id`,
-            [windowFrom, shift(dbNow, 1), String(high)]);
-          let rows = updated as SourceRow[];
-          if (table === 'balances') {
-            const mapped = rows.flatMap((row) => { try { return [{ ...mapBalance(row), row }]; } catch { return [{ row } as never]; } });
-            const valid = mapped.filter((m) => 'balance' in m);
-            const changed = new Set((await changedBalances(c.sql, valid)).map((m) => m.row));
-            rows = rows.filter((row) => changed.has(row) || !valid.some((m) => m.row === row));
-          }
-          for (const row of rows) changes.push({ table, kind: 'update', row });
-        }
-        windowFrom = shift(dbNow, -c.overlapS);
+      const ids = Object.keys(gaps);
+      if (ids.length > maxGaps) {
+        // a burst of rolled-back inserts: keep the newest gaps, say so
+        for (const id of ids.slice(0, ids.length - maxGaps)) delete gaps[id];
+        c.log.warn({ table, dropped: ids.length - maxGaps }, 'too many missing ids to track: the oldest are forgotten');
       }
-      next.push({ source_table: table, high_id: String(top), gaps, window_from: windowFrom });
+      for (const row of [...late, ...rows]) changes.push({ table, kind: 'insert', row });
+      next.push({ source_table: table, high_id: String(top), gaps, window_from: null });
+    }
+    for (const table of windowTables) {
+      const s = polls.get(table);
+      const windowFrom = s?.window_from ?? shift(dbNow, -c.overlapS);
+      // updates are stamped by the database's clock, inserts by the indexer host's (its zone's wall-clock
+      // time): the window is read on both clocks
+      const zone = c.apply.ctx.zoneMinutes * 60;
+      const [updated] = await conn.query(
+        `SELECT * FROM \`${table}\` WHERE (updated_at >= ? AND updated_at <= ?) OR (updated_at >= ? AND updated_at <= ?) ORDER BY id`,
+        [windowFrom, shift(dbNow, 1), shift(windowFrom, zone), shift(dbNow, 1 + zone)]);
+      let rows = updated as SourceRow[];
+      if (table === 'balances') {
+        const mapped = rows.flatMap((row) => { try { return [{ ...mapBalance(row), row }]; } catch { return []; } });
+        const changed = new Set((await changedBalances(c.sql, mapped)).map((m) => m.row));
+        const mappable = new Set(mapped.map((m) => m.row));
+        // unchanged rows are left out; unmappable ones go on to be reported by the apply
+        rows = rows.filter((row) => changed.has(row) || !mappable.has(row));
+      }
+      for (const row of rows) changes.push({ table, kind: 'update', row });
+      next.push({ source_table: table, high_id: '0', gaps: {}, window_from: shift(dbNow, -c.overlapS) });
     }
   } finally {
     await conn.query('COMMIT');

@@ -98,11 +98,12 @@ export class IndexerWriter {
     this.balances.set(key, next);
     const unit = 10n ** scale;
     const text = `${next / unit}.${(next % unit).toString().padStart(Number(scale), '0')}`;
-    // absolute values, inserted with the host's clock; an existing row is updated in place (database clock)
+    // absolute values, inserted with the host's clock (now, as wall-clock text of its zone); an existing row
+    // is updated in place (database clock)
     this.pending.push([`INSERT INTO balances (sid, chain, protocol, address, tick, available, balance, created_at, updated_at)
         VALUES ((SELECT coalesce(max(b.sid), 0) + 1 FROM balances b), ?, ?, ?, ?, 0, ?, ?, ?)
         ON DUPLICATE KEY UPDATE balance = VALUES(balance), available = 0`,
-    [t.chain, t.protocol, address, t.tick, text, this.local(this.clock), this.local(this.clock)]]);
+    [t.chain, t.protocol, address, t.tick, text, this.local(Date.now()), this.local(Date.now())]]);
   }
 
   /** amount: a decimal string with up to 18 fractional digits. */
