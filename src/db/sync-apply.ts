@@ -192,3 +192,17 @@ export async function changedBalances<T extends BalanceRow>(tx: Tx | postgres.Sq
   const skip = new Set(same.map((s) => s.i));
   return rows.filter((_, i) => !skip.has(i));
 }
+
+/** Ticks whose derived counters differ from an indexer's own stats (inscriptions_stats, a cross-check). */
+export async function statsDisagreements(sql: postgres.Sql<Record<string, never>>, stats: { chain: string; protocol: string;
+  tick: string; minted: string; holders: string; tx_cnt: string }[]) {
+  if (!stats.length) return [];
+  return sql<{ chain: string; protocol: string; tick: string; minted: string; holders: string; tx_cnt: string;
+    source_minted: string; source_holders: string; source_tx_cnt: string }[]>`
+    SELECT t.chain, t.protocol, t.tick, t.minted::text AS minted, t.holders::text AS holders, t.tx_cnt::text AS tx_cnt,
+           s.minted::text AS source_minted, s.holders::text AS source_holders, s.tx_cnt::text AS source_tx_cnt
+      FROM jsonb_to_recordset(${sql.json(stats as never)}::jsonb) AS s (chain text, protocol text, tick text, minted numeric,
+           holders bigint, tx_cnt bigint)
+      JOIN ticks t ON t.chain = s.chain AND t.protocol = s.protocol AND t.tick = s.tick
+     WHERE t.minted <> s.minted OR t.holders <> s.holders OR t.tx_cnt <> s.tx_cnt`;
+}

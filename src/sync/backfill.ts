@@ -16,6 +16,7 @@ import { applyChanges, type ApplyOptions } from './apply.js';
 import {
   BadRowError, mapBalance, mapMovement, mapTick, mapTransaction, mapUtxo, tickKeyString, type SourceRow,
 } from './mapping.js';
+import { crossCheckStats } from './cross-check.js';
 import { currentPosition, sourceNow, type BinlogPosition } from './source/cdc.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
 import type { Logger } from './log.js';
@@ -278,5 +279,6 @@ async function finish(c: BackfillContext): Promise<void> {
     await state.markBackfillDone(tx);
   });
   for (const t of ['ticks', ...bulkTargets]) await c.sql.unsafe(`ANALYZE ${t}`);
+  await crossCheckStats(c.sql, c.target, c.log);
   c.log.info('backfill done');
 }
