@@ -125,6 +125,10 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
             'a source row cannot be mapped: the sync stops (fix the row, or run with --skip-bad-rows to report and skip it)');
           return 1;
         }
+        if (options['dry-run'] && isTransient(error)) {
+          process.stdout.write(`REFUSED       the ${sideOf(error, target.port)} is unreachable: ${(error as Error).message}\n`);
+          return 1;
+        }
         if (!isTransient(error)) {
           metrics.errors.inc({ kind: 'fatal' });
           log.error({ err: error }, 'sync failed');
