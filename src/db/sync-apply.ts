@@ -1,8 +1,11 @@
 import type postgres from 'postgres';
+// Only types come from src/sync: the row shapes the mapping produces.
 import type {
   BalanceRow, BlockRow, ChainRow, MovementRow, TickKey, TickRow, TransactionRow, UtxoRow,
 } from '../sync/mapping.js';
-import { tickKeyString } from '../sync/mapping.js';
+
+/** The (chain, protocol, tick) key of a tick as one string (the same as src/sync/mapping.ts). */
+const tickKeyString = (k: TickKey) => `${k.chain}\u0000${k.protocol}\u0000${k.tick}`;
 
 // Row-by-row writes of the sync's follow (binlog and polling). Every write is idempotent — an insert is
 // an upsert, a delete of a missing row does nothing — because a follow resumed from a position slightly
