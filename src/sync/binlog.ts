@@ -6,7 +6,8 @@ import type { Sql } from '../db/client.js';
 import type { Tx } from '../db/sync-apply.js';
 import * as state from '../db/sync-state.js';
 import { applyChanges, ignoredTables, syncedTables, type ApplyOptions, type Change } from './apply.js';
-import { connectionOptions, type SourceTarget } from './source/connection.js';
+import { currentPosition, type BinlogPosition } from './source/cdc.js';
+import { connectionOptions, connectSource, type SourceTarget } from './source/connection.js';
 import type { Logger } from './log.js';
 import type { SyncMetrics } from './metrics.js';
 
@@ -37,6 +38,14 @@ export async function followBinlog(c: BinlogContext): Promise<void> {
   const saved = await state.readSourceState(c.sql);
   if (!saved?.binlog_file || saved.binlog_pos == null) throw new Error('no saved binlog position (backfill not in binlog mode)');
   c.metrics.setMode('binlog');
+  // --once: caught up once the position the binlog had at the start is applied
+  let end: BinlogPosition | null = null;
+  if (c.once) {
+    const conn = await connectSource(c.target);
+    try { end = await currentPosition(conn); } finally { await conn.end().catch(() => {}); }
+  }
+  const reached = (file: string, pos: number) => !!end && (file > end.file || (file === end.file && pos >= end.pos));
+  let applied = { file: saved.binlog_file, pos: Number(saved.binlog_pos) };
   const zongji = new ZongJi(connectionOptions(c.target) as never);
   const queue: SourceTransaction[] = [];
   let pending: Change[] = [];
@@ -97,8 +106,8 @@ export async function followBinlog(c: BinlogContext): Promise<void> {
       if (!txn) {
         c.metrics.lagSeconds.set(0);
         if (stopped) return;
-        // --once: caught up when the stream has been quiet for a moment after the backlog
-        if (c.once && Date.now() - lastEventAt > 1_000) return;
+        // --once: caught up at the start position (or when the stream has been quiet for a while)
+        if (c.once && (reached(applied.file, applied.pos) || Date.now() - lastEventAt > 5_000)) return;
         await new Promise<void>((resolve) => { wake = resolve; setTimeout(resolve, 200); });
         continue;
       }
@@ -115,6 +124,7 @@ export async function followBinlog(c: BinlogContext): Promise<void> {
         await state.savePosition(tx, { mode: 'binlog', file: txn.file, pos: txn.pos, gtid: txn.gtid, sourceTime: new Date(txn.time) });
       });
       lastSavedAt = Date.now();
+      applied = { file: txn.file, pos: txn.pos };
       if (txn.changes.length) c.metrics.transactions.inc();
       c.metrics.setPosition(txn.file, txn.pos);
       c.metrics.lastApplied.set(Date.now() / 1000);
