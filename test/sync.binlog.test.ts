@@ -19,7 +19,7 @@ describe.skipIf(!server || !mariadbAvailable())('sync: binlog follow', { timeout
   let src: SourceDb;
   let w: IndexerWriter;
   let sync: SyncProcess | null = null;
-  const args = () => ['--source', src.url, '--database-url', db.target.url!, '--source-time-zone', '-05:00', '--batch-size', '100',
+  const args = () => ['--source', src.url, '--database-url', db.target.url!, '--source-time-zone', 'America/New_York', '--batch-size', '100',
     '--server-id', '5511', '--log-level', 'info'];
 
   /** The read model holds exactly the source's rows (no loss, no duplicate). */

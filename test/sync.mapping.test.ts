@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BadRowError, mapBalance, mapMovement, mapTick, normalizeDecimal, normalizeHash, parseZone, wallToUtc } from '../src/sync/mapping.js';
+import { BadRowError, isZoneName, mapBalance, mapMovement, mapTick, normalizeDecimal, normalizeHash, parseZone, wallToUtc } from '../src/sync/mapping.js';
+import { parseOptions } from '../src/sync/options.js';
 
 // The source → read-model mapping, value by value (pure functions; the database tests cover the rest).
 
@@ -24,10 +25,21 @@ describe('sync mapping', () => {
   it('times: wall-clock text of the declared zone → UTC', () => {
     expect(parseZone('+08:00')).toBe(480);
     expect(parseZone('-05:30')).toBe(-330);
-    expect(parseZone('Asia/Shanghai')).toBeNull();
+    expect(parseZone('Asia/Shanghai')).toBeNull(); // a name, not an offset (see below)
     expect(wallToUtc('2024-03-01 20:01:00', 480)).toBe('2024-03-01T12:01:00.000Z');
     expect(wallToUtc('2024-03-01 07:01:00', -300)).toBe('2024-03-01T12:01:00.000Z');
     expect(wallToUtc('0000-00-00 00:00:00', 0)).toBeNull();
+  });
+
+  it('times: a named zone follows daylight-saving time', () => {
+    expect(isZoneName('America/New_York')).toBe(true);
+    expect(isZoneName('Mars/Olympus')).toBe(false);
+    expect(wallToUtc('2024-01-15 07:00:00', 0, 'America/New_York')).toBe('2024-01-15T12:00:00.000Z'); // EST, -05:00
+    expect(wallToUtc('2024-07-15 08:00:00', 0, 'America/New_York')).toBe('2024-07-15T12:00:00.000Z'); // EDT, -04:00
+    expect(wallToUtc('2024-03-10 03:30:00', 0, 'America/New_York')).toBe('2024-03-10T07:30:00.000Z'); // just after the change
+    expect(wallToUtc('2024-03-01 20:00:00', 0, 'Asia/Shanghai')).toBe('2024-03-01T12:00:00.000Z');
+    const o = parseOptions(['--source', 'mysql://r@h/db', '--database-url', 'postgres://a/b', '--source-time-zone', 'Asia/Shanghai'], {});
+    expect(o !== 'help' && o['source-time-zone']).toBe('Asia/Shanghai');
   });
 
   it('movements 3–6 with signed amounts → 3 in / 4 out, unsigned; deploy and mint unchanged', () => {

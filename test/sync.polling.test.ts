@@ -18,7 +18,7 @@ describe.skipIf(!server)('sync: polling follow', { timeout: 180_000 }, () => {
   let w: IndexerWriter;
   let sync: SyncProcess | null = null;
   const args = () => ['--source', src.url, '--database-url', db.target.url!, '--mode', 'polling', '--poll-interval-ms', '200',
-    '--reconcile-interval-s', '1', '--source-time-zone', '+03:00', '--log-level', 'info'];
+    '--reconcile-interval-s', '1', '--source-time-zone', 'Europe/Moscow', '--log-level', 'info'];
   const count = async (q: string) => Number(((await src.conn.query(q)) as any)[0][0].n);
   const pg = async (table: string) => (await db.sql.unsafe(`SELECT count(*)::int AS n FROM ${table}`))[0]!.n as number;
   const caughtUp = () => waitFor(async () => {

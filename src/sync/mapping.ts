@@ -20,21 +20,67 @@ export function parseZone(zone: string): number | null {
   return m[1] === '-' ? -minutes : minutes;
 }
 
-export interface MapContext {
-  /** minutes east of UTC of the zone the indexer host wrote its timestamps in */
-  zoneMinutes: number;
+/** True for a time-zone name the runtime knows (IANA, e.g. America/New_York: its offset follows DST). */
+export function isZoneName(zone: string): boolean {
+  if (!/^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(zone)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
 }
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+/** Minutes east of UTC of a named zone at an instant. */
+export function zoneOffsetAt(utcMs: number, zone: string): number {
+  let f = formatters.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit',
+      hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    formatters.set(zone, f);
+  }
+  const p = Object.fromEntries(f.formatToParts(new Date(utcMs)).map((x) => [x.type, x.value]));
+  const wall = Date.UTC(+p.year!, +p.month! - 1, +p.day!, +p.hour!, +p.minute!, +p.second!);
+  return Math.round((wall - Math.floor(utcMs / 1000) * 1000) / 60_000);
+}
+
+const offsetCache = new Map<string, number>();
+/** The offset that turns a wall-clock time of a named zone into UTC (cached per wall-clock hour). */
+function wallOffset(wallMs: number, zone: string): number {
+  const key = `${zone}|${Math.floor(wallMs / 3_600_000)}`;
+  let off = offsetCache.get(key);
+  if (off === undefined) {
+    off = zoneOffsetAt(wallMs, zone);
+    const again = zoneOffsetAt(wallMs - off * 60_000, zone); // across a DST change the first guess is an hour off
+    if (again !== off) off = again;
+    if (offsetCache.size > 100_000) offsetCache.clear();
+    offsetCache.set(key, off);
+  }
+  return off;
+}
+
+export interface MapContext {
+  /** minutes east of UTC of the zone the indexer host wrote its timestamps in (a fixed offset)… */
+  zoneMinutes: number;
+  /** …or its name, when the host's clock follows a zone with daylight-saving time */
+  zoneName?: string;
+}
+
+/** The zone's offset now (polling reads windows on the indexer host's clock). */
+export const currentZoneMinutes = (ctx: MapContext) => (ctx.zoneName ? zoneOffsetAt(Date.now(), ctx.zoneName) : ctx.zoneMinutes);
 
 const wallClock = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(\.\d+)?$/;
 
 /** A wall-clock time written in the source zone → ISO 8601 UTC. null/zero dates stay null. */
-export function wallToUtc(value: unknown, zoneMinutes: number): string | null {
+export function wallToUtc(value: unknown, zoneMinutes: number, zoneName?: string): string | null {
   if (value === null || value === undefined) return null;
   if (value instanceof Date) value = value.toISOString().replace('T', ' ').replace('Z', '');
   const m = wallClock.exec(String(value));
   if (!m) throw new Error(`not a timestamp: ${String(value)}`);
   if (m[1] === '0000') return null;
-  const ms = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) - zoneMinutes * 60_000;
+  const wall = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!);
+  const ms = wall - (zoneName ? wallOffset(wall, zoneName) : zoneMinutes) * 60_000;
   return new Date(ms).toISOString();
 }
 
@@ -81,7 +127,7 @@ export const tickKeyString = (k: TickKey) => `${k.chain}\u0000${k.protocol}\u000
 function time(table: string, row: SourceRow, column: string, ctx: MapContext, required = true): string | null {
   let t: string | null;
   try {
-    t = wallToUtc(row[column], ctx.zoneMinutes);
+    t = wallToUtc(row[column], ctx.zoneMinutes, ctx.zoneName);
   } catch (error) {
     throw new BadRowError(table, id(row), `${column}: ${(error as Error).message}`);
   }

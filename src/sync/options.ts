@@ -2,7 +2,7 @@
 // names the option and stops the command before anything connects.
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { parseZone } from './mapping.js';
+import { isZoneName, parseZone } from './mapping.js';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -13,7 +13,7 @@ const schema = z.object({
     .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// URL'),
   once: z.boolean().default(false),
   'source-time-zone': z.string().default('+00:00')
-    .refine((v) => parseZone(v) !== null, 'must be a UTC offset like +08:00 or -05:00'),
+    .refine((v) => parseZone(v) !== null || isZoneName(v), 'must be a UTC offset like +08:00 or a zone name like Asia/Shanghai'),
   verify: z.boolean().default(false),
   'dry-run': z.boolean().default(false),
   mode: z.enum(['auto', 'binlog', 'polling']).default('auto'),
@@ -39,7 +39,7 @@ const valued = ['source', 'database-url', 'source-time-zone', 'mode', 'server-id
 
 export const usage = `usage: npm run sync -- --source mysql://user:pass@host:3306/db --database-url postgres://… [options]
   --once                     backfill (first run) or catch up, then exit
-  --source-time-zone +08:00  the zone the indexer host wrote its timestamps in (default +00:00)
+  --source-time-zone +08:00  the zone the indexer host wrote its timestamps in: offset or name (default +00:00)
   --mode auto|binlog|polling how to follow (default auto: binlog when possible)
   --dry-run                  preflight only
   --verify                   reconcile and print differences (next release)

@@ -12,7 +12,7 @@ import { changedBalances, type Tx } from '../db/sync-apply.js';
 import * as state from '../db/sync-state.js';
 import { applyChanges, type ApplyOptions, type Change } from './apply.js';
 import { idTables, windowTables } from './backfill.js';
-import { mapBalance, mapBlock, mapChain, type SourceRow } from './mapping.js';
+import { currentZoneMinutes, mapBalance, mapBlock, mapChain, type SourceRow } from './mapping.js';
 import { sweepDeletes } from './deletes.js';
 import { sourceNow } from './source/cdc.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
@@ -110,7 +110,7 @@ export async function pollOnce(c: PollingContext, conn: SourceConnection): Promi
       const windowFrom = s?.window_from ?? shift(dbNow, -c.overlapS);
       // updates are stamped by the database's clock, inserts by the indexer host's (its zone's wall-clock
       // time): the window is read on both clocks
-      const zone = c.apply.ctx.zoneMinutes * 60;
+      const zone = currentZoneMinutes(c.apply.ctx) * 60;
       const [updated] = await conn.query(
         `SELECT * FROM \`${table}\` WHERE (updated_at >= ? AND updated_at <= ?) OR (updated_at >= ? AND updated_at <= ?) ORDER BY id`,
         [windowFrom, shift(dbNow, 1), shift(windowFrom, zone), shift(dbNow, 1 + zone)]);

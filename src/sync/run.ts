@@ -44,7 +44,8 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
   }
   const target = parseSourceUrl(options.source);
   const metrics = createSyncMetrics();
-  const zoneMinutes = parseZone(options['source-time-zone'])!;
+  const zoneOffset = parseZone(options['source-time-zone']);
+  const zoneName = zoneOffset === null ? options['source-time-zone'] : undefined;
   let stop!: () => void;
   const stopSignal = new Promise<void>((resolve) => { stop = resolve; });
   let stopping = false;
@@ -65,7 +66,7 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
   const connectTarget = (): Sql => createSql({ url: options['database-url'], poolMax: 3, statementTimeoutMs: 0, connectTimeoutS: 10, readOnly: false });
   let sql: Sql = connectTarget();
   const apply: ApplyOptions = {
-    ctx: { zoneMinutes },
+    ctx: { zoneMinutes: zoneOffset ?? 0, zoneName },
     skipBadRows: options['skip-bad-rows'],
     onBadRow: (error) => {
       metrics.badRows.inc({ table: error.table });
