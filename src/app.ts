@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { Config } from './config.js';
 import { createSql, type Sql } from './db/client.js';
 import { createStore, storeLimitDefaults, type Store, type StoreLimits } from './db/store.js';
+import { dataAgeSeconds } from './db/version.js';
 import { createContext } from './graphql/context.js';
 import { buildFingerprint } from './cache/keys.js';
 import { printSdl } from './graphql/schema.js';
@@ -85,7 +86,11 @@ export function createGateway(
     cache: ops.rpcCache,
     onCall: ops.onRpcCall,
   });
-  const server = createHttpServer({ store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp, cors }, config);
+  const freshness = () => {
+    const snapshot = ops.watcher.current();
+    return snapshot ? { dataVersion: snapshot.version, dataAgeSeconds: dataAgeSeconds(snapshot) } : null;
+  };
+  const server = createHttpServer({ store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp, cors, freshness }, config);
   return {
     sql,
     store,

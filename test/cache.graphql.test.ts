@@ -96,6 +96,7 @@ describe('GraphQL response cache', () => {
       expect(reply.json.extensions.freshness).toEqual({
         dataVersion: version,
         indexedHeights: { eth: '19000000', avalanche: null, arbitrum: null, bsc: '35000000', fantom: null, polygon: null, btc: null },
+        dataAgeSeconds: expect.any(Number),
       });
     }
   });

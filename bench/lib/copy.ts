@@ -2,57 +2,10 @@
 // dedicated one-connection client that is ended afterwards (a COPY stream can wedge a pooled connection).
 // Row triggers (counters) and FK checks are off on that connection (session_replication_role = replica);
 // refresh_counters() recomputes the counters once at the end.
-import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
 import { progressBar } from './progress.js';
-
-/**
- * Pulls text lines from an iterator and pushes them as ~1 MB Buffers (backpressure respected). Each line
- * is UTF-8-encoded into the buffer as it comes: concatenating thousands of lines into one string first
- * and encoding that was 5–10× slower (flattening huge rope strings, GC).
- */
-class LineSource extends Readable {
-  private readonly it: Iterator<string>;
-  /** a line that did not fit the previous chunk */
-  private carry: string | undefined;
-  constructor(lines: Iterable<string>, private readonly onRows: (n: number) => void, private readonly size = 1 << 20) {
-    super({ highWaterMark: 4 << 20 });
-    this.it = lines[Symbol.iterator]();
-  }
-  override _read(): void {
-    try {
-      for (;;) {
-        const buf = Buffer.allocUnsafe(this.size);
-        let off = 0;
-        let n = 0;
-        let done = false;
-        for (;;) {
-          let line = this.carry;
-          this.carry = undefined;
-          if (line === undefined) {
-            const r = this.it.next();
-            if (r.done) { done = true; break; }
-            line = r.value;
-          }
-          if (off + line.length * 3 > buf.length) {
-            if (off === 0) throw new Error(`a ${line.length}-character line does not fit a ${this.size}-byte chunk`);
-            this.carry = line;
-            break;
-          }
-          off += buf.write(line, off, 'utf8');
-          n++;
-        }
-        if (n > 0) this.onRows(n);
-        const more = off > 0 ? this.push(buf.subarray(0, off)) : true;
-        if (done) { this.push(null); return; }
-        if (!more) return;
-      }
-    } catch (error) {
-      this.destroy(error as Error);
-    }
-  }
-}
+import { LineSource } from '../../src/db/copy.js';
 
 export interface CopyResult { table: string; rows: number; seconds: number }
 

@@ -82,12 +82,15 @@ export function createTickStore(sql: Sql, run: Runner) {
         JOIN ticks t ON t.chain = lower(k.chain) AND t.protocol = lower(k.protocol) AND t.tick = lower(k.tick)`);
     },
 
-    /** Ticks by (chain, deploy hash), the hash compared case-insensitively. */
+    /** Ticks by (chain, deploy hash), the hash compared case-insensitively; a hash shared by several ticks of a
+     *  chain (an indexer's duplicate deploy, sql/008) answers the first. */
     async byDeployHashes(keys: readonly { chain: string; deployHash: string }[]): Promise<TickRow[]> {
       return run(sql<TickRow[]>`
-        SELECT ${cols} FROM unnest(${keys.map((k) => k.chain)}::text[], ${keys.map((k) => k.deployHash)}::text[])
-                              AS k (chain, deploy_hash)
-        JOIN ticks t ON t.chain = lower(k.chain) AND t.deploy_hash_key = lower(k.deploy_hash)`);
+        SELECT DISTINCT ON (k.ord) ${cols}
+          FROM unnest(${keys.map((k) => k.chain)}::text[], ${keys.map((k) => k.deployHash)}::text[])
+               WITH ORDINALITY AS k (chain, deploy_hash, ord)
+          JOIN ticks t ON t.chain = lower(k.chain) AND t.deploy_hash_key = lower(k.deploy_hash)
+         ORDER BY k.ord, t.id`);
     },
 
     async list(filter: TickFilter, sort: TickSort, page: PageRequest): Promise<Page<TickRow>> {

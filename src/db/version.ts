@@ -13,16 +13,25 @@ export interface DataSnapshot {
   epoch: string;
   /** Latest indexed block per chain (numeric as text); null = the chain has indexed nothing yet. */
   heights: Record<string, string | null>;
+  /** The newest indexed block time of any chain (ISO 8601), null = nothing indexed: the data's age. */
+  newestBlockTime: string | null;
+}
+
+/** Seconds since the newest indexed block time (the data's age, for /readyz and GraphQL freshness). */
+export function dataAgeSeconds(snapshot: DataSnapshot, now = Date.now()): number | null {
+  if (!snapshot.newestBlockTime) return null;
+  return Math.max(0, Math.round((now - Date.parse(snapshot.newestBlockTime)) / 1000));
 }
 
 /** One statement, so the version and the heights belong together. */
 export async function readSnapshot(sql: Sql): Promise<DataSnapshot> {
-  const [row] = await sql<{ version: string; epoch: string; heights: Record<string, string | null> }[]>`
+  const [row] = await sql<{ version: string; epoch: string; heights: Record<string, string | null>; newest: string | null }[]>`
     SELECT (SELECT version FROM data_version)::text AS version, (SELECT epoch FROM data_version) AS epoch,
+           (SELECT to_char(max(block_time) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM indexed_blocks) AS newest,
            coalesce((SELECT json_object_agg(c.chain, b.block_number::text ORDER BY c.display_order)
                        FROM chains c LEFT JOIN indexed_blocks b ON b.chain = c.chain), '{}'::json) AS heights`;
   if (!row || row.version === null) throw new Error('data_version has no row (migration 004 not applied?)');
-  return { version: row.version, epoch: row.epoch, heights: row.heights ?? {} };
+  return { version: row.version, epoch: row.epoch, heights: row.heights ?? {}, newestBlockTime: row.newest ?? null };
 }
 
 export interface VersionWatcherOptions {

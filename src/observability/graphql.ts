@@ -4,6 +4,7 @@ import type { Plugin } from 'graphql-yoga';
 import { servedFromCache, type RequestSnapshots } from '../cache/graphql.js';
 import type { Metrics } from './metrics.js';
 import { currentScope, type CacheOutcome } from './scope.js';
+import { dataAgeSeconds } from '../db/version.js';
 
 /**
  * yoga's Prometheus plugin on the gateway's registry; /metrics is served by the HTTP layer.
@@ -73,7 +74,8 @@ export interface GraphqlObservabilityOptions {
 
 /**
  * Per request: takes the data snapshot, names the operation for the request log, and on the way out adds
- * `extensions.freshness` (the data version and the indexed height per chain the answer comes from),
+ * `extensions.freshness` (the data version, the indexed height per chain the answer comes from and the data's
+ * age: seconds since the newest indexed block time),
  * records the cache outcome (metrics, log, `x-cache` header) and the error codes.
  */
 export function graphqlObservability(options: GraphqlObservabilityOptions): Plugin {
@@ -105,7 +107,7 @@ export function graphqlObservability(options: GraphqlObservabilityOptions): Plug
         // a new object: the cached one (held by reference in memory) stays as it was stored
         setResult({
           ...result,
-          extensions: { ...result.extensions, freshness: { dataVersion: snapshot.version, indexedHeights: snapshot.heights } },
+          extensions: { ...result.extensions, freshness: { dataVersion: snapshot.version, indexedHeights: snapshot.heights, dataAgeSeconds: dataAgeSeconds(snapshot) } },
         });
       }
     },

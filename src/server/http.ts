@@ -16,6 +16,8 @@ export interface HttpDeps {
   rpc?: (req: IncomingMessage, res: ServerResponse, version: 'v1' | 'v2') => void;
   /** Prometheus exposition for GET /metrics, when mounted. */
   metrics?: () => Promise<{ contentType: string; body: string }>;
+  /** The data version and age (seconds since the newest indexed block time) for the /readyz body. */
+  freshness?: () => { dataVersion: string; dataAgeSeconds: number | null } | null;
   /** Wraps the whole handler (request id, request log, request metrics): src/observability/http.ts. */
   wrap?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => (req: IncomingMessage, res: ServerResponse) => void;
   /** CORS for /graphql (the RPC handler applies the same policy itself); default `*` without credentials. */
@@ -136,7 +138,7 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
     }
     if (path === '/readyz') {
       deps.store.ping().then(
-        () => sendJson(res, 200, { status: 'ready' }),
+        () => sendJson(res, 200, { status: 'ready', ...(deps.freshness?.() ?? {}) }),
         (error: unknown) => sendJson(res, 503, {
           status: 'unavailable',
           reason: error instanceof ServiceUnavailableError ? error.reason : 'database unreachable',

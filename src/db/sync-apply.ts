@@ -1,0 +1,211 @@
+import type postgres from 'postgres';
+// Only types come from src/sync: the row shapes the mapping produces.
+import type {
+  BalanceRow, BlockRow, ChainRow, MovementRow, TickKey, TickRow, TransactionRow, UtxoRow,
+} from '../sync/mapping.js';
+
+/** The (chain, protocol, tick) key of a tick as one string (the same as src/sync/mapping.ts). */
+const tickKeyString = (k: TickKey) => `${k.chain}\u0000${k.protocol}\u0000${k.tick}`;
+
+// Row-by-row writes of the sync's follow (binlog and polling). Every write is idempotent — an insert is
+// an upsert, a delete of a missing row does nothing — because a follow resumed from a position slightly
+// before the backfill's snapshot replays changes the snapshot already holds. The read model's row
+// triggers keep the counters and bump the data version (one bump per transaction).
+
+export type Tx = postgres.TransactionSql<Record<string, never>>;
+
+/** The last row per key: one statement may not upsert a row twice (two updates in one source transaction). */
+function lastBy<T>(rows: T[], key: (r: T) => string): T[] {
+  return [...new Map(rows.map((r) => [key(r), r])).values()];
+}
+const byId = (r: { id: string }) => r.id;
+
+/** A child row whose tick is not in the read model (the caller reports it as a bad row). */
+export class UnknownTickError extends Error {
+  constructor(readonly ids: string[], readonly key: TickKey) {
+    super(`no tick ${key.chain}/${key.protocol}/${key.tick}`);
+  }
+}
+
+/** tick id per (chain, protocol, tick) for the keys given; missing keys are absent from the map. */
+export async function tickIds(tx: Tx, keys: TickKey[]): Promise<Map<string, string>> {
+  const unique = [...new Map(keys.map((k) => [tickKeyString(k), k])).values()];
+  if (unique.length === 0) return new Map();
+  const rows = await tx<{ id: string; chain: string; protocol: string; tick: string }[]>`
+    SELECT t.id::text AS id, t.chain, t.protocol, t.tick
+      FROM unnest(${unique.map((k) => k.chain)}::text[], ${unique.map((k) => k.protocol)}::text[],
+                  ${unique.map((k) => k.tick)}::text[]) AS k (chain, protocol, tick)
+      JOIN ticks t ON t.chain = k.chain AND t.protocol = k.protocol AND t.tick = k.tick`;
+  return new Map(rows.map((r) => [tickKeyString(r), r.id]));
+}
+
+async function withTickIds<T extends TickKey & { id?: string; address?: string }>(tx: Tx, rows: T[]) {
+  const ids = await tickIds(tx, rows);
+  return rows.map((r) => {
+    const tickId = ids.get(tickKeyString(r));
+    if (!tickId) throw new UnknownTickError([r.id ?? r.address ?? '?'], r);
+    return { ...r, tick_id: tickId };
+  });
+}
+
+export async function upsertChains(tx: Tx, rows: ChainRow[]): Promise<void> {
+  if (!rows.length) return;
+  await tx`
+    INSERT INTO chains (chain, chain_id, outer_chain, name, logo, network_id, ext, display_order)
+    SELECT chain, chain_id, outer_chain, name, logo, network_id, ext, display_order
+      FROM jsonb_to_recordset(${tx.json(lastBy(rows, (r) => r.chain) as never)}::jsonb) AS r (chain text, chain_id bigint, outer_chain text,
+           name text, logo text, network_id bigint, ext text, display_order int)
+    ON CONFLICT (chain) DO UPDATE SET chain_id = EXCLUDED.chain_id, outer_chain = EXCLUDED.outer_chain,
+       name = EXCLUDED.name, logo = EXCLUDED.logo, network_id = EXCLUDED.network_id, ext = EXCLUDED.ext`;
+}
+
+export async function upsertBlocks(tx: Tx, rows: BlockRow[]): Promise<void> {
+  if (!rows.length) return;
+  await tx`
+    INSERT INTO indexed_blocks (chain, block_number, block_time, indexed_at)
+    SELECT chain, block_number, block_time, indexed_at
+      FROM jsonb_to_recordset(${tx.json(lastBy(rows, (r) => r.chain) as never)}::jsonb) AS r (chain text, block_number numeric,
+           block_time timestamptz, indexed_at timestamptz)
+    ON CONFLICT (chain) DO UPDATE SET block_number = EXCLUDED.block_number, block_time = EXCLUDED.block_time,
+       indexed_at = EXCLUDED.indexed_at`;
+}
+export async function deleteBlocks(tx: Tx, chains: string[]): Promise<void> {
+  if (chains.length) await tx`DELETE FROM indexed_blocks WHERE chain = ANY(${chains}::text[])`;
+}
+
+/** Upserts ticks by source id; returns the (chain, deploy_hash) duplicates these rows created. */
+export async function upsertTicks(tx: Tx, rows: TickRow[]): Promise<{ chain: string; deploy_hash: string; tick_id: string; first_id: string }[]> {
+  if (!rows.length) return [];
+  await tx`
+    INSERT INTO ticks (id, chain, protocol, tick, name, limit_per_mint, deploy_by, total_supply, deploy_hash,
+                       deploy_time, transfer_type, decimals, created_at, updated_at)
+    SELECT id, chain, protocol, tick, name, limit_per_mint, deploy_by, total_supply, deploy_hash, deploy_time,
+           transfer_type, decimals, created_at, updated_at
+      FROM jsonb_to_recordset(${tx.json(lastBy(rows, byId) as never)}::jsonb) AS r (id bigint, chain text, protocol text, tick text,
+           name text, limit_per_mint numeric, deploy_by text, total_supply numeric, deploy_hash text,
+           deploy_time timestamptz, transfer_type smallint, decimals smallint, created_at timestamptz, updated_at timestamptz)
+    ON CONFLICT (id) DO UPDATE SET chain = EXCLUDED.chain, protocol = EXCLUDED.protocol, tick = EXCLUDED.tick,
+       name = EXCLUDED.name, limit_per_mint = EXCLUDED.limit_per_mint, deploy_by = EXCLUDED.deploy_by,
+       total_supply = EXCLUDED.total_supply, deploy_hash = EXCLUDED.deploy_hash, deploy_time = EXCLUDED.deploy_time,
+       transfer_type = EXCLUDED.transfer_type, decimals = EXCLUDED.decimals, created_at = EXCLUDED.created_at,
+       updated_at = EXCLUDED.updated_at`;
+  return recordDuplicateDeployHashes(tx, rows.map((r) => r.id));
+}
+
+/** Records ticks (of `ids`, or all when null) whose (chain, deploy hash) an older tick already has. */
+export async function recordDuplicateDeployHashes(tx: Tx, ids: string[] | null) {
+  return tx<{ chain: string; deploy_hash: string; tick_id: string; first_id: string }[]>`
+    INSERT INTO sync_duplicate_deploy_hashes (chain, deploy_hash, tick_id, first_id)
+    SELECT b.chain, b.deploy_hash, b.id, min(a.id)
+      FROM ticks b JOIN ticks a ON a.chain = b.chain AND a.deploy_hash_key = b.deploy_hash_key AND a.id < b.id
+     WHERE ${ids === null} OR b.id = ANY(${ids ?? []}::bigint[])
+     GROUP BY b.chain, b.deploy_hash, b.id
+    ON CONFLICT DO NOTHING
+    RETURNING chain, deploy_hash, tick_id::text AS tick_id, first_id::text AS first_id`;
+}
+
+export async function deleteTicks(tx: Tx, ids: string[]): Promise<void> {
+  if (ids.length) await tx`DELETE FROM ticks WHERE id = ANY(${ids}::bigint[])`;
+}
+
+export async function upsertBalances(tx: Tx, rows: BalanceRow[]): Promise<void> {
+  if (!rows.length) return;
+  const withIds = await withTickIds(tx, rows);
+  // the first casing of an address is kept: a conflicting row only updates the amounts
+  await tx`
+    INSERT INTO balances (tick_id, address, balance, available, updated_at)
+    SELECT tick_id, address, balance, available, updated_at
+      FROM jsonb_to_recordset(${tx.json(lastBy(withIds, (r) => `${r.tick_id}/${r.address.toLowerCase()}`) as never)}::jsonb) AS r (tick_id bigint, address text, balance numeric,
+           available numeric, updated_at timestamptz)
+    ON CONFLICT (tick_id, address_key) DO UPDATE SET balance = EXCLUDED.balance, available = EXCLUDED.available,
+       updated_at = EXCLUDED.updated_at`;
+}
+export async function deleteBalances(tx: Tx, rows: BalanceRow[]): Promise<void> {
+  if (!rows.length) return;
+  const ids = await tickIds(tx, rows);
+  const keyed = rows.flatMap((r) => (ids.get(tickKeyString(r)) ? [{ tick_id: ids.get(tickKeyString(r))!, address: r.address }] : []));
+  await tx`DELETE FROM balances b USING jsonb_to_recordset(${tx.json(keyed as never)}::jsonb) AS r (tick_id bigint, address text)
+            WHERE b.tick_id = r.tick_id AND b.address_key = lower(r.address)`;
+}
+
+export async function upsertMovements(tx: Tx, rows: MovementRow[]): Promise<void> {
+  if (!rows.length) return;
+  const withIds = await withTickIds(tx, rows);
+  await tx`
+    INSERT INTO address_txs (id, tick_id, address, tx_hash, amount, event, operate, created_at, updated_at)
+    SELECT id, tick_id, address, tx_hash, amount, event, operate, created_at, updated_at
+      FROM jsonb_to_recordset(${tx.json(lastBy(withIds, byId) as never)}::jsonb) AS r (id bigint, tick_id bigint, address text,
+           tx_hash text, amount numeric, event smallint, operate text, created_at timestamptz, updated_at timestamptz)
+    ON CONFLICT (id) DO UPDATE SET tick_id = EXCLUDED.tick_id, address = EXCLUDED.address, tx_hash = EXCLUDED.tx_hash,
+       amount = EXCLUDED.amount, event = EXCLUDED.event, operate = EXCLUDED.operate, created_at = EXCLUDED.created_at,
+       updated_at = EXCLUDED.updated_at`;
+}
+export async function deleteMovements(tx: Tx, ids: string[]): Promise<void> {
+  if (ids.length) await tx`DELETE FROM address_txs WHERE id = ANY(${ids}::bigint[])`;
+}
+
+export async function upsertTransactions(tx: Tx, rows: TransactionRow[]): Promise<void> {
+  if (!rows.length) return;
+  await tx`
+    INSERT INTO transactions (id, chain, protocol, block_height, position_in_block, block_time, tx_hash, from_address,
+                              to_address, op, tick, amt, gas, gas_price, status, created_at, updated_at)
+    SELECT id, chain, protocol, block_height, position_in_block, block_time, tx_hash, from_address, to_address, op,
+           tick, amt, gas, gas_price, status, created_at, updated_at
+      FROM jsonb_to_recordset(${tx.json(lastBy(rows, byId) as never)}::jsonb) AS r (id bigint, chain text, protocol text,
+           block_height bigint, position_in_block int, block_time timestamptz, tx_hash text, from_address text,
+           to_address text, op text, tick text, amt numeric, gas bigint, gas_price bigint, status smallint,
+           created_at timestamptz, updated_at timestamptz)
+    ON CONFLICT (id) DO UPDATE SET chain = EXCLUDED.chain, protocol = EXCLUDED.protocol,
+       block_height = EXCLUDED.block_height, position_in_block = EXCLUDED.position_in_block,
+       block_time = EXCLUDED.block_time, tx_hash = EXCLUDED.tx_hash, from_address = EXCLUDED.from_address,
+       to_address = EXCLUDED.to_address, op = EXCLUDED.op, tick = EXCLUDED.tick, amt = EXCLUDED.amt, gas = EXCLUDED.gas,
+       gas_price = EXCLUDED.gas_price, status = EXCLUDED.status, created_at = EXCLUDED.created_at,
+       updated_at = EXCLUDED.updated_at`;
+}
+export async function deleteTransactions(tx: Tx, ids: string[]): Promise<void> {
+  if (ids.length) await tx`DELETE FROM transactions WHERE id = ANY(${ids}::bigint[])`;
+}
+
+export async function upsertUtxos(tx: Tx, rows: UtxoRow[]): Promise<void> {
+  if (!rows.length) return;
+  const withIds = await withTickIds(tx, rows);
+  await tx`
+    INSERT INTO utxos (id, tick_id, address, root_hash, amount, status, created_at, updated_at)
+    SELECT id, tick_id, address, root_hash, amount, status, created_at, updated_at
+      FROM jsonb_to_recordset(${tx.json(lastBy(withIds, byId) as never)}::jsonb) AS r (id bigint, tick_id bigint, address text,
+           root_hash text, amount numeric, status smallint, created_at timestamptz, updated_at timestamptz)
+    ON CONFLICT (id) DO UPDATE SET tick_id = EXCLUDED.tick_id, address = EXCLUDED.address,
+       root_hash = EXCLUDED.root_hash, amount = EXCLUDED.amount, status = EXCLUDED.status,
+       created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at`;
+}
+export async function deleteUtxos(tx: Tx, ids: string[]): Promise<void> {
+  if (ids.length) await tx`DELETE FROM utxos WHERE id = ANY(${ids}::bigint[])`;
+}
+
+/** The balances whose amounts differ from the read model's (polling re-reads a window of unchanged rows:
+ *  writing them would bump the data version and empty the gateway's caches for nothing). */
+export async function changedBalances<T extends BalanceRow>(tx: Tx | postgres.Sql<Record<string, never>>, rows: T[]): Promise<T[]> {
+  if (!rows.length) return [];
+  const same = await tx<{ i: number }[]>`
+    SELECT r.i FROM jsonb_to_recordset(${tx.json(rows.map((r, i) => ({ ...r, i })) as never)}::jsonb)
+           AS r (i int, chain text, protocol text, tick text, address text, balance numeric, available numeric)
+      JOIN ticks t ON t.chain = r.chain AND t.protocol = r.protocol AND t.tick = r.tick
+      JOIN balances b ON b.tick_id = t.id AND b.address_key = lower(r.address)
+     WHERE b.balance = r.balance AND b.available = r.available`;
+  const skip = new Set(same.map((s) => s.i));
+  return rows.filter((_, i) => !skip.has(i));
+}
+
+/** Ticks whose derived counters differ from an indexer's own stats (inscriptions_stats, a cross-check). */
+export async function statsDisagreements(sql: postgres.Sql<Record<string, never>>, stats: { chain: string; protocol: string;
+  tick: string; minted: string; holders: string; tx_cnt: string }[]) {
+  if (!stats.length) return [];
+  return sql<{ chain: string; protocol: string; tick: string; minted: string; holders: string; tx_cnt: string;
+    source_minted: string; source_holders: string; source_tx_cnt: string }[]>`
+    SELECT t.chain, t.protocol, t.tick, t.minted::text AS minted, t.holders::text AS holders, t.tx_cnt::text AS tx_cnt,
+           s.minted::text AS source_minted, s.holders::text AS source_holders, s.tx_cnt::text AS source_tx_cnt
+      FROM jsonb_to_recordset(${sql.json(stats as never)}::jsonb) AS s (chain text, protocol text, tick text, minted numeric,
+           holders bigint, tx_cnt bigint)
+      JOIN ticks t ON t.chain = s.chain AND t.protocol = s.protocol AND t.tick = s.tick
+     WHERE t.minted <> s.minted OR t.holders <> s.holders OR t.tx_cnt <> s.tx_cnt`;
+}

@@ -1,0 +1,117 @@
+// Applies source changes (from the binlog or from polling) to the read model inside the caller's
+// transaction. Consecutive changes of one table and kind are written as one batch; order is kept, so a
+// source transaction's tick insert lands before its balances.
+import * as write from '../db/sync-apply.js';
+import {
+  BadRowError, mapBalance, mapBlock, mapChain, mapMovement, mapTick, mapTransaction, mapUtxo, tickKeyString,
+  type MapContext, type SourceRow, type TickKey,
+} from './mapping.js';
+
+export type ChangeKind = 'insert' | 'update' | 'delete';
+export interface Change {
+  table: string;
+  kind: ChangeKind;
+  /** the row after the change (insert, update) or the deleted row */
+  row: SourceRow;
+  /** the row before an update */
+  before?: SourceRow;
+}
+
+/** Source tables the read model has no place for (no v2 answer reads them); their changes are skipped. */
+export const ignoredTables = new Set(['inscriptions_stats', 'balance_txn', 'chain_stats_hour']);
+export const syncedTables = ['chain_info', 'block', 'inscriptions', 'balances', 'address_txs', 'txs', 'utxos'] as const;
+
+export interface ApplyOptions {
+  ctx: MapContext;
+  /** skip (and report) rows that cannot be mapped instead of stopping */
+  skipBadRows: boolean;
+  onBadRow: (error: BadRowError) => void;
+  onApplied: (table: string, rows: number) => void;
+  onDuplicateDeployHash: (d: { chain: string; deploy_hash: string; tick_id: string; first_id: string }) => void;
+}
+
+function mapOrReport<T>(rows: SourceRow[], map: (r: SourceRow) => T, options: ApplyOptions): T[] {
+  const out: T[] = [];
+  for (const r of rows) {
+    try {
+      out.push(map(r));
+    } catch (error) {
+      if (!(error instanceof BadRowError) || !options.skipBadRows) throw error;
+      options.onBadRow(error);
+    }
+  }
+  return out;
+}
+
+/** Child rows whose tick exists; the others are bad rows (stop, or report and skip). */
+async function knownTicks<T extends TickKey & { id?: string; address?: string }>(tx: write.Tx, table: string, rows: T[],
+  options: ApplyOptions): Promise<T[]> {
+  const ids = await write.tickIds(tx, rows);
+  const out: T[] = [];
+  for (const r of rows) {
+    if (ids.has(tickKeyString(r))) { out.push(r); continue; }
+    const error = new BadRowError(table, r.id ?? r.address ?? '?', `no inscription ${r.chain}/${r.protocol}/${r.tick}`);
+    if (!options.skipBadRows) throw error;
+    options.onBadRow(error);
+  }
+  return out;
+}
+
+async function applyBatch(tx: write.Tx, table: string, kind: ChangeKind, changes: Change[], o: ApplyOptions): Promise<void> {
+  const rows = changes.map((c) => c.row);
+  const upsert = kind !== 'delete';
+  const ids = () => rows.map((r) => String(r.id));
+  switch (table) {
+    case 'chain_info':
+      // a chain is never removed from the read model (its rows reference it)
+      if (upsert) await write.upsertChains(tx, mapOrReport(rows, mapChain, o));
+      break;
+    case 'block':
+      if (upsert) await write.upsertBlocks(tx, mapOrReport(rows, (r) => mapBlock(r, o.ctx), o));
+      else await write.deleteBlocks(tx, rows.map((r) => String(r.chain).toLowerCase()));
+      break;
+    case 'inscriptions':
+      if (upsert) {
+        for (const d of await write.upsertTicks(tx, mapOrReport(rows, (r) => mapTick(r, o.ctx), o))) o.onDuplicateDeployHash(d);
+      } else await write.deleteTicks(tx, ids());
+      break;
+    case 'balances': {
+      if (kind === 'update') {
+        // a re-keyed balance (address, chain, protocol or tick changed): the old key goes
+        const moved = changes.filter((c) => c.before && ['address', 'chain', 'protocol', 'tick']
+          .some((k) => String(c.before![k]).toLowerCase() !== String(c.row[k]).toLowerCase()));
+        if (moved.length) await write.deleteBalances(tx, mapOrReport(moved.map((c) => c.before!), mapBalance, o));
+      }
+      const mapped = mapOrReport(rows, mapBalance, o);
+      if (upsert) await write.upsertBalances(tx, await knownTicks(tx, table, mapped, o));
+      else await write.deleteBalances(tx, mapped);
+      break;
+    }
+    case 'address_txs':
+      if (upsert) await write.upsertMovements(tx, await knownTicks(tx, table, mapOrReport(rows, (r) => mapMovement(r, o.ctx), o), o));
+      else await write.deleteMovements(tx, ids());
+      break;
+    case 'txs':
+      if (upsert) await write.upsertTransactions(tx, mapOrReport(rows, (r) => mapTransaction(r, o.ctx), o));
+      else await write.deleteTransactions(tx, ids());
+      break;
+    case 'utxos':
+      if (upsert) await write.upsertUtxos(tx, await knownTicks(tx, table, mapOrReport(rows, (r) => mapUtxo(r, o.ctx), o), o));
+      else await write.deleteUtxos(tx, ids());
+      break;
+    default:
+      return;
+  }
+  o.onApplied(table, rows.length);
+}
+
+export async function applyChanges(tx: write.Tx, changes: Change[], options: ApplyOptions): Promise<void> {
+  let i = 0;
+  while (i < changes.length) {
+    const first = changes[i]!;
+    let j = i + 1;
+    while (j < changes.length && changes[j]!.table === first.table && changes[j]!.kind === first.kind) j++;
+    if (!ignoredTables.has(first.table)) await applyBatch(tx, first.table, first.kind, changes.slice(i, j), options);
+    i = j;
+  }
+}

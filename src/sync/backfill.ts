@@ -1,0 +1,284 @@
+// The first copy of the source: one consistent snapshot (START TRANSACTION WITH CONSISTENT SNAPSHOT),
+// read table by table in primary-key ranges (bounded memory), each range streamed into PostgreSQL with
+// COPY on the benchmark loader's bulk path (row triggers off, secondary indexes dropped and rebuilt after,
+// counters refreshed once). A range's COPY and the record that it is done commit together, so a crash or
+// SIGTERM resumes from the last finished range and never duplicates a row. A resumed backfill reads a
+// newer snapshot; the follow starts from the position saved before the first one, and its idempotent
+// apply brings rows copied from the older snapshot up to date.
+import postgres from 'postgres';
+import type { Sql } from '../db/client.js';
+import { copyLine, copyLinesInto } from '../db/copy.js';
+import { captureIndexes, dropIndexes } from '../db/indexes.js';
+import { recordDuplicateDeployHashes, type Tx } from '../db/sync-apply.js';
+import * as state from '../db/sync-state.js';
+import { progressBar } from '../cli/progress.js';
+import { applyChanges, type ApplyOptions } from './apply.js';
+import {
+  BadRowError, mapBalance, mapMovement, mapTick, mapTransaction, mapUtxo, tickKeyString, type SourceRow,
+} from './mapping.js';
+import { crossCheckStats } from './cross-check.js';
+import { currentPosition, sourceNow, type BinlogPosition } from './source/cdc.js';
+import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
+import type { Logger } from './log.js';
+import type { SyncMetrics } from './metrics.js';
+
+/** Source tables copied by id range, in dependency order, with the read-model table each fills. */
+const rangeTables: { source: string; target: string; columns: string[]; needsTicks: boolean }[] = [
+  { source: 'inscriptions', target: 'ticks', needsTicks: false, columns: ['id', 'chain', 'protocol', 'tick', 'name', 'limit_per_mint',
+    'deploy_by', 'total_supply', 'deploy_hash', 'deploy_time', 'transfer_type', 'decimals', 'created_at', 'updated_at'] },
+  { source: 'balances', target: 'balances', needsTicks: true, columns: ['tick_id', 'address', 'balance', 'available', 'updated_at'] },
+  { source: 'address_txs', target: 'address_txs', needsTicks: true, columns: ['id', 'tick_id', 'address', 'tx_hash', 'amount', 'event',
+    'operate', 'created_at', 'updated_at'] },
+  { source: 'txs', target: 'transactions', needsTicks: false, columns: ['id', 'chain', 'protocol', 'block_height', 'position_in_block',
+    'block_time', 'tx_hash', 'from_address', 'to_address', 'op', 'tick', 'amt', 'gas', 'gas_price', 'status', 'created_at', 'updated_at'] },
+  { source: 'utxos', target: 'utxos', needsTicks: true, columns: ['id', 'tick_id', 'address', 'root_hash', 'amount', 'status',
+    'created_at', 'updated_at'] },
+];
+/** Tables whose secondary indexes are dropped for the copy (ticks keeps its keys: the others reference it). */
+const bulkTargets = ['balances', 'address_txs', 'transactions', 'utxos'];
+/** Polling: insert-only tables are followed by id watermark; the tables updated in place by updated_at
+ *  window (their ids are no watermark: an upsert that updates still burns an auto-increment id). */
+export const idTables = ['inscriptions', 'address_txs', 'txs'];
+export const windowTables = ['balances', 'utxos'];
+/** How far below the snapshot's highest id missing ids are remembered as gaps (rows committed late). */
+const gapScan = 10_000n;
+
+export interface BackfillContext {
+  sql: Sql;
+  databaseUrl: string;
+  target: SourceTarget;
+  mode: 'binlog' | 'polling';
+  batchSize: number;
+  pollOverlapS: number;
+  apply: ApplyOptions;
+  log: Logger;
+  metrics: SyncMetrics;
+  stopping: () => boolean;
+}
+
+/** Snapshot position: MariaDB reports the binlog position of the snapshot itself; otherwise the one read before it. */
+async function snapshotPosition(conn: SourceConnection, before: BinlogPosition | null): Promise<BinlogPosition | null> {
+  if (!before) return null;
+  const [rows] = await conn.query(`SHOW STATUS LIKE 'binlog_snapshot_%'`);
+  const status = Object.fromEntries((rows as { Variable_name: string; Value: string }[]).map((r) => [r.Variable_name, r.Value]));
+  if (status.binlog_snapshot_file && status.binlog_snapshot_position) {
+    return { file: status.binlog_snapshot_file, pos: Number(status.binlog_snapshot_position), gtid: before.gtid };
+  }
+  return before;
+}
+
+async function maxId(conn: SourceConnection, table: string): Promise<bigint> {
+  const [rows] = await conn.query(`SELECT coalesce(max(id), 0) AS m FROM \`${table}\``);
+  return BigInt(String((rows as { m: string }[])[0]!.m));
+}
+
+async function missingIds(conn: SourceConnection, table: string, top: bigint): Promise<Record<string, number>> {
+  const from = top > gapScan ? top - gapScan : 0n;
+  const [rows] = await conn.query(`SELECT id FROM \`${table}\` WHERE id > ? AND id <= ? ORDER BY id`, [String(from), String(top)]);
+  const seen = new Set((rows as { id: string }[]).map((r) => String(r.id)));
+  const gaps: Record<string, number> = {};
+  const now = Date.now();
+  for (let i = from + 1n; i <= top; i++) if (!seen.has(String(i))) gaps[String(i)] = now;
+  return gaps;
+}
+
+function utcMinus(wall: string, seconds: number): string {
+  return new Date(Date.parse(`${wall.replace(' ', 'T')}Z`) - seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
+}
+
+/** Copies the source; returns 'stopped' when SIGTERM arrived between ranges. */
+export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> {
+  const current = await state.readSourceState(c.sql);
+  if (current?.backfill_done) return 'done';
+  c.metrics.setMode('backfill');
+  const conn = await connectSource(c.target);
+  try {
+    const before = c.mode === 'binlog' ? await currentPosition(conn) : null;
+    const dbNow = await sourceNow(conn);
+    await conn.query('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
+    await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+    const position = await snapshotPosition(conn, before);
+
+    let plan = await state.readBackfill(c.sql);
+    if (plan.size === 0) {
+      // first start: fix each table's range, the follow's starting point and the polling watermarks
+      const tops = new Map<string, bigint>();
+      for (const t of rangeTables) tops.set(t.source, await maxId(conn, t.source));
+      const gaps = new Map<string, Record<string, number>>();
+      for (const t of idTables) gaps.set(t, await missingIds(conn, t, tops.get(t)!));
+      const [counts] = await c.sql<{ n: string }[]>`
+        SELECT ((SELECT count(*) FROM balances) + (SELECT count(*) FROM address_txs) + (SELECT count(*) FROM transactions)
+               + (SELECT count(*) FROM utxos))::text AS n`;
+      const defs = counts!.n === '0' ? await captureIndexes(c.sql, bulkTargets) : [];
+      await c.sql.begin(async (tx) => {
+        for (const t of rangeTables) await state.planBackfill(tx, t.source, String(tops.get(t.source)));
+        await state.savePosition(tx, { mode: c.mode, file: position?.file ?? null, pos: position?.pos ?? null, gtid: position?.gtid ?? null });
+        for (const t of idTables) {
+          await state.savePollState(tx, { source_table: t, high_id: String(tops.get(t)), gaps: gaps.get(t)!, window_from: null });
+        }
+        for (const t of windowTables) {
+          await state.savePollState(tx, { source_table: t, high_id: '0', gaps: {}, window_from: utcMinus(dbNow, c.pollOverlapS) });
+        }
+        await state.saveDroppedIndexes(tx, defs);
+        await dropIndexes(tx as unknown as Sql, defs);
+      });
+      c.log.info({ position, tables: Object.fromEntries([...tops].map(([k, v]) => [k, String(v)])), droppedIndexes: defs.length },
+        'backfill planned');
+      plan = await state.readBackfill(c.sql);
+    } else {
+      c.log.info({ resumeFrom: Object.fromEntries([...plan].map(([k, v]) => [k, v.last_id])) }, 'backfill resumes');
+    }
+
+    // the two small tables: whole, through the follow's upserts
+    const [chainRows] = await conn.query('SELECT * FROM chain_info ORDER BY id');
+    const [blockRows] = await conn.query('SELECT * FROM block ORDER BY chain');
+    await c.sql.begin(async (tx) => {
+      await applyChanges(tx as Tx, [
+        ...(chainRows as SourceRow[]).map((row) => ({ table: 'chain_info', kind: 'insert' as const, row })),
+        ...(blockRows as SourceRow[]).map((row) => ({ table: 'block', kind: 'insert' as const, row })),
+      ], { ...c.apply, onApplied: (table, n) => c.metrics.rowsApplied.inc({ table, phase: 'backfill' }, n) });
+    });
+
+    const copier = postgres(c.databaseUrl, {
+      max: 1, onnotice: () => {}, idle_timeout: 0,
+      connection: { application_name: 'igw-sync-backfill', statement_timeout: 0 },
+    });
+    try {
+      const r = await copier.reserve();
+      try {
+        await r`SET session_replication_role = replica`;
+        let ticks: Map<string, string> | null = null;
+        for (const t of rangeTables) {
+          const p = plan.get(t.source)!;
+          if (p.done) continue;
+          if (t.needsTicks && !ticks) {
+            const rows = await r<{ id: string; chain: string; protocol: string; tick: string }[]>`
+              SELECT id::text AS id, chain, protocol, tick FROM ticks`;
+            ticks = new Map(rows.map((x) => [tickKeyString(x), x.id]));
+          }
+          const stopped = await copyTable(c, conn, r as unknown as postgres.Sql<Record<string, never>>, t, p, ticks);
+          if (stopped) return 'stopped';
+        }
+      } finally {
+        r.release();
+      }
+    } finally {
+      await copier.end({ timeout: 5 });
+    }
+    await conn.query('COMMIT');
+  } finally {
+    await conn.end().catch(() => {});
+  }
+  await finish(c);
+  return 'done';
+}
+
+async function copyTable(c: BackfillContext, conn: SourceConnection, r: postgres.Sql<Record<string, never>>,
+  t: (typeof rangeTables)[number], p: state.BackfillRange, ticks: Map<string, string> | null): Promise<boolean> {
+  const top = BigInt(p.max_id);
+  let last = BigInt(p.last_id.split('.')[0]!);
+  const [est] = await conn.query('SELECT TABLE_ROWS AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?', [t.source]);
+  const estimate = Math.max(Number((est as { n: string }[])[0]?.n ?? 0), Number(p.rows_copied), 1);
+  const bar = progressBar(t.source, estimate);
+  bar.add(Number(p.rows_copied));
+  const ctx = c.apply.ctx;
+  const tickId = (row: SourceRow, key: { chain: string; protocol: string; tick: string; id?: string; address?: string }) => {
+    const id = ticks!.get(tickKeyString(key));
+    if (!id) throw new BadRowError(t.source, String(row.id), `no inscription ${key.chain}/${key.protocol}/${key.tick}`);
+    return id;
+  };
+  const line = (row: SourceRow): string => {
+    switch (t.source) {
+      case 'inscriptions': {
+        const m = mapTick(row, ctx);
+        return copyLine([m.id, m.chain, m.protocol, m.tick, m.name, m.limit_per_mint, m.deploy_by, m.total_supply, m.deploy_hash,
+          m.deploy_time, m.transfer_type, m.decimals, m.created_at, m.updated_at]);
+      }
+      case 'balances': {
+        const m = mapBalance(row);
+        return copyLine([tickId(row, m), m.address, m.balance, m.available, m.updated_at]);
+      }
+      case 'address_txs': {
+        const m = mapMovement(row, ctx);
+        return copyLine([m.id, tickId(row, m), m.address, m.tx_hash, m.amount, m.event, m.operate, m.created_at, m.updated_at]);
+      }
+      case 'txs': {
+        const m = mapTransaction(row, ctx);
+        return copyLine([m.id, m.chain, m.protocol, m.block_height, m.position_in_block, m.block_time, m.tx_hash, m.from_address,
+          m.to_address, m.op, m.tick, m.amt, m.gas, m.gas_price, m.status, m.created_at, m.updated_at]);
+      }
+      default: {
+        const m = mapUtxo(row, ctx);
+        return copyLine([m.id, tickId(row, m), m.address, m.root_hash, m.amount, m.status, m.created_at, m.updated_at]);
+      }
+    }
+  };
+  try {
+    while (last < top) {
+      if (c.stopping()) return true;
+      const [rows] = await conn.query(`SELECT * FROM \`${t.source}\` WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`,
+        [String(last), String(top), c.batchSize]);
+      const batch = rows as SourceRow[];
+      const end = batch.length < c.batchSize ? top : BigInt(String(batch[batch.length - 1]!.id));
+      const lines: string[] = [];
+      for (const row of batch) {
+        try {
+          lines.push(line(row));
+        } catch (error) {
+          if (!(error instanceof BadRowError) || !c.apply.skipBadRows) throw error;
+          c.apply.onBadRow(error);
+        }
+      }
+      // the range and the record of it commit together
+      await r`BEGIN`;
+      try {
+        await copyLinesInto(r, t.target, t.columns, lines);
+        await state.advanceBackfill(r as unknown as Sql, t.source, String(end), lines.length, end >= top);
+        await r`COMMIT`;
+      } catch (error) {
+        await r`ROLLBACK`.catch(() => {});
+        throw error;
+      }
+      c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, lines.length);
+      bar.add(batch.length);
+      last = end;
+    }
+    if (top === 0n || last >= top) await state.advanceBackfill(r as unknown as Sql, t.source, String(top), 0, true);
+    return false;
+  } finally {
+    bar.stop();
+  }
+}
+
+/** Rebuilds the dropped indexes (each only if still missing: a resumed finish skips the built ones),
+ *  recomputes the counters once and marks the backfill done. */
+async function finish(c: BackfillContext): Promise<void> {
+  const defs = await state.readDroppedIndexes(c.sql);
+  const bar = progressBar('indexes', Math.max(1, defs.length), 'indexes');
+  try {
+    for (const d of defs) {
+      await c.sql.begin(async (tx) => {
+        await tx`SET LOCAL maintenance_work_mem = '256MB'`;
+        await tx.unsafe(d.def.replace(/^CREATE (UNIQUE )?INDEX /, (m) => `${m}IF NOT EXISTS `));
+        if (d.constraint_kind) {
+          const [exists] = await tx`SELECT 1 FROM pg_constraint WHERE conname = ${d.name}`;
+          if (!exists) {
+            await tx.unsafe(`ALTER TABLE "${d.table_name}" ADD CONSTRAINT "${d.name}" ${d.constraint_kind === 'p' ? 'PRIMARY KEY' : 'UNIQUE'} USING INDEX "${d.name}"`);
+          }
+        }
+        await tx`DELETE FROM sync_dropped_indexes WHERE name = ${d.name}`;
+      });
+      bar.add(1);
+    }
+  } finally {
+    bar.stop();
+  }
+  await c.sql.begin(async (tx) => {
+    await tx`SELECT refresh_counters()`;
+    for (const d of await recordDuplicateDeployHashes(tx as Tx, null)) c.apply.onDuplicateDeployHash(d);
+    await state.markBackfillDone(tx);
+  });
+  for (const t of ['ticks', ...bulkTargets]) await c.sql.unsafe(`ANALYZE ${t}`);
+  await crossCheckStats(c.sql, c.target, c.log);
+  c.log.info('backfill done');
+}

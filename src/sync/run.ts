@@ -1,0 +1,153 @@
+// The sync command: preflight, backfill if needed, then follow (binlog or polling) until SIGTERM, or
+// until caught up with --once. Source or target outages are retried with backoff from the saved position;
+// a row that cannot be mapped stops the sync (or is reported and skipped with --skip-bad-rows).
+import type { Server } from 'node:http';
+import { createSql, type Sql } from '../db/client.js';
+import { migrate } from '../db/migrate.js';
+import { recordSource } from '../db/sync-state.js';
+import type { ApplyOptions } from './apply.js';
+import { backfill } from './backfill.js';
+import { followBinlog } from './binlog.js';
+import { createLogger, type Logger } from './log.js';
+import { BadRowError, parseZone } from './mapping.js';
+import { createSyncMetrics, serveMetrics } from './metrics.js';
+import type { SyncOptions } from './options.js';
+import { followPolling } from './polling.js';
+import { formatPreflight, preflight } from './preflight.js';
+import { connectSource, parseSourceUrl } from './source/connection.js';
+
+const transientCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND',
+  'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_SERVER_SHUTDOWN', 'ER_CON_COUNT_ERROR',
+  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT', '57P01', '57P02', '57P03',
+  '08000', '08003', '08006', '08001', '08004', '53300']);
+
+/** A connection-level failure of the source or the target: retried, never fatal. */
+export function isTransient(error: unknown): boolean {
+  const e = error as { code?: string; errno?: string; message?: string; fatal?: boolean };
+  if (e?.code && transientCodes.has(e.code)) return true;
+  return /ECONNREFUSED|ECONNRESET|connection (lost|closed|terminated)|server has gone away|shutdown in progress|read ECONNRESET|write after end|closed state|Connection lost/i
+    .test(e?.message ?? '');
+}
+
+/** Which server failed: mysql2 and zongji errors carry a MySQL code or the source's port. */
+function sideOf(error: unknown, sourcePort: number): 'source' | 'target' {
+  const e = error as { port?: number; code?: string; sqlState?: string; errno?: number };
+  if (e.port !== undefined) return e.port === sourcePort ? 'source' : 'target';
+  if (e.sqlState !== undefined || /^(PROTOCOL_|ER_)/.test(e.code ?? '')) return 'source';
+  return 'target';
+}
+
+export async function runSync(options: SyncOptions, log: Logger = createLogger(options['log-level'])): Promise<number> {
+  if (options.verify) {
+    process.stderr.write('--verify: reconciliation is not built yet (it comes with the next release); nothing was checked\n');
+    return 2;
+  }
+  const target = parseSourceUrl(options.source);
+  const metrics = createSyncMetrics();
+  const zoneOffset = parseZone(options['source-time-zone']);
+  const zoneName = zoneOffset === null ? options['source-time-zone'] : undefined;
+  let stop!: () => void;
+  const stopSignal = new Promise<void>((resolve) => { stop = resolve; });
+  let stopping = false;
+  const onSignal = (signal: string) => {
+    log.info({ signal }, 'stopping after the transaction in hand');
+    stopping = true;
+    stop();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  let metricsServer: Server | null = null;
+  if (!options['dry-run']) {
+    const served = await serveMetrics(metrics, options['metrics-host'], options['metrics-port']);
+    metricsServer = served.server;
+    log.info({ port: served.port }, 'metrics listening');
+  }
+  // a new client per attempt: a connection the driver lost mid-write may never flush again (porsager/postgres#1154)
+  const connectTarget = (): Sql => createSql({ url: options['database-url'], poolMax: 3, statementTimeoutMs: 0, connectTimeoutS: 10, readOnly: false });
+  let sql: Sql = connectTarget();
+  const apply: ApplyOptions = {
+    ctx: { zoneMinutes: zoneOffset ?? 0, zoneName },
+    skipBadRows: options['skip-bad-rows'],
+    onBadRow: (error) => {
+      metrics.badRows.inc({ table: error.table });
+      metrics.errors.inc({ kind: 'bad_row' });
+      log.error({ table: error.table, id: error.id, err: error.message }, 'bad row skipped');
+    },
+    onApplied: (table, n) => metrics.rowsApplied.inc({ table, phase: 'follow' }, n),
+    onDuplicateDeployHash: (d) => log.warn({ chain: d.chain, deployHash: d.deploy_hash, tickId: d.tick_id, firstId: d.first_id },
+      'duplicate (chain, deploy_hash) in the source: look-ups by deploy hash answer the first tick'),
+  };
+  let delay = 250;
+  try {
+    for (;;) {
+      try {
+        const conn = await connectSource(target);
+        let report;
+        try {
+          if (!options['dry-run']) await migrate(sql);
+          report = await preflight(conn, sql, target.database, options.mode);
+        } finally {
+          await conn.end().catch(() => {});
+        }
+        log.info({ preflight: { ...report, state: undefined } }, 'preflight');
+        if (options['dry-run'] || report.refusals.length) process.stdout.write(`${formatPreflight(report)}\n`);
+        if (report.refusals.length) {
+          log.error({ refusals: report.refusals }, 'preflight refused');
+          return 1;
+        }
+        if (options['dry-run']) return 0;
+        await recordSource(sql, { serverUuid: report.source.serverUuid, database: target.database });
+        // a read model filled for polling has no binlog position to start from: it keeps polling
+        const mode = report.state?.mode === 'polling' ? 'polling' : report.mode;
+        const result = await backfill({
+          sql, databaseUrl: options['database-url'], target, mode, batchSize: options['batch-size'],
+          pollOverlapS: options['poll-overlap-s'], apply, log, metrics, stopping: () => stopping,
+        });
+        if (result === 'stopped') return 0;
+        delay = 250;
+        if (stopping) return 0;
+        if (mode === 'binlog') {
+          await followBinlog({ sql, target, serverId: options['server-id'], apply, log, metrics, stopSignal, once: options.once });
+        } else {
+          await followPolling({
+            sql, target, apply, log, metrics, stopSignal, once: options.once, intervalMs: options['poll-interval-ms'],
+            overlapS: options['poll-overlap-s'], gapExpiryS: options['gap-expiry-s'], batchSize: options['batch-size'],
+            reconcileIntervalS: options['reconcile-interval-s'],
+          });
+        }
+        log.info('sync stopped');
+        return 0;
+      } catch (error) {
+        await sql.end({ timeout: 1 }).catch(() => {});
+        sql = connectTarget();
+        if (error instanceof BadRowError) {
+          metrics.errors.inc({ kind: 'bad_row' });
+          log.error({ table: error.table, id: error.id, err: error.message },
+            'a source row cannot be mapped: the sync stops (fix the row, or run with --skip-bad-rows to report and skip it)');
+          return 1;
+        }
+        if (options['dry-run'] && isTransient(error)) {
+          process.stdout.write(`REFUSED       the ${sideOf(error, target.port)} is unreachable: ${(error as Error).message}\n`);
+          return 1;
+        }
+        if (!isTransient(error)) {
+          metrics.errors.inc({ kind: 'fatal' });
+          log.error({ err: error }, 'sync failed');
+          return 1;
+        }
+        const side = sideOf(error, target.port);
+        metrics.errors.inc({ kind: side });
+        log.warn({ side, err: (error as Error).message, code: (error as { code?: string }).code, retryInMs: delay },
+          'source or target unavailable: retrying');
+        await Promise.race([new Promise((r) => setTimeout(r, delay)), stopSignal]);
+        if (stopping) return 0;
+        delay = Math.min(delay * 2, 10_000);
+      }
+    }
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+    metricsServer?.close();
+    await sql.end({ timeout: 5 }).catch(() => {});
+  }
+}

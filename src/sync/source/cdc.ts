@@ -1,0 +1,90 @@
+// Change-data-capture capabilities of the source: is a ROW binlog on, may this account read it, is the
+// saved position still there. And the source's identity and binlog positions.
+import type { SourceConnection } from './connection.js';
+
+export interface BinlogPosition { file: string; pos: number; gtid: string | null }
+
+export interface CdcReport {
+  logBin: boolean;
+  format: string;
+  privileges: { replicationSlave: boolean; replicationClient: boolean };
+  /** null when no position is saved; false when its file was purged (a new backfill is needed) */
+  savedPositionAvailable: boolean | null;
+  flavor: 'mariadb' | 'mysql';
+  version: string;
+  binlogUsable: boolean;
+  reasons: string[];
+}
+
+async function variable(conn: SourceConnection, name: string): Promise<string | null> {
+  const [rows] = await conn.query('SHOW GLOBAL VARIABLES LIKE ?', [name]);
+  const row = (rows as { Value: string }[])[0];
+  return row ? row.Value : null;
+}
+
+export async function sourceIdentity(conn: SourceConnection): Promise<{ serverUuid: string; version: string }> {
+  const [rows] = await conn.query('SELECT @@version AS version');
+  const version = (rows as { version: string }[])[0]!.version;
+  // MySQL has server_uuid; MariaDB has none: its server_id plus the GTID domain names the server
+  const uuid = await variable(conn, 'server_uuid');
+  if (uuid) return { serverUuid: uuid, version };
+  const serverId = await variable(conn, 'server_id');
+  const domain = await variable(conn, 'gtid_domain_id');
+  return { serverUuid: `mariadb:${domain ?? 0}-${serverId ?? 0}`, version };
+}
+
+export async function checkCdc(conn: SourceConnection, saved: { file: string | null }): Promise<CdcReport> {
+  const [vrows] = await conn.query('SELECT @@version AS version');
+  const version = (vrows as { version: string }[])[0]!.version;
+  const flavor = /mariadb/i.test(version) ? 'mariadb' : 'mysql';
+  const logBin = (await variable(conn, 'log_bin')) === 'ON';
+  const format = (await variable(conn, 'binlog_format')) ?? '';
+  const [grants] = await conn.query('SHOW GRANTS');
+  const text = (grants as Record<string, string>[]).map((g) => Object.values(g)[0]).join('\n').toUpperCase();
+  const all = /GRANT ALL PRIVILEGES ON \*\.\*/.test(text);
+  const privileges = {
+    replicationSlave: all || /REPLICATION (SLAVE|REPLICA)/.test(text),
+    replicationClient: all || /REPLICATION CLIENT|BINLOG MONITOR/.test(text),
+  };
+  let savedPositionAvailable: boolean | null = null;
+  const reasons: string[] = [];
+  if (!logBin) reasons.push('the binary log is off (log_bin=OFF)');
+  else if (format.toUpperCase() !== 'ROW') reasons.push(`binlog_format is ${format}, not ROW`);
+  if (!privileges.replicationSlave) reasons.push('the account lacks REPLICATION SLAVE');
+  if (!privileges.replicationClient) reasons.push('the account lacks REPLICATION CLIENT');
+  if (logBin && saved.file) {
+    try {
+      const [logs] = await conn.query('SHOW BINARY LOGS');
+      savedPositionAvailable = (logs as { Log_name: string }[]).some((l) => l.Log_name === saved.file);
+      if (!savedPositionAvailable) reasons.push(`the saved binlog file ${saved.file} was purged`);
+    } catch (error) {
+      reasons.push(`cannot list binary logs: ${(error as Error).message}`);
+    }
+  }
+  return { logBin, format, privileges, savedPositionAvailable, flavor, version, binlogUsable: reasons.length === 0, reasons };
+}
+
+/** The current end of the binlog (read before a snapshot starts: following from there re-applies a few
+ *  changes the snapshot already holds, which the idempotent apply absorbs, and loses none). */
+export async function currentPosition(conn: SourceConnection): Promise<BinlogPosition | null> {
+  // MySQL 8.4 renamed SHOW MASTER STATUS
+  const [rows] = await conn.query('SHOW MASTER STATUS').catch(() => conn.query('SHOW BINARY LOG STATUS'));
+  const row = (rows as { File: string; Position: number | string }[])[0];
+  if (!row) return null;
+  let gtid: string | null = null;
+  try {
+    const [g] = await conn.query('SELECT @@gtid_binlog_pos AS g');
+    gtid = (g as { g: string }[])[0]?.g ?? null;
+  } catch {
+    // MySQL: the executed GTID set instead
+    const [g] = await conn.query('SELECT @@gtid_executed AS g').catch(() => [[]]);
+    gtid = (g as { g: string }[])[0]?.g || null;
+  }
+  return { file: row.File, pos: Number(row.Position), gtid };
+}
+
+/** The source database clock (UTC, as text) — polling windows are measured on it. */
+export async function sourceNow(conn: SourceConnection): Promise<string> {
+  const [rows] = await conn.query(`SELECT DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%d %H:%i:%s') AS now`);
+  return (rows as { now: string }[])[0]!.now;
+}

@@ -1,0 +1,51 @@
+// What the sync reads from the indexer's schema, and which indexer version introduced each part, so a
+// preflight against an older database names what is missing and what to upgrade.
+import type { SourceConnection } from './connection.js';
+
+const base = 'init_mysql.sql';
+/** table → column → the indexer DDL file that added it. */
+export const expectedSchema: Record<string, Record<string, string>> = {
+  chain_info: Object.fromEntries(
+    ['id', 'chain_id', 'chain', 'outer_chain', 'name', 'logo', 'network_id', 'ext', 'created_at', 'updated_at']
+      .map((c) => [c, '20240221-create-chain-info-add-index.sql'])),
+  block: { chain: base, block_hash: base, block_number: base, block_time: base, updated_at: base, chain_id: '20240216-create-index-add-chainid.sql' },
+  inscriptions: Object.fromEntries(['id', 'sid', 'chain', 'protocol', 'tick', 'name', 'limit_per_mint', 'deploy_by', 'total_supply',
+    'decimals', 'deploy_hash', 'deploy_time', 'transfer_type', 'created_at', 'updated_at'].map((c) => [c, base])),
+  inscriptions_stats: Object.fromEntries(['id', 'sid', 'chain', 'protocol', 'tick', 'minted', 'mint_completed_time',
+    'mint_first_block', 'mint_last_block', 'last_sn', 'holders', 'tx_cnt', 'created_at', 'updated_at'].map((c) => [c, base])),
+  txs: Object.fromEntries(['id', 'chain', 'protocol', 'block_height', 'position_in_block', 'block_time', 'tx_hash', 'from', 'to',
+    'op', 'tick', 'amt', 'gas', 'gas_price', 'status', 'created_at', 'updated_at'].map((c) => [c, base])),
+  balances: Object.fromEntries(['id', 'sid', 'chain', 'protocol', 'address', 'tick', 'available', 'balance', 'created_at',
+    'updated_at'].map((c) => [c, base])),
+  address_txs: {
+    ...Object.fromEntries(['id', 'chain', 'event', 'protocol', 'operate', 'tx_hash', 'address', 'amount', 'tick', 'created_at',
+      'updated_at'].map((c) => [c, base])),
+    related_address: '20240221_alter_tx_hash_chainid.sql',
+  },
+  utxos: Object.fromEntries(['id', 'sn', 'chain', 'protocol', 'address', 'tick', 'amount', 'root_hash', 'tx_hash', 'status',
+    'created_at', 'updated_at'].map((c) => [c, base])),
+};
+
+export interface SchemaProblem { table: string; column?: string; addedBy: string }
+
+/** Missing tables and columns of the source database, each with the indexer DDL file that adds it. */
+export async function checkSourceSchema(conn: SourceConnection, database: string): Promise<SchemaProblem[]> {
+  const [rows] = await conn.query(
+    'SELECT TABLE_NAME AS t, COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ?', [database]);
+  const present = new Map<string, Set<string>>();
+  for (const r of rows as { t: string; c: string }[]) {
+    const t = r.t.toLowerCase();
+    if (!present.has(t)) present.set(t, new Set());
+    present.get(t)!.add(r.c.toLowerCase());
+  }
+  const problems: SchemaProblem[] = [];
+  for (const [table, columns] of Object.entries(expectedSchema)) {
+    const have = present.get(table);
+    if (!have) {
+      problems.push({ table, addedBy: Object.values(columns)[0]! });
+      continue;
+    }
+    for (const [column, addedBy] of Object.entries(columns)) if (!have.has(column)) problems.push({ table, column, addedBy });
+  }
+  return problems;
+}
