@@ -131,12 +131,17 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
       retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
     });
     client.on('error', (error: Error) => failed('connection', error));
+    // a lost connection needs no counting: skip Redis until it is back and answers a probe
+    client.on('close', () => breaker?.trip('connection closed'));
     breaker = new Breaker({
       failures: options.redisBreakerFailures ?? redisDefaults.breakerFailures,
+      minSpanMs: commandTimeout,
       openMs: options.redisBreakerOpenMs ?? redisDefaults.breakerOpenMs,
       probe: () => client.ping(),
-      onChange: (state, reason) => {
+      onChange: (state, previous, reason) => {
+        // logged and counted: closed → open and back; a failed probe (half-open → open) only at debug level
         if (state === 'half-open') return;
+        if (previous === 'half-open' && state === 'open') return logger.debug({ cache: 'redis', breaker: state, reason }, 'Redis still failing');
         metrics.redisBreakerTransitions.inc({ to: state });
         if (state === 'open') logger.warn({ cache: 'redis', breaker: state, reason }, 'Redis circuit open: answering without the shared cache');
         else logger.info({ cache: 'redis', breaker: state, reason }, 'Redis circuit closed: shared cache back in use');
