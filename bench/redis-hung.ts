@@ -11,8 +11,14 @@
 // - hung:    Redis frozen with SIGSTOP at the very start of the measured window (the breaker opening is
 //            part of the window, and so are its probes: one PING every REDIS_BREAKER_OPEN_MS);
 // - down:    Redis killed (connection refused);
-// - memory:  the other gateway, no Redis at all.
+// - memory:  the other gateway, no Redis at all;
+// - hung-no-breaker: hung, on a third gateway whose breaker never opens within the window
+//            (REDIS_BREAKER_FAILURES 10000): what the 50 ms timeout alone would leave.
 //
+// Throughput on a shared 2-core machine moves by ±25 % from window to window, more than the effect
+// measured; so each hung window also gets a noise-free bound of what Redis cost it: the lookups that
+// waited for Redis and failed (igw_cache_errors_total{op="get"}) × the command timeout, as a share of the
+// window's connection-time (stores never hold a request up: they are not awaited).
 // Each round measures every mode once (the order rotates between rounds; the machine is shared and
 // noisy), the figures per mode are the medians over rounds. Cache outcomes per mode come from /metrics
 // (igw_cache_lookups_total deltas). Writes bench/results/<YYYY-MM-DD-HHMM>-redis-hung[-label].{json,md}.
@@ -40,8 +46,9 @@ const rounds = Number(values.rounds);
 const connections = Number(values.connections);
 const warmup = Number(values.warmup);
 
-type Mode = 'healthy' | 'hung' | 'down' | 'memory';
-const modes: Mode[] = ['healthy', 'hung', 'down', 'memory'];
+type Mode = 'healthy' | 'hung' | 'down' | 'memory' | 'hung-no-breaker';
+const modes: Mode[] = ['healthy', 'hung', 'down', 'memory', 'hung-no-breaker'];
+const commandTimeoutMs = 50;
 
 interface AutocannonResult { errors: number; timeouts: number; non2xx: number }
 interface AutocannonInstance { on(event: 'response', fn: (client: unknown, status: number, bytes: number, ms: number) => void): void }
@@ -109,7 +116,11 @@ async function until(probe: () => Promise<boolean>, timeoutMs: number, what: str
   }
 }
 
-interface Run extends Measurement { mode: Mode; round: number; cache: Record<string, number> }
+interface Run extends Measurement {
+  mode: Mode; round: number; cache: Record<string, number>;
+  /** Hung modes: failed lookups × timeout ÷ (connections × window), the most Redis can have cost. */
+  waitedShare?: number;
+}
 
 async function main() {
   const startedAt = new Date();
@@ -118,6 +129,16 @@ async function main() {
   let redis: OwnRedis | undefined;
   const gateways: SoakGateway[] = [];
   const runs: Run[] = [];
+  // Ctrl-C / SIGTERM: the same clean-up as the end of a run (no stray redis-server, gateway or database)
+  const cleanUp = async () => {
+    redis?.thaw();
+    await Promise.all(gateways.map((g) => g.stop()));
+    await redis?.stop();
+    await db?.drop();
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => void cleanUp().finally(() => process.exit(130)));
+  }
   try {
     db = await createSeededDatabase(values['admin-url']!);
     redis = await startRedis();
@@ -125,33 +146,39 @@ async function main() {
     gateways.push(withRedis);
     const memory = await startGateway(db.url, {}, () => null);
     gateways.push(memory);
-    const closed = async () => (await metrics(withRedis.base)).get('igw_redis_breaker_open') === 0;
+    const noBreaker = await startGateway(db.url, { REDIS_URL: redis.url, REDIS_BREAKER_FAILURES: '10000' }, () => null);
+    gateways.push(noBreaker);
+    const closed = async (g: SoakGateway) => (await metrics(g.base)).get('igw_redis_breaker_open') === 0;
     // both processes start cold: JIT and pools warmed before anything is measured
     for (const g of gateways) await load(g.base, Math.max(5, warmup));
 
     for (let round = 0; round < rounds; round++) {
       const order = modes.map((_, i) => modes[(i + round) % modes.length]!);
       for (const mode of order) {
-        const gateway = mode === 'memory' ? memory : withRedis;
-        if (mode !== 'hung') await load(gateway.base, warmup);
+        const gateway = mode === 'memory' ? memory : mode === 'hung-no-breaker' ? noBreaker : withRedis;
+        const hung = mode === 'hung' || mode === 'hung-no-breaker';
+        if (!hung) await load(gateway.base, warmup);
         if (mode === 'down') await redis.kill();
         const before = await metrics(gateway.base);
-        if (mode === 'hung') redis.freeze();
+        if (hung) redis.freeze();
         const m = await load(gateway.base, seconds);
         const after = await metrics(gateway.base);
-        if (mode === 'hung') redis.thaw();
+        if (hung) redis.thaw();
         if (mode === 'down') await redis.restart();
-        if (mode === 'hung' || mode === 'down') await until(closed, 15_000, 'breaker closed again');
-        const run: Run = { mode, round, ...m, cache: delta(before, after) };
+        // every Redis gateway's breaker closed again (a kill opens them all) before the next window
+        for (const g of [withRedis, noBreaker]) await until(() => closed(g), 15_000, 'breaker closed again');
+        const cache = delta(before, after);
+        const run: Run = { mode, round, ...m, cache };
+        if (hung) {
+          const waited = cache['igw_cache_errors_total{op="get"}'] ?? 0;
+          run.waitedShare = Math.round(((waited * commandTimeoutMs) / (connections * m.seconds * 1000)) * 10_000) / 10_000;
+        }
         runs.push(run);
         process.stdout.write(`round ${round + 1} ${mode.padEnd(7)} ${m.rps.toFixed(0).padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  failures ${m.failures}  ${JSON.stringify(run.cache)}\n`);
       }
     }
   } finally {
-    redis?.thaw();
-    await Promise.all(gateways.map((g) => g.stop()));
-    await redis?.stop();
-    await db?.drop();
+    await cleanUp();
   }
 
   const median = (xs: number[]) => {
@@ -160,18 +187,28 @@ async function main() {
   };
   const summary = Object.fromEntries(modes.map((mode) => {
     const of = runs.filter((r) => r.mode === mode);
+    const shares = of.map((r) => r.waitedShare).filter((v): v is number => v !== undefined);
     return [mode, {
       rps: Math.round(median(of.map((r) => r.rps))), p50: median(of.map((r) => r.p50)), p99: median(of.map((r) => r.p99)),
       failures: of.reduce((n, r) => n + r.failures, 0), rpsPerRound: of.map((r) => r.rps),
+      ...(shares.length ? { waitedShareMax: Math.max(...shares) } : {}),
     }];
-  })) as Record<Mode, { rps: number; p50: number; p99: number; failures: number; rpsPerRound: number[] }>;
+  })) as Record<Mode, { rps: number; p50: number; p99: number; failures: number; rpsPerRound: number[]; waitedShareMax?: number }>;
   const ratio = (a: Mode, b: Mode) => Math.round((summary[a].rps / summary[b].rps) * 1000) / 1000;
-  const ratios = { hungVsHealthy: ratio('hung', 'healthy'), hungVsDown: ratio('hung', 'down'), hungVsMemory: ratio('hung', 'memory'), downVsMemory: ratio('down', 'memory') };
+  const ratios = {
+    hungVsHealthy: ratio('hung', 'healthy'), hungVsDown: ratio('hung', 'down'), hungVsMemory: ratio('hung', 'memory'),
+    downVsMemory: ratio('down', 'memory'), noBreakerVsDown: ratio('hung-no-breaker', 'down'),
+  };
+  // per round, hung against down measured back to back on the same process (order rotated)
+  const paired = Array.from({ length: rounds }, (_, round) => {
+    const of = (mode: Mode) => runs.find((r) => r.round === round && r.mode === mode)!.rps;
+    return Math.round((of('hung') / of('down')) * 1000) / 1000;
+  });
   const result = {
     benchmark: 'redis-hung', startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(),
     settings: { seconds, rounds, connections, warmup, requests: 'distinct inds_getBalancesByAddress (JSON-RPC) / balances (GraphQL), alternating', gateway: 'production defaults (REDIS_COMMAND_TIMEOUT_MS 50, REDIS_BREAKER_FAILURES 5, REDIS_BREAKER_OPEN_MS 2000)' },
     machine: { node: process.version, loadBefore, loadAfter: loadAverage() },
-    summary, ratios, runs,
+    summary, ratios, hungVsDownPerRound: paired, runs,
   };
 
   const stamp = startedAt.toISOString().slice(0, 16).replace('T', '-').replace(':', '');
@@ -186,17 +223,21 @@ async function main() {
       'Every request distinct (a new address; half JSON-RPC, half GraphQL): cacheable, never a hit. ' +
       `Load average ${loadBefore.join(' ')} before, ${result.machine.loadAfter.join(' ')} after (2 shared cores: load generator, two gateways, PostgreSQL, Redis). Node ${process.version}.`,
     '',
-    '| mode | req/s | p50 ms | p99 ms | failures | req/s per round |',
-    '|---|--:|--:|--:|--:|---|',
-    ...modes.map((m) => `| ${m} | ${summary[m].rps.toLocaleString('en-US')} | ${summary[m].p50} | ${summary[m].p99} | ${summary[m].failures} | ${summary[m].rpsPerRound.map((v) => Math.round(v)).join(', ')} |`),
+    '| mode | req/s | p50 ms | p99 ms | failures | req/s per round | Redis waits ÷ connection-time (max) |',
+    '|---|--:|--:|--:|--:|---|--:|',
+    ...modes.map((m) => `| ${m} | ${summary[m].rps.toLocaleString('en-US')} | ${summary[m].p50} | ${summary[m].p99} | ${summary[m].failures} | ` +
+      `${summary[m].rpsPerRound.map((v) => Math.round(v)).join(', ')} | ${summary[m].waitedShareMax === undefined ? '' : `${(summary[m].waitedShareMax * 100).toFixed(2)} %`} |`),
     '',
-    `Hung vs healthy: ${ratios.hungVsHealthy} · hung vs down: ${ratios.hungVsDown} (cost ${pct(ratios.hungVsDown)}) · hung vs no Redis (memory): ${ratios.hungVsMemory} (cost ${pct(ratios.hungVsMemory)}) · down vs memory: ${ratios.downVsMemory}.`,
+    `Hung vs healthy: ${ratios.hungVsHealthy} · hung vs down: ${ratios.hungVsDown} (cost ${pct(ratios.hungVsDown)}; per round ${paired.join(', ')}) · ` +
+      `hung vs no Redis (memory): ${ratios.hungVsMemory} (cost ${pct(ratios.hungVsMemory)}) · down vs memory: ${ratios.downVsMemory} · ` +
+      `hung without a breaker vs down: ${ratios.noBreakerVsDown}.`,
     '',
     'Cache outcomes and breaker transitions per run (deltas of /metrics counters):',
     '',
     '| round | mode | req/s | outcomes |',
     '|--:|---|--:|---|',
-    ...runs.map((r) => `| ${r.round + 1} | ${r.mode} | ${Math.round(r.rps)} | ${Object.entries(r.cache).map(([k, v]) => `${k.replace(/^igw_/, '')} ${v}`).join(', ')} |`),
+    ...runs.map((r) => `| ${r.round + 1} | ${r.mode} | ${Math.round(r.rps)} | ${Object.entries(r.cache).map(([k, v]) => `${k.replace(/^igw_/, '')} ${v}`).join(', ')}` +
+      `${r.waitedShare === undefined ? '' : `; waited for Redis: ${(r.waitedShare * 100).toFixed(2)} % of connection-time`} |`),
     '',
   ].join('\n');
   writeFileSync(`${resultsDir}${name}.md`, md);
