@@ -56,6 +56,7 @@ export function createGateway(
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
   const store = ops.instrumentStore(createStore(sql, { timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: config }));
+  ops.attachPool(store.poolState);
   const yoga = createGraphqlServer({
     store,
     paging,

@@ -72,6 +72,12 @@ export const configSchema = z.object({
   CACHE_MAX_BYTES: int(64 * 1024, 64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   CACHE_MAX_ENTRY_BYTES: int(1_024, 1024 * 1024 * 1024).default(1024 * 1024),
   REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').optional(),
+  // Redis fails soft (src/cache/breaker.ts): a short timeout per command, and after this many failures in a
+  // row (spanning at least one timeout) or a lost connection the cache is skipped for REDIS_BREAKER_OPEN_MS,
+  // then probed (one PING) before it is used again
+  REDIS_COMMAND_TIMEOUT_MS: int(1, 60_000).default(50),
+  REDIS_BREAKER_FAILURES: int(1, 10_000).default(5),
+  REDIS_BREAKER_OPEN_MS: int(10, 3_600_000).default(2_000),
   DATA_VERSION_POLL_MS: int(50, 60_000).default(500),
   DATA_VERSION_LISTEN: bool.default(true),
   // distinct GraphQL operation names reported as metric labels (then "other"; each cut to 64 characters)

@@ -27,7 +27,6 @@ const CONTRACT_PENDING = new Set([
   'MAX_REPLICA_LAG_MS', // a replica further behind is not read from
   'DB_POOLER', // pgbouncer: no session state on pooled connections
   'DB_ALLOW_UNSAFE_SESSION',
-  'REDIS_COMMAND_TIMEOUT_MS',
 ]);
 // Read by the sync command (src/cli/sync.ts options), not by the gateway's config.
 const SYNC_VARIABLES = new Set(['SYNC_SOURCE_URL']);

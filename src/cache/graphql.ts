@@ -2,7 +2,7 @@ import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { DataSnapshot } from '../db/version.js';
 import { graphqlKey, keyVersion } from './keys.js';
-import type { CacheStore } from './store.js';
+import { bypassed, type CacheStore } from './store.js';
 
 /**
  * The data snapshot (version and indexed heights) each GraphQL request is answered from, taken once when
@@ -10,7 +10,15 @@ import type { CacheStore } from './store.js';
  */
 export function createRequestSnapshots(current: () => DataSnapshot | null) {
   const byRequest = new WeakMap<Request, DataSnapshot | null>();
+  // requests answered without the cache because the store could not be used (x-cache: bypass)
+  const bypassing = new WeakSet<Request>();
   return {
+    bypass(request: Request): void {
+      bypassing.add(request);
+    },
+    bypassed(request: Request): boolean {
+      return bypassing.has(request);
+    },
     capture(request: Request): DataSnapshot | null {
       if (!byRequest.has(request)) byRequest.set(request, current());
       return byRequest.get(request) ?? null;
@@ -63,6 +71,7 @@ export function graphqlResponseCache(store: CacheStore, snapshots: RequestSnapsh
     onParams({ params, request, setResult }) {
       const snapshot = snapshots.capture(request);
       if (!snapshot || typeof params.query !== 'string') return;
+      if (!store.available()) return snapshots.bypass(request); // Redis breaker open: not even a key
       let key: string;
       try {
         key = graphqlKey(store.namespace, keyVersion(snapshot), {
@@ -74,6 +83,12 @@ export function graphqlResponseCache(store: CacheStore, snapshots: RequestSnapsh
       const state = { key, hit: false };
       byRequest.set(request, state);
       return store.get(key).then((text) => {
+        if (text === bypassed) {
+          // the store failed: answer without it, and do not try to store the answer either
+          byRequest.delete(request);
+          snapshots.bypass(request);
+          return;
+        }
         if (text === undefined) return;
         state.hit = true;
         const hit: TextResult = { extensions: etag(key), stringify: (result) => withExtensions(text, result), [servedFromCache]: true };

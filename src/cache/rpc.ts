@@ -1,6 +1,6 @@
 import type { Metrics } from '../observability/metrics.js';
 import { rpcKey } from './keys.js';
-import type { CacheStore } from './store.js';
+import { bypassed, type CacheStore } from './store.js';
 
 // JSON-RPC results in the same store as GraphQL responses. Only successful results are stored (errors
 // are thrown past this layer), as the JSON text of the `result` member. A hit is that text, handed to the
@@ -13,8 +13,11 @@ export class SerialisedResult {
 }
 
 export interface RpcRequestCache {
-  /** Looks a call up; `key` is what `set` takes afterwards on a miss. */
-  get(method: string, params: unknown): Promise<{ key: string; hit: true; value: SerialisedResult } | { key: string; hit: false }>;
+  /**
+   * Looks a call up; `key` is what `set` takes afterwards on a miss. Null when the store cannot be used
+   * now (Redis failing, its breaker open): the call is answered without the cache (a bypass).
+   */
+  get(method: string, params: unknown): Promise<{ key: string; hit: true; value: SerialisedResult } | { key: string; hit: false } | null>;
   /**
    * Serialises a computed result once, stores the text (unless it is over the entry limit) and returns it
    * for the reply; a result that cannot be serialised is returned as it is (and not stored).
@@ -37,8 +40,16 @@ export function createRpcCache(store: CacheStore, currentVersion: () => string |
       if (version === null) return null;
       return {
         async get(method, params) {
+          if (!store.available()) {
+            metrics.cacheLookups.inc({ surface: 'rpc', result: 'bypass' });
+            return null;
+          }
           const key = rpcKey(store.namespace, version, iface, method, params);
           const text = await store.get(key);
+          if (text === bypassed) {
+            metrics.cacheLookups.inc({ surface: 'rpc', result: 'bypass' });
+            return null;
+          }
           if (text !== undefined) {
             metrics.cacheLookups.inc({ surface: 'rpc', result: 'hit' });
             return { key, hit: true, value: new SerialisedResult(text) };

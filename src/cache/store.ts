@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { LRUCache } from 'lru-cache';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
+import { Breaker, type BreakerState } from './breaker.js';
 import { versionPrefix } from './keys.js';
 
 // One response store for both surfaces: an in-memory LRU bounded in bytes by default, or one shared Redis
@@ -17,6 +18,13 @@ import { versionPrefix } from './keys.js';
 // Invalidation is by key, not by deletion: every key carries the data version, and this store answers
 // only keys of the version the gateway currently knows. Older entries are never read again; they expire
 // (TTL) or are evicted.
+//
+// Redis fails soft: every command has a short timeout (REDIS_COMMAND_TIMEOUT_MS), nothing is queued while
+// it is disconnected, and a circuit breaker (./breaker.ts) skips it altogether after a few failures in a
+// row, probing it back in the background. A lookup the store cannot answer is a `bypass`, not a miss.
+
+/** What `get` answers when the store cannot be used now (Redis down, hung, or its breaker open). */
+export const bypassed = Symbol('cache bypassed');
 
 export interface CacheStoreOptions {
   namespace: string;
@@ -28,6 +36,12 @@ export interface CacheStoreOptions {
   /** Responses larger than this (UTF-8 bytes) are not stored (either store). */
   maxEntryBytes: number;
   redisUrl?: string;
+  /** Redis: per-command timeout (ms); default 50. */
+  redisCommandTimeoutMs?: number;
+  /** Redis: consecutive failures that open the breaker; default 5. */
+  redisBreakerFailures?: number;
+  /** Redis: how long the breaker stays open before a probe; default 2000 ms. */
+  redisBreakerOpenMs?: number;
   /** The data version the gateway answers from; null = unknown (every lookup misses, nothing is stored). */
   currentVersion: () => string | null;
   metrics: Metrics;
@@ -39,8 +53,15 @@ export interface CacheStore {
   namespace: string;
   ttlMs: number;
   maxEntryBytes: number;
-  /** The stored text of a key of the current data version; undefined on a miss (or a store failure). */
-  get(key: string): Promise<string | undefined>;
+  /**
+   * The stored text of a key of the current data version; undefined on a miss; `bypassed` when the store
+   * cannot be used (Redis failing or its breaker open). Never throws.
+   */
+  get(key: string): Promise<string | undefined | typeof bypassed>;
+  /** False while the store is known to be unusable (Redis breaker open): skip it without asking. */
+  available(): boolean;
+  /** Redis only: connection ready and breaker closed, and the breaker's state; null in memory. */
+  redisState(): { up: boolean; breaker: BreakerState } | null;
   /**
    * Stores `text` under `key` unless the key is of another data version or the text is over
    * `maxEntryBytes`. Never throws and never waits: a failing store only counts an error.
@@ -88,22 +109,44 @@ function redisStore(redis: Redis): TextStore {
   };
 }
 
+export const redisDefaults = { commandTimeoutMs: 50, breakerFailures: 5, breakerOpenMs: 2_000 };
+
 export function createCacheStore(options: CacheStoreOptions): CacheStore {
   const { metrics, logger } = options;
   let redis: Redis | undefined;
+  let breaker: Breaker | undefined;
   let inner: TextStore;
   let ready: Promise<void> = Promise.resolve();
   if (options.redisUrl) {
-    redis = new Redis(options.redisUrl, {
+    const commandTimeout = options.redisCommandTimeoutMs ?? redisDefaults.commandTimeoutMs;
+    const client = redis = new Redis(options.redisUrl, {
       lazyConnect: true,
-      // a cache must never hold a request up: no queueing while disconnected, one try, short timeouts
+      // a cache must never hold a request up: nothing queued while disconnected, nothing retried or resent
+      // after a reconnect (commands pending when the connection drops fail at once), short timeouts
       enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      commandTimeout: 1_000,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      commandTimeout,
       connectTimeout: 2_000,
       retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
     });
-    redis.on('error', (error: Error) => failed('connection', error));
+    client.on('error', (error: Error) => failed('connection', error));
+    // a lost connection needs no counting: skip Redis until it is back and answers a probe
+    client.on('close', () => breaker?.trip('connection closed'));
+    breaker = new Breaker({
+      failures: options.redisBreakerFailures ?? redisDefaults.breakerFailures,
+      minSpanMs: commandTimeout,
+      openMs: options.redisBreakerOpenMs ?? redisDefaults.breakerOpenMs,
+      probe: () => client.ping(),
+      onChange: (state, previous, reason) => {
+        // logged and counted: closed → open and back; a failed probe (half-open → open) only at debug level
+        if (state === 'half-open') return;
+        if (previous === 'half-open' && state === 'open') return logger.debug({ cache: 'redis', breaker: state, reason }, 'Redis still failing');
+        metrics.redisBreakerTransitions.inc({ to: state });
+        if (state === 'open') logger.warn({ cache: 'redis', breaker: state, reason }, 'Redis circuit open: answering without the shared cache');
+        else logger.info({ cache: 'redis', breaker: state, reason }, 'Redis circuit closed: shared cache back in use');
+      },
+    });
     ready = redis.connect().then(
       () => logger.info({ cache: 'redis' }, 'response cache on Redis'),
       (error: unknown) => failed('connect', error),
@@ -116,6 +159,7 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
   let lastWarn = 0;
   function failed(op: string, error: unknown) {
     metrics.cacheErrors.inc({ op });
+    if (op === 'get' || op === 'set') breaker?.failure(`${op}: ${(error as Error)?.message ?? String(error)}`);
     // one warning per 10 s at most: a Redis outage must not flood the log
     if (Date.now() - lastWarn > 10_000) {
       lastWarn = Date.now();
@@ -133,17 +177,22 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
     namespace: options.namespace,
     ttlMs: options.ttlMs,
     maxEntryBytes: options.maxEntryBytes,
+    available: () => breaker?.allows() ?? true,
+    redisState: () => (redis && breaker ? { up: redis.status === 'ready' && breaker.allows(), breaker: breaker.state } : null),
     async get(key) {
+      if (breaker && !breaker.allows()) return bypassed;
       if (!isCurrent(key)) return undefined;
       try {
         const text = await inner.get(key);
+        breaker?.success();
         return typeof text === 'string' ? text : undefined;
       } catch (error) {
         failed('get', error);
-        return undefined;
+        return bypassed;
       }
     },
     set(key, text) {
+      if (breaker && !breaker.allows()) return;
       if (!isCurrent(key)) return;
       // cheap bound first (a string's UTF-8 size is at least its length), then the exact size
       const bytes = text.length > options.maxEntryBytes ? Infinity : Buffer.byteLength(text, 'utf8');
@@ -153,7 +202,7 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
       }
       try {
         const done = inner.set(key, text, bytes, options.ttlMs);
-        if (done) done.catch((error: unknown) => failed('set', error));
+        if (done) done.then(() => breaker?.success(), (error: unknown) => failed('set', error));
       } catch (error) {
         failed('set', error);
       }
@@ -161,6 +210,7 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
     stats: () => inner.stats?.() ?? null,
     ready,
     async close() {
+      breaker?.stop();
       if (redis) {
         await redis.quit().catch(() => redis?.disconnect());
       }

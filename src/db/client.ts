@@ -156,7 +156,8 @@ export function createRunner(options: RunnerOptions) {
     }
   }
 
-  return run;
+  // the gate's real state, for the pool gauges (src/observability/metrics.ts)
+  return Object.assign(run, { pool: () => ({ inUse: gate.inUse, waiting: gate.queued, size: options.poolMax }) });
 }
 
 export type Runner = ReturnType<typeof createRunner>;

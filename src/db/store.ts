@@ -42,6 +42,8 @@ export function createStore(sql: Sql, options: { timeoutMs: number; limits?: Sto
     lookups: createLookupStore(sql, run),
     activity: createActivityStore(sql, run),
     utxos: createUtxoStore(sql, run),
+    /** The admission gate now: connections held by statements, statements waiting, pool size. */
+    poolState: () => run.pool(),
     /** Readiness probe: one round trip. */
     async ping(): Promise<void> {
       await run(sql`SELECT 1`);

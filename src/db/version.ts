@@ -45,7 +45,7 @@ export interface VersionWatcherOptions {
 
 export interface VersionWatcher {
   current(): DataSnapshot | null;
-  /** True once LISTEN is established. */
+  /** True once LISTEN is established, while the database answers (a failed read means LISTEN is down too). */
   listening(): boolean;
   /** First read (and LISTEN); resolves even if they fail (the gateway then answers without the cache). */
   start(): Promise<void>;
@@ -62,6 +62,7 @@ export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): 
   let inflight: Promise<DataSnapshot | null> | null = null;
   let again = false;
   let errorReported = false;
+  let readOk = false;
 
   // Reads are coalesced; a notification arriving while a read is in flight triggers one more read, since
   // the running one may have started before the notifying transaction committed.
@@ -76,6 +77,7 @@ export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): 
         try {
           const next = await readSnapshot(sql);
           errorReported = false;
+          readOk = true;
           // any change counts (not only an increase): a restored database must not reuse old keys' data
           if (!snapshot || next.version !== snapshot.version || next.epoch !== snapshot.epoch || !sameHeights(next.heights, snapshot.heights)) {
             const previous = snapshot;
@@ -83,6 +85,7 @@ export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): 
             options.onChange?.(next, previous, previous ? via : 'start');
           }
         } catch (error) {
+          readOk = false;
           if (!errorReported) options.onError?.(error, 'read');
           errorReported = true;
         }
@@ -96,7 +99,7 @@ export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): 
 
   return {
     current: () => snapshot,
-    listening: () => listener !== null,
+    listening: () => listener !== null && readOk,
     refresh: () => refresh('poll'),
     async start() {
       await refresh('start');

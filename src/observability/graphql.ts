@@ -94,7 +94,8 @@ export function graphqlObservability(options: GraphqlObservabilityOptions): Plug
       const snapshot = options.snapshots.get(request);
       let outcome: CacheOutcome = 'bypass';
       if (options.caching && snapshot) {
-        outcome = (result as unknown as Record<symbol, unknown>)[servedFromCache] ? 'hit' : 'miss';
+        outcome = (result as unknown as Record<symbol, unknown>)[servedFromCache] ? 'hit'
+          : options.snapshots.bypassed(request) ? 'bypass' : 'miss';
         options.metrics.cacheLookups.inc({ surface: 'graphql', result: outcome });
       }
       outcomes.set(request, outcome);

@@ -38,10 +38,12 @@ export function observeRequests(deps: { logger: Logger; metrics: Metrics; pool: 
     res.setHeader('x-request-id', id);
     const path = (req.url ?? '/').split('?')[0]!;
     const scope = newScope(id, surfaceOf(path), deps.pool);
+    deps.metrics.inFlight.inc();
     let done = false;
     const finish = () => {
       if (done) return;
       done = true;
+      deps.metrics.inFlight.dec();
       // runs in a socket event: anything thrown here would be an uncaught exception and end the process
       try {
         record(deps, scope, req, res, path);

@@ -10,6 +10,16 @@ import type { PoolMeter } from './scope.js';
 export interface MetricsSources {
   pool: PoolMeter;
   poolMax: number;
+  /** The admission gate's real state (src/db/admission.ts): permits held and statements waiting. */
+  poolState?: () => { inUse: number; waiting: number; size: number } | null;
+  /** `igw_build_info` labels. */
+  build?: { version: string; commit: string };
+  /** Time (ms since epoch) of the newest indexed block per chain, as of the current data version. */
+  blockTimes?: () => Record<string, number> | null;
+  /** Whether the data-version watcher is LISTENing (else it learns versions by polling). */
+  listening?: () => boolean;
+  /** Redis: connection usable and the breaker's state; null without Redis. */
+  redis?: () => { up: boolean; breaker: 'closed' | 'open' | 'half-open' } | null;
   /** Latest indexed block per chain and the data version, as last read by the watcher. */
   freshness: () => { version: string; heights: Record<string, string | null> } | null;
   /** Entries and bytes of the in-memory response cache (null: off or on Redis). */
@@ -115,30 +125,92 @@ export function createMetrics(sources: MetricsSources) {
     labelNames: ['via'] as const,
     registers,
   });
+  const redisBreakerTransitions = new Counter({
+    name: 'igw_redis_breaker_transitions_total',
+    help: 'Redis circuit breaker state changes (to: open = Redis skipped, closed = in use again)',
+    labelNames: ['to'] as const,
+    registers,
+  });
+  const inFlight = new Gauge({
+    name: 'igw_http_requests_in_flight',
+    help: 'HTTP requests received and not yet answered (every path, this scrape included)',
+    registers,
+  });
+  // the admission gate counts exactly; without it (a metrics registry on its own) in-flight statements
+  const pool = () => sources.poolState?.() ??
+    { inUse: Math.min(sources.pool.inflight, sources.poolMax), waiting: Math.max(0, sources.pool.inflight - sources.poolMax), size: sources.poolMax };
   new Gauge({
     name: 'igw_db_pool_in_use',
-    help: 'Statements holding a pool connection (in-flight statements, capped at the pool size)',
+    help: 'Pool connections held by statements (permits of the admission gate in use)',
     registers,
     collect() {
-      this.set(Math.min(sources.pool.inflight, sources.poolMax));
+      this.set(pool().inUse);
     },
   });
   new Gauge({
     name: 'igw_db_pool_waiting',
-    help: 'In-flight statements beyond the pool size (queued or pipelined by the driver)',
+    help: 'Statements waiting at the admission gate for a pool connection',
     registers,
     collect() {
-      this.set(Math.max(0, sources.pool.inflight - sources.poolMax));
+      this.set(pool().waiting);
     },
   });
   new Gauge({
     name: 'igw_db_pool_size',
-    help: 'Configured pool size (DB_POOL_MAX)',
+    help: 'Pool connections (DB_POOL_MAX: permits of the admission gate)',
     registers,
     collect() {
-      this.set(sources.poolMax);
+      this.set(pool().size);
     },
   });
+  if (sources.build) {
+    new Gauge({
+      name: 'igw_build_info',
+      help: 'Always 1; the labels name the running build (package version, git commit)',
+      labelNames: ['version', 'commit'] as const,
+      registers,
+    }).set(sources.build, 1);
+  }
+  new Gauge({
+    name: 'igw_data_age_seconds',
+    help: 'Now minus the time of the newest indexed block, per chain (grows while the indexer is stalled)',
+    labelNames: ['chain'] as const,
+    registers,
+    collect() {
+      this.reset();
+      const now = Date.now();
+      for (const [chain, time] of Object.entries(sources.blockTimes?.() ?? {})) this.set({ chain }, Math.max(0, (now - time) / 1000));
+    },
+  });
+  new Gauge({
+    name: 'igw_listen_up',
+    help: '1 while LISTEN on the data-version channel is connected, 0 while versions are learned by polling',
+    registers,
+    collect() {
+      this.set(sources.listening?.() ? 1 : 0);
+    },
+  });
+  if (sources.redis) {
+    const redis = sources.redis;
+    new Gauge({
+      name: 'igw_redis_up',
+      help: '1 when the shared cache (Redis) is connected and in use, 0 when it is down, hung or skipped (breaker open)',
+      registers,
+      collect() {
+        const state = redis();
+        if (state) this.set(state.up ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'igw_redis_breaker_open',
+      help: '1 while the Redis circuit breaker skips Redis (open, or half-open: probing), 0 when closed',
+      registers,
+      collect() {
+        const state = redis();
+        if (state) this.set(state.breaker === 'closed' ? 0 : 1);
+      },
+    });
+  }
   new Gauge({
     name: 'igw_cache_bytes',
     help: 'Bytes held by the in-memory response cache (keys and response text; bounded by CACHE_MAX_BYTES)',
@@ -194,6 +266,8 @@ export function createMetrics(sources: MetricsSources) {
     cacheErrors,
     cacheOversized,
     versionChanges,
+    redisBreakerTransitions,
+    inFlight,
     /** A GraphQL operation name made safe for a label. */
     operationLabel,
   };

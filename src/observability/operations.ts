@@ -5,7 +5,9 @@ import { createRpcCache, type RpcCache } from '../cache/rpc.js';
 import { createCacheStore, type CacheStore } from '../cache/store.js';
 import { configSchema, type Config } from '../config.js';
 import { createSql } from '../db/client.js';
+import { readBlockTimes } from '../db/block-times.js';
 import { createVersionWatcher, type VersionWatcher } from '../db/version.js';
+import { buildInfo } from './build.js';
 import { graphqlObservability, graphqlPrometheus } from './graphql.js';
 import { observeRequests, type Handler } from './http.js';
 import { createLogger, type Logger } from './logger.js';
@@ -20,12 +22,12 @@ import { instrumentStore } from './store.js';
 
 export type OperationsConfig = Pick<Config,
   'CACHE' | 'CACHE_TTL_MS' | 'CACHE_MAX_ENTRIES' | 'CACHE_MAX_BYTES' | 'CACHE_MAX_ENTRY_BYTES' | 'REDIS_URL' |
-  'DATA_VERSION_POLL_MS' | 'DATA_VERSION_LISTEN' | 'LOG_LEVEL' | 'METRICS_MAX_OPERATIONS'>;
+  'REDIS_COMMAND_TIMEOUT_MS' | 'REDIS_BREAKER_FAILURES' | 'REDIS_BREAKER_OPEN_MS' | 'DATA_VERSION_POLL_MS' | 'DATA_VERSION_LISTEN' | 'LOG_LEVEL' | 'METRICS_MAX_OPERATIONS'>;
 
 /** The defaults of src/config.ts, for gateways built from a partial config (tests, tools). */
 export const operationsDefaults: OperationsConfig = configSchema.pick({
   CACHE: true, CACHE_TTL_MS: true, CACHE_MAX_ENTRIES: true, CACHE_MAX_BYTES: true, CACHE_MAX_ENTRY_BYTES: true,
-  REDIS_URL: true, DATA_VERSION_POLL_MS: true, DATA_VERSION_LISTEN: true, LOG_LEVEL: true, METRICS_MAX_OPERATIONS: true,
+  REDIS_URL: true, REDIS_COMMAND_TIMEOUT_MS: true, REDIS_BREAKER_FAILURES: true, REDIS_BREAKER_OPEN_MS: true, DATA_VERSION_POLL_MS: true, DATA_VERSION_LISTEN: true, LOG_LEVEL: true, METRICS_MAX_OPERATIONS: true,
 }).parse({});
 
 export interface OperationsOptions {
@@ -46,6 +48,8 @@ export interface Operations {
   onRpcCall: RpcObserver;
   wrapHttp: (handler: Handler) => Handler;
   instrumentStore: <S extends object>(store: S) => S;
+  /** The pool's real state (the store's admission gate), for the pool gauges. */
+  attachPool(state: () => { inUse: number; waiting: number; size: number }): void;
   /** For GET /metrics. */
   scrape(): Promise<{ contentType: string; body: string }>;
   /** Settles once the first data version is read (or failed) and the cache store is usable. */
@@ -68,12 +72,24 @@ export function createOperations(options: OperationsOptions): Operations {
     readOnly: true,
   });
   let metrics: Metrics | undefined;
+  // newest block time per chain, re-read when the data version changes (the data-age gauge subtracts it
+  // from the time of the scrape); a later read never loses to an earlier one that finishes after it
+  let blockTimes: Record<string, number> | null = null;
+  let blockTimesRead = 0;
+  const readTimes = () => {
+    const seq = ++blockTimesRead;
+    readBlockTimes(watcherSql).then(
+      (times) => { if (seq === blockTimesRead) blockTimes = times; },
+      (error: unknown) => logger.debug({ err: (error as Error).message }, 'cannot read block times'),
+    );
+  };
   const watcher = createVersionWatcher(watcherSql, {
     pollMs: config.DATA_VERSION_POLL_MS,
     // the embedded engine's socket server accepts LISTEN but delivers no notifications: poll only
     listen: config.DATA_VERSION_LISTEN && !options.target.socketPath,
     onChange: (next, previous, via) => {
       metrics?.versionChanges.inc({ via });
+      readTimes();
       logger.debug({ dataVersion: next.version, previous: previous?.version, via }, 'data version');
     },
     onError: (error, where) =>
@@ -82,9 +98,16 @@ export function createOperations(options: OperationsOptions): Operations {
   });
   const current = () => watcher.current();
   let cache: CacheStore | null = null;
+  let poolState: (() => { inUse: number; waiting: number; size: number }) | undefined;
   metrics = createMetrics({
     pool, poolMax: options.config.DB_POOL_MAX, freshness: current, maxOperations: config.METRICS_MAX_OPERATIONS,
     cacheStats: () => cache?.stats() ?? null,
+    poolState: () => poolState?.() ?? null,
+    build: buildInfo(),
+    blockTimes: () => blockTimes,
+    listening: () => watcher.listening(),
+    // the Redis gauges exist only when there is a Redis to report on
+    ...(config.CACHE && config.REDIS_URL ? { redis: () => cache?.redisState() ?? null } : {}),
   });
   const currentVersion = () => {
     const snapshot = watcher.current();
@@ -99,6 +122,9 @@ export function createOperations(options: OperationsOptions): Operations {
       maxBytes: config.CACHE_MAX_BYTES,
       maxEntryBytes: config.CACHE_MAX_ENTRY_BYTES,
       redisUrl: config.REDIS_URL,
+      redisCommandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+      redisBreakerFailures: config.REDIS_BREAKER_FAILURES,
+      redisBreakerOpenMs: config.REDIS_BREAKER_OPEN_MS,
       currentVersion,
       metrics,
       logger,
@@ -125,6 +151,9 @@ export function createOperations(options: OperationsOptions): Operations {
     onRpcCall: rpcObserver(m),
     wrapHttp: observeRequests({ logger, metrics: m, pool }),
     instrumentStore: (store) => instrumentStore(store, m),
+    attachPool(state) {
+      poolState = state;
+    },
     async scrape() {
       return { contentType: m.registry.contentType, body: await m.registry.metrics() };
     },

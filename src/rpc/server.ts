@@ -82,10 +82,11 @@ export function createRpcHandler(options: RpcOptions) {
     res.end(text);
   }
 
-  async function answer(server: jayson.Server, element: unknown, context: Omit<CallContext, 'outcome'>, iface: 'v1' | 'v2') {
+  async function answer(server: jayson.Server, element: unknown, context: Omit<CallContext, 'outcome'>, iface: 'v1' | 'v2', outcomes: CacheOutcome[]) {
     const started = performance.now();
     const call: CallContext = { ...context, outcome: {} };
     const reply = await answerOne(server, element, call);
+    outcomes.push(call.outcome.cache ?? 'bypass');
     const method = typeof element === 'object' && element !== null ? (element as { method?: unknown }).method : undefined;
     options.onCall?.({ method, iface, code: reply?.error?.code, cache: call.outcome.cache, ms: performance.now() - started });
     return reply;
@@ -143,7 +144,7 @@ export function createRpcHandler(options: RpcOptions) {
     req.on('end', () => {
       if (tooLarge) return;
       respond(Buffer.concat(chunks), version).then(
-        ({ status, text }) => send(res, status, text),
+        ({ status, text, cache }) => send(res, status, text, { 'x-cache': cache }),
         (error: unknown) => {
           options.onError?.(error, '(transport)');
           send(res, 200, serialise({ id: null, error: rpcErrors.internal() }));
@@ -152,7 +153,13 @@ export function createRpcHandler(options: RpcOptions) {
     });
   };
 
-  async function respond(body: Buffer, version: 'v1' | 'v2'): Promise<{ status: number; text: string | null }> {
+  async function respond(body: Buffer, version: 'v1' | 'v2'): Promise<{ status: number; text: string | null; cache: CacheOutcome }> {
+    const outcomes: CacheOutcome[] = [];
+    const reply = await respondTo(body, version, outcomes);
+    return { ...reply, cache: replyCacheOutcome(outcomes) };
+  }
+
+  async function respondTo(body: Buffer, version: 'v1' | 'v2', outcomes: CacheOutcome[]): Promise<{ status: number; text: string | null }> {
     let parsed: unknown;
     try {
       const text = decoder.decode(body);
@@ -170,13 +177,24 @@ export function createRpcHandler(options: RpcOptions) {
       }
       // a few elements at a time, in order: a batch is one request's share of the pool, not a hundred
       // requests' (and its DataLoaders batch at most that many elements' pages into one statement)
-      const answered = await mapBounded(parsed, options.batchConcurrency, (element) => answer(server, element, context, version));
+      const answered = await mapBounded(parsed, options.batchConcurrency, (element) => answer(server, element, context, version, outcomes));
       const replies = answered.filter((r): r is Reply => r !== null);
       return replies.length === 0 ? { status: 204, text: null } : { status: 200, text: `[${replies.map(serialise).join(',')}]` };
     }
-    const reply = await answer(server, parsed, context, version);
+    const reply = await answer(server, parsed, context, version, outcomes);
     return reply ? { status: 200, text: serialise(reply) } : { status: 204, text: null };
   }
+}
+
+/**
+ * The `x-cache` header of a reply, as GraphQL's: one call's outcome; for a batch `hit` when every call was
+ * answered from the cache, `bypass` when none looked it up, else `miss`. Nothing answered: `bypass`.
+ */
+function replyCacheOutcome(outcomes: readonly CacheOutcome[]): CacheOutcome {
+  if (outcomes.length === 0) return 'bypass';
+  if (outcomes.every((o) => o === 'hit')) return 'hit';
+  if (outcomes.every((o) => o === 'bypass')) return 'bypass';
+  return 'miss';
 }
 
 /** `fn` over `items` with at most `limit` calls pending at once; results in the items' order. */
