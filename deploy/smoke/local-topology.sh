@@ -16,7 +16,13 @@ repo=$PWD
 bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 work=$(mktemp -d /tmp/igw-topology.XXXXXX)
 chown postgres: "$work"
-base=${SMOKE_PORT_BASE:-$((20000 + (RANDOM % 3900) * 10))}
+# a base whose 8 ports nobody listens on (other test runs may hold some)
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+base=${SMOKE_PORT_BASE:-}
+while [ -z "$base" ]; do
+  base=$((20000 + (RANDOM % 3900) * 10))
+  for i in 0 1 2 3 4 5 6 7; do if port_taken $((base + i)); then base=; break; fi; done
+done
 P_PORT=$base S_PORT=$((base + 1)) B_PORT=$((base + 2)) G1_PORT=$((base + 3)) G2_PORT=$((base + 4)) G3_PORT=$((base + 5))
 G4_PORT=$((base + 6)) LB_PORT=$((base + 7))
 export POSTGRES_USER=postgres POSTGRES_DB=igw
@@ -36,7 +42,8 @@ step() { printf '\n== %s\n' "$*"; }
 step "primary: initdb, then the image's init steps (pg_hba for passwords, database, primary-init.sh)"
 as_pg initdb -D "$work/primary" -U postgres --auth-local=trust --auth-host=scram-sha-256 >/dev/null
 echo "host all all all scram-sha-256" >> "$work/primary/pg_hba.conf"
-as_pg pg_ctl -D "$work/primary" -w -l "$work/primary.log" -o "-p $P_PORT -k $work -c wal_level=replica -c max_wal_senders=10 -c max_replication_slots=10 -c max_connections=200 -c listen_addresses=127.0.0.1" start >/dev/null
+as_pg pg_ctl -D "$work/primary" -w -l "$work/primary.log" -o "-p $P_PORT -k $work -c wal_level=replica -c max_wal_senders=10 -c max_replication_slots=10 -c max_connections=200 -c listen_addresses=127.0.0.1" start >/dev/null \
+  || { cat "$work/primary.log"; exit 1; }
 as_pg psql -h "$work" -p $P_PORT -U postgres -qc "CREATE DATABASE igw" postgres
 as_pg env PGHOST="$work" PGPORT=$P_PORT PGDATA="$work/primary" POSTGRES_USER=postgres POSTGRES_DB=igw \
   IGW_OWNER_PASSWORD="$IGW_OWNER_PASSWORD" GATEWAY_DB_PASSWORD="$GATEWAY_DB_PASSWORD" REPLICATION_PASSWORD="$REPLICATION_PASSWORD" \
