@@ -1,10 +1,10 @@
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { createTestDatabase, createTestGateway, type TestDatabase } from './support/db.js';
+import { createTestDatabase, type TestDatabase } from './support/db.js';
 import { Fixture } from './support/fixtures.js';
 import { call } from './support/http.js';
+import { startGateway } from './support/ops.js';
 import { exchange } from './support/sockets.js';
 
 // One client asking for big answers back to back cannot take the gateway's thread from everyone else:
@@ -28,11 +28,11 @@ afterAll(async () => {
   await db?.close();
 });
 
+/** The port of a listening gateway with these settings (cache off: every answer is computed and charged). */
 async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const { gateway } = createTestGateway(db, overrides);
-  open.push(gateway);
-  await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
-  return (gateway.server.address() as AddressInfo).port;
+  const live = await startGateway(db, { CACHE: false, ...overrides });
+  open.push(live);
+  return Number(new URL(live.base).port);
 }
 
 const rpcRequest = (body: unknown) => {
