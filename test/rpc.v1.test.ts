@@ -239,10 +239,13 @@ describe('v1 on data where crazydog has transfer type 0', () => {
       expect([result.limit, result.offset]).toEqual([10, 0]);
     });
 
-    it('address.transactions (lower-case t) is not a method; address.Transactions with the same 7 params is the documented reply', async () => {
+    it('address.transactions (lower-case t, as documented) is address.Transactions: v1 names match in any case', async () => {
       const e = v1Exchange('address.transactions');
-      expect((await v1(e.method, e.params)).error.code).toBe(-32601);
-      expectExact((await v1('address.Transactions', e.params)).result, e.response_result);
+      expectExact((await v1(e.method, e.params)).result, e.response_result);
+      expect((await v1('ADDRESS.TRANSACTIONS', e.params)).result).toEqual((await v1('address.Transactions', e.params)).result);
+      expect((await v1('tick.holders', [10, 0, 'avalanche', 'asc-20', 'crazydog'])).result.total).toBe(1);
+      // v2 names stay exact
+      expect((await call(env.base, 'INDS_getTicks', [])).error.code).toBe(-32601);
     });
 
     it('tool.InscriptionTxOperate: reproduced plus deploy_hash (the existing service always sends it)', async () => {
@@ -261,12 +264,22 @@ describe('v1 on data where crazydog has transfer type 0', () => {
       expect(result.data.amt).toBe(old.amount);
     });
 
-    it('tick.Holders: the documented request has 6 params (an address too) and is refused; the 5-param form works', async () => {
+    it('tick.Holders: the documented 6 params (an address before the chain) list that address\'s holding; the 5-param form lists all', async () => {
       const e = v1Exchange('tick.Holders');
       expect(e.params).toHaveLength(6);
-      expect((await v1(e.method, e.params)).error.code).toBe(-32602);
-      const { result } = await v1(e.method, [10, 0, 'avalanche', 'asc-20', 'crazydog']);
-      expectExact(result.holders, [{
+      const { result } = await v1(e.method, e.params);
+      // the documented entry, with this gateway's holder members (deploy_hash filled, total_supply; no transfer_type)
+      const documented = e.response_result.holders[0];
+      expect(result.holders.map((h: any) => [h.chain, h.protocol, h.tick, h.address, h.balance]))
+        .toEqual([[documented.chain, documented.protocol, documented.tick, documented.address, documented.balance]]);
+      expect([result.total, result.limit, result.offset]).toEqual([1, 10, 0]);
+      // an address holding none of it, an offset past the one holding, and "" (every holder)
+      expect((await v1(e.method, [10, 0, A, 'avalanche', 'asc-20', 'crazydog'])).result).toEqual({ holders: [], total: 0, limit: 10, offset: 0 });
+      expect((await v1(e.method, [10, 1, D, 'avalanche', 'asc-20', 'crazydog'])).result).toMatchObject({ holders: [], total: 1 });
+      expect((await v1(e.method, [10, 0, '', 'avalanche', 'asc-20', 'crazydog'])).result.total).toBe(1);
+      expect((await v1(e.method, [10, 0, D, 'avalanche', 'asc-20', 'nope'])).error.code).toBe(-32603);
+      const five = await v1(e.method, [10, 0, 'avalanche', 'asc-20', 'crazydog']);
+      expectExact(five.result.holders, [{
         chain: 'avalanche', protocol: 'asc-20', tick: 'crazydog', deploy_hash: crazydogHash, address: D, balance: '21000000', total_supply: '21000000',
       }]);
     });

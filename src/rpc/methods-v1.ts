@@ -33,6 +33,48 @@ function twin(name: string, of: string, options: { keep?: number; fixed?: Record
   };
 }
 
+/** A positive exact decimal ("0", "0.000" and negatives are not holdings). */
+const positive = (amount: string) => !amount.startsWith('-') && /[1-9]/.test(amount);
+
+/**
+ * tick.Holders: the twin's first 5 params (limit, offset, chain, protocol, tick), or the 6 of the v1
+ * documentation, with an address before the chain: then the list is that address's holding of the tick
+ * (one holder, or none when it holds none; `""` lists every holder). The existing service answered
+ * neither form (its handler type-asserted the wrong command).
+ */
+function tickHolders(): MethodSpec {
+  const spec = v2('inds_getHoldersByTick');
+  const five = spec.layouts[0]!.slice(0, 5);
+  const six: ParamSpec[] = [five[0]!, five[1]!, { name: 'address', type: 'string' }, ...five.slice(2)];
+  const withDefaults = (p: Record<string, any>): Record<string, any> => ({ sort: 'DESC', address: '', ...p });
+  return {
+    names: ['tick.Holders'],
+    layouts: [five, six],
+    document: `query TickHoldersV1($first: Int!, $offset: Int!, $chain: String!, $protocol: String!, $tick: String!,
+        $direction: OrderDirection!, $address: String!, $byAddress: Boolean!) {
+      tick(chain: $chain, protocol: $protocol, tick: $tick) {
+        chainName protocol tick deployHash totalSupply
+        holders(first: $first, offset: $offset, direction: $direction) @skip(if: $byAddress) {
+          totalCount
+          edges { node { address balance } }
+        }
+        balanceOf(address: $address) @include(if: $byAddress) { address balance }
+      }
+    }`,
+    variables: (p) => {
+      const q = withDefaults(p);
+      return { ...spec.variables(q), address: q.address, byAddress: q.address !== '' };
+    },
+    reshape: (d, p) => {
+      const q = withDefaults(p);
+      if (q.address === '' || !d.tick) return spec.reshape(d, q);
+      const held = d.tick.balanceOf && positive(d.tick.balanceOf.balance) ? [d.tick.balanceOf] : [];
+      const page = held.slice(q.offset, q.offset + q.limit);
+      return spec.reshape({ tick: { ...d.tick, holders: { totalCount: held.length, edges: page.map((node) => ({ node })) } } }, q);
+    },
+  };
+}
+
 /** v1 name → canonical name of its v2 twin. */
 export const v1Twins: Record<string, string> = {
   'inscription.All': 'inds_getTicks',
@@ -58,8 +100,8 @@ export const v1Methods: MethodSpec[] = [
   twin('address.Balances', 'inds_getBalancesByAddress', { keep: 7, fixed: { sort: 'DESC' } }),
   // address, chain, protocol, tick (4)
   twin('address.Balance', 'inds_getAddressBalance'),
-  // limit, offset, chain, protocol, tick (5)
-  twin('tick.Holders', 'inds_getHoldersByTick', { keep: 5, fixed: { sort: 'DESC' } }),
+  // limit, offset, chain, protocol, tick (5); limit, offset, address, chain, protocol, tick (6, as documented)
+  tickHolders(),
   // [chains] (1)
   twin('block.LastNumber', 'inds_getLastBlockNumberIndexed'),
   // chain, call data (2)

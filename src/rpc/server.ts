@@ -66,7 +66,8 @@ function serialise(reply: Reply): string {
 export function createRpcHandler(options: RpcOptions) {
   // each method's document is parsed and validated here, once, not per request
   const servers = {
-    v1: buildServer(options.tables.v1, options),
+    // the v1 documentation spells some names in another case (address.transactions): v1 names match either way
+    v1: buildServer(options.tables.v1, options, { anyCase: true }),
     v2: buildServer(options.tables.v2, options),
   };
   function send(res: ServerResponse, status: number, text: string | null, extra: Record<string, string> = {}) {
@@ -211,7 +212,7 @@ async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T
   return results;
 }
 
-function buildServer(table: readonly MethodSpec[], options: RpcOptions): jayson.Server {
+function buildServer(table: readonly MethodSpec[], options: RpcOptions, naming: { anyCase?: boolean } = {}): jayson.Server {
   const handlers: Record<string, (params: unknown[], context: CallContext) => Promise<unknown>> = {};
   const reserved = new Map<string, jayson.Method>();
   for (const spec of table) {
@@ -239,11 +240,14 @@ function buildServer(table: readonly MethodSpec[], options: RpcOptions): jayson.
       else handlers[name] = handler(name);
     }
   }
+  const byLowerCase = new Map(Object.keys(handlers).map((name) => [name.toLowerCase(), name]));
   const server = new jayson.Server(handlers as never, {
     useContext: true,
     // an unknown method answers with its name in `data`
     router(this: jayson.Server, method: string) {
-      return this.getMethod(method) ?? reserved.get(method) ??
+      const exact = this.getMethod(method) ?? reserved.get(method);
+      const named = !exact && naming.anyCase && typeof method === 'string' ? byLowerCase.get(method.toLowerCase()) : undefined;
+      return exact ?? (named ? this.getMethod(named) : undefined) ??
         new jayson.Method(async () => { throw rpcErrors.methodNotFound(method); });
     },
   } as never);
