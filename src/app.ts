@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import type { Config } from './config.js';
+import { configSchema, type Config } from './config.js';
 import { createSql, type Sql } from './db/client.js';
 import { createStore, storeLimitDefaults, type Store, type StoreLimits } from './db/store.js';
 import { createContext } from './graphql/context.js';
@@ -31,7 +31,15 @@ export type GatewayConfig = Pick<Config,
   'GRAPHQL_INTROSPECTION' | 'CORS_ORIGIN' | 'RPC_MAX_BODY_BYTES' | 'RPC_MAX_BATCH' |
   'GRAPHQL_MAX_BODY_BYTES' | 'GRAPHQL_MAX_DEPTH' | 'GRAPHQL_MAX_ALIASES' | 'GRAPHQL_MAX_TOKENS' | 'GRAPHQL_MAX_COST' |
   'GRAPHQL_MAX_RESULT_NODES' | 'GRAPHQL_MAX_RESPONSE_BYTES'> &
+  Partial<Pick<Config, 'PERSISTED_OPERATIONS_DIR' | 'PERSISTED_OPERATIONS_ONLY' | 'APQ_MAX_ENTRIES' | 'APQ_MAX_BYTES' |
+    'GRAPHQL_CACHE_CONTROL' | 'HTTP_COMPRESSION' | 'HTTP_COMPRESSION_MIN_BYTES'>> &
   Partial<OperationsConfig> & StoreLimits & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>>;
+
+/** The defaults of src/config.ts for the clients' caches settings (gateways built from a partial config). */
+const clientDefaults = configSchema.pick({
+  PERSISTED_OPERATIONS_ONLY: true, APQ_MAX_ENTRIES: true, APQ_MAX_BYTES: true, GRAPHQL_CACHE_CONTROL: true,
+  HTTP_COMPRESSION: true, HTTP_COMPRESSION_MIN_BYTES: true,
+}).parse({});
 
 const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-request-id' };
 
@@ -68,6 +76,13 @@ export function createGateway(
     },
     resultLimits,
     plugins: ops.yogaPlugins,
+    persisted: {
+      dir: config.PERSISTED_OPERATIONS_DIR,
+      only: config.PERSISTED_OPERATIONS_ONLY ?? clientDefaults.PERSISTED_OPERATIONS_ONLY,
+      apqMaxEntries: config.APQ_MAX_ENTRIES ?? clientDefaults.APQ_MAX_ENTRIES,
+      apqMaxBytes: config.APQ_MAX_BYTES ?? clientDefaults.APQ_MAX_BYTES,
+    },
+    cacheControl: config.GRAPHQL_CACHE_CONTROL ?? clientDefaults.GRAPHQL_CACHE_CONTROL,
     logging: yogaLogger(ops.logger),
   });
   // one CORS policy for both surfaces (src/server/cors.ts)
@@ -85,7 +100,9 @@ export function createGateway(
     cache: ops.rpcCache,
     onCall: ops.onRpcCall,
   });
-  const server = createHttpServer({ store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp, cors }, config);
+  const compression = (config.HTTP_COMPRESSION ?? clientDefaults.HTTP_COMPRESSION)
+    ? { minBytes: config.HTTP_COMPRESSION_MIN_BYTES ?? clientDefaults.HTTP_COMPRESSION_MIN_BYTES } : undefined;
+  const server = createHttpServer({ store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp, cors, compression }, config);
   return {
     sql,
     store,

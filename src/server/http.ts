@@ -7,6 +7,7 @@ import type { GraphqlServer } from '../graphql/yoga.js';
 import { rpcErrors, type RpcError } from '../rpc/errors.js';
 import { checkInterval, httpDefaults, trackConnections, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { clientBudget } from './client-budget.js';
+import { compressor, type CompressionSettings } from './compression.js';
 import { corsPolicy, type CorsPolicy } from './cors.js';
 
 export interface HttpDeps {
@@ -20,6 +21,8 @@ export interface HttpDeps {
   wrap?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => (req: IncomingMessage, res: ServerResponse) => void;
   /** CORS for /graphql (the RPC handler applies the same policy itself); default `*` without credentials. */
   cors?: CorsPolicy;
+  /** Response compression (HTTP_COMPRESSION): src/server/compression.ts; none when absent. */
+  compression?: CompressionSettings;
 }
 
 /** The CORS headers of the GraphQL surface (yoga's own CORS is off: one policy for both surfaces). */
@@ -101,6 +104,7 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
   const wrap = deps.wrap ?? ((handler) => handler);
   const cors = deps.cors ?? corsPolicy('*', false);
   const overLimit = new WeakSet<IncomingMessage>();
+  const compress = deps.compression ? compressor(deps.compression) : (_req: IncomingMessage, _res: ServerResponse, next: () => void) => next();
   const budget = clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
   const handle = wrap((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
@@ -134,16 +138,17 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
       }
       budget.charge(req, res);
     }
-    if (path === '/readyz') {
-      deps.store.ping().then(
-        () => sendJson(res, 200, { status: 'ready' }),
-        (error: unknown) => sendJson(res, 503, {
-          status: 'unavailable',
-          reason: error instanceof ServiceUnavailableError ? error.reason : 'database unreachable',
-        }),
-      );
-      return;
-    }
+    if (path !== '/readyz') return compress(req, res, () => route(req, res, path));
+    deps.store.ping().then(
+      () => sendJson(res, 200, { status: 'ready' }),
+      (error: unknown) => sendJson(res, 503, {
+        status: 'unavailable',
+        reason: error instanceof ServiceUnavailableError ? error.reason : 'database unreachable',
+      }),
+    );
+  });
+  /** The surfaces, behind compression. */
+  const route = (req: IncomingMessage, res: ServerResponse, path: string) => {
     if (path === '/metrics' && deps.metrics) {
       deps.metrics().then(
         ({ contentType, body }) => {
@@ -175,7 +180,7 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
       return res.end();
     }
     sendJson(res, 404, { error: 'not found' });
-  });
+  };
   const server = createServer({
     headersTimeout: limits.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeout: limits.HTTP_REQUEST_TIMEOUT_MS,
