@@ -5,6 +5,7 @@ import { createStore, storeLimitDefaults, type Store, type StoreLimits } from '.
 import { createContext } from './graphql/context.js';
 import { buildFingerprint } from './cache/keys.js';
 import { printSdl } from './graphql/schema.js';
+import { loadManifest } from './graphql/persisted.js';
 import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
 import { logFailure, yogaLogger, type Logger } from './observability/logger.js';
 import { createOperations, type Operations, type OperationsConfig } from './observability/operations.js';
@@ -49,6 +50,8 @@ export function createGateway(
   target: { url?: string; socketPath?: string },
   hooks: { onQuery?: (text: string, params?: readonly unknown[]) => void; onError?: (error: unknown, where: string) => void; logger?: Logger } = {},
 ): Gateway {
+  // read first: a broken operation file stops the start before anything is opened
+  const manifest = config.PERSISTED_OPERATIONS_DIR ? loadManifest(config.PERSISTED_OPERATIONS_DIR) : undefined;
   const sql = createSql({
     ...target,
     poolMax: config.DB_POOL_MAX,
@@ -77,7 +80,7 @@ export function createGateway(
     resultLimits,
     plugins: ops.yogaPlugins,
     persisted: {
-      dir: config.PERSISTED_OPERATIONS_DIR,
+      manifest,
       only: config.PERSISTED_OPERATIONS_ONLY ?? clientDefaults.PERSISTED_OPERATIONS_ONLY,
       apqMaxEntries: config.APQ_MAX_ENTRIES ?? clientDefaults.APQ_MAX_ENTRIES,
       apqMaxBytes: config.APQ_MAX_BYTES ?? clientDefaults.APQ_MAX_BYTES,
