@@ -7,7 +7,8 @@ import { TickRef } from './tick.js';
 
 export const HolderRef = builder.nodeRef<BalanceRow, { tickId: string; address: string }>('Holder', {
   id: { resolve: balanceKey, parse: parseBalanceKey, description: 'Global id (Relay): base64 of `Holder:<tick record id>:<address>`.' },
-  loadOne: (key, ctx) => balanceLoader(ctx).load(key),
+  // a copy: the relay plugin brands each loaded object with its type, and the row may be a Balance's too
+  loadOne: (key, ctx) => balanceLoader(ctx).load(key).then((row) => row && { ...row }),
 });
 HolderRef.implement({
   description: 'An address holding a positive balance of a tick.',

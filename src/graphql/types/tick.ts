@@ -26,7 +26,8 @@ export const TickOrderField = builder.enumType('TickOrderField', {
 // select different stats of one tick merge instead of replacing each other (Apollo's "Cache data may be lost").
 export const TickStatsRef = builder.nodeRef<TickRow>('TickStats', {
   id: { resolve: (r) => r.id, parse: parseRecordId, description: 'Global id (the tick\'s record id inside).' },
-  loadOne: (id, ctx) => ctx.loaders.tickById.load(id),
+  // a copy: the relay plugin brands each loaded object with its type, and the row may be a Tick's too
+  loadOne: (id, ctx) => ctx.loaders.tickById.load(id).then((row) => row && { ...row }),
 });
 TickStatsRef.implement({
   description: 'Live statistics of a tick, kept current by the indexer.',
