@@ -48,7 +48,9 @@ beforeAll(async () => {
   await seedDemo(db.sql);
   live = await startGateway(db);
   other = await startGateway(db); // another replica: its own (empty) response cache
-  custom = await startGateway(db, { GRAPHQL_CACHE_CONTROL: 'public, max-age=60, s-maxage=300', HTTP_COMPRESSION_MIN_BYTES: 100_000 });
+  custom = await startGateway(db, {
+    GRAPHQL_CACHE_CONTROL: 'public, max-age=60, s-maxage=300', HTTP_COMPRESSION_MIN_BYTES: 100_000, CORS_ORIGIN: 'https://app.example',
+  });
 });
 afterAll(async () => {
   await Promise.all([live?.close(), other?.close(), custom?.close()]);
@@ -100,8 +102,11 @@ describe('ETag and If-None-Match', () => {
     const badInput = await raw(live.base, getPath('{ ticks(first: -1) { totalCount } }'), { headers: json });
     expect(JSON.parse(decode(badInput).toString()).errors[0].extensions.code).toBe('BAD_USER_INPUT');
     expect(badInput.headers['cache-control']).toBe('no-store');
-    const configured = await raw(custom.base, getPath(query), { headers: json });
+    const configured = await raw(custom.base, getPath(query), { headers: { ...json, origin: 'https://app.example' } });
     expect(configured.headers['cache-control']).toBe('public, max-age=60, s-maxage=300');
+    // a listed origin is echoed: a shared cache must key on it too, beside Accept and Accept-Encoding
+    expect(configured.headers['access-control-allow-origin']).toBe('https://app.example');
+    expect(configured.headers.vary).toBe('Origin, Accept, Accept-Encoding');
   });
 });
 

@@ -8,8 +8,8 @@ import type { Plugin } from 'graphql-yoga';
 // - POST answers, errors and anything else: `no-store` (a POST is not cacheable by shared caches anyway,
 //   and an error such as "server busy" must not be replayed);
 // - the GraphiQL page: `public, max-age=600` (it changes with a release only).
-// GET /graphql negotiates on Accept (GraphiQL's HTML or JSON), hence `Vary: Accept`; Accept-Encoding is
-// added by the compression layer (src/server/compression.ts).
+// `Vary: Accept` (GET /graphql answers GraphiQL's HTML or JSON) is set by src/server/http.ts beside CORS'
+// `Vary: Origin`, and Accept-Encoding by the compression layer (src/server/compression.ts).
 
 export function httpCachingPlugin(cacheControl: string): Plugin {
   const failed = new WeakSet<Request>();
@@ -21,10 +21,6 @@ export function httpCachingPlugin(cacheControl: string): Plugin {
     },
     onResponse({ request, response }) {
       const headers = response.headers;
-      if (request.method === 'GET' || request.method === 'HEAD') {
-        const vary = headers.get('vary');
-        headers.set('vary', vary ? `${vary}, Accept` : 'Accept');
-      }
       const html = headers.get('content-type')?.startsWith('text/html') ?? false;
       const cacheable = (request.method === 'GET' || request.method === 'HEAD') && !failed.has(request) &&
         (response.status === 200 || response.status === 304);

@@ -168,6 +168,12 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
         res.writeHead(204, { 'content-length': '0' });
         return res.end();
       }
+      // GET answers GraphiQL's page or JSON by Accept: a shared cache keeps them apart (yoga's response
+      // headers are copied over these, so Vary is set here, beside CORS' Vary: Origin)
+      if (req.method === 'GET' || req.method === 'HEAD') {
+        const vary = res.getHeader('vary');
+        res.setHeader('vary', vary ? `${String(vary)}, Accept` : 'Accept');
+      }
       return deps.yoga(req, res);
     }
     if (path.startsWith('/graphql/')) {
