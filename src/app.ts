@@ -105,7 +105,9 @@ export function createGateway(
   });
   const compression = (config.HTTP_COMPRESSION ?? clientDefaults.HTTP_COMPRESSION)
     ? { minBytes: config.HTTP_COMPRESSION_MIN_BYTES ?? clientDefaults.HTTP_COMPRESSION_MIN_BYTES } : undefined;
-  const server = createHttpServer({ store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp, cors, compression }, config);
+  const server = createHttpServer({
+    store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp, cors, compression, graphiql: config.GRAPHQL_INTROSPECTION,
+  }, config);
   return {
     sql,
     store,

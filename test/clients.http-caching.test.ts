@@ -168,7 +168,7 @@ describe('compression', () => {
     }
   });
 
-  it('serves the GraphiQL page compressed and much smaller', async () => {
+  it('serves the GraphiQL page compressed and much smaller, compressed once', async () => {
     const html = { accept: 'text/html' };
     const plain = await raw(live.base, '/graphql', { headers: html });
     expect(plain.headers['content-type']).toMatch(/^text\/html/);
@@ -181,5 +181,12 @@ describe('compression', () => {
     console.info(`GraphiQL page: ${plain.body.length} bytes, gzip ${gzip.body.length}, br ${br.body.length}`);
     expect(br.body.length).toBeLessThan(plain.body.length / 4);
     expect(gzip.body.length).toBeLessThan(plain.body.length / 3);
+    expect(Number(br.headers['content-length'])).toBe(br.body.length);
+    expect(br.headers['cache-control']).toBe('public, max-age=600');
+    expect(br.headers.vary).toBe('Accept, Accept-Encoding');
+    // kept in memory once compressed: the same bytes again; a tie between codings goes to brotli
+    const again = await raw(live.base, '/graphql?query=%7B%20chains%20%7B%20chain%20%7D%20%7D', { headers: { ...html, 'accept-encoding': 'gzip;q=1, br;q=1' } });
+    expect(again.headers['content-encoding']).toBe('br');
+    expect(again.body.equals(br.body)).toBe(true);
   });
 });

@@ -9,6 +9,7 @@ import { checkInterval, httpDefaults, trackConnections, type ConnectionTracker, 
 import { clientBudget } from './client-budget.js';
 import { compressor, type CompressionSettings } from './compression.js';
 import { corsPolicy, type CorsPolicy } from './cors.js';
+import { graphiqlPage, wantsGraphiql } from './graphiql.js';
 
 export interface HttpDeps {
   store: Store;
@@ -21,6 +22,8 @@ export interface HttpDeps {
   wrap?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => (req: IncomingMessage, res: ServerResponse) => void;
   /** CORS for /graphql (the RPC handler applies the same policy itself); default `*` without credentials. */
   cors?: CorsPolicy;
+  /** Whether GraphiQL is served (GRAPHQL_INTROSPECTION): its page is then kept, compressed, in memory. */
+  graphiql?: boolean;
   /** Response compression (HTTP_COMPRESSION): src/server/compression.ts; none when absent. */
   compression?: CompressionSettings;
 }
@@ -105,6 +108,17 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
   const cors = deps.cors ?? corsPolicy('*', false);
   const overLimit = new WeakSet<IncomingMessage>();
   const compress = deps.compression ? compressor(deps.compression) : (_req: IncomingMessage, _res: ServerResponse, next: () => void) => next();
+  // GraphiQL's page, rendered and compressed once (src/server/graphiql.ts)
+  const graphiql = deps.graphiql ? graphiqlPage(async () => {
+    const page = await deps.yoga.fetch('http://gateway/graphql', { headers: { accept: 'text/html' } });
+    const headers: Record<string, string> = {};
+    for (const name of ['content-type', 'cache-control']) {
+      const value = page.headers.get(name);
+      if (value !== null) headers[name] = value;
+    }
+    if (page.status !== 200) throw new Error(`GraphiQL answered ${page.status}`);
+    return { body: Buffer.from(await page.arrayBuffer()), headers };
+  }, { compress: deps.compression !== undefined }) : undefined;
   const budget = clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
   const handle = wrap((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
@@ -168,6 +182,7 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
         res.writeHead(204, { 'content-length': '0' });
         return res.end();
       }
+      if (graphiql && wantsGraphiql(req)) return graphiql(req, res);
       // GET answers GraphiQL's page or JSON by Accept: a shared cache keeps them apart (yoga's response
       // headers are copied over these, so Vary is set here, beside CORS' Vary: Origin)
       if (req.method === 'GET' || req.method === 'HEAD') {
