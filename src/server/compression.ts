@@ -16,8 +16,6 @@ export interface CompressionSettings {
   minBytes: number;
 }
 
-type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-
 export function compressor(settings: CompressionSettings): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
   const compress = compression({
     threshold: settings.minBytes,
@@ -40,5 +38,3 @@ export function compressor(settings: CompressionSettings): (req: IncomingMessage
     compress(req as never, res as never, next);
   };
 }
-
-export type { Handler };
