@@ -1,11 +1,12 @@
 import type { Server } from 'node:http';
-import type { Config } from './config.js';
+import { configSchema, type Config } from './config.js';
 import { createSql, type Sql } from './db/client.js';
 import { createStore, storeLimitDefaults, type Store, type StoreLimits } from './db/store.js';
 import { dataAgeSeconds } from './db/version.js';
 import { createContext } from './graphql/context.js';
 import { buildFingerprint } from './cache/keys.js';
 import { printSdl } from './graphql/schema.js';
+import { loadManifest } from './graphql/persisted.js';
 import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
 import { logFailure, yogaLogger, type Logger } from './observability/logger.js';
 import { createOperations, type Operations, type OperationsConfig } from './observability/operations.js';
@@ -32,7 +33,15 @@ export type GatewayConfig = Pick<Config,
   'GRAPHQL_INTROSPECTION' | 'CORS_ORIGIN' | 'RPC_MAX_BODY_BYTES' | 'RPC_MAX_BATCH' |
   'GRAPHQL_MAX_BODY_BYTES' | 'GRAPHQL_MAX_DEPTH' | 'GRAPHQL_MAX_ALIASES' | 'GRAPHQL_MAX_TOKENS' | 'GRAPHQL_MAX_COST' |
   'GRAPHQL_MAX_RESULT_NODES' | 'GRAPHQL_MAX_RESPONSE_BYTES'> &
+  Partial<Pick<Config, 'PERSISTED_OPERATIONS_DIR' | 'PERSISTED_OPERATIONS_ONLY' | 'APQ_MAX_ENTRIES' | 'APQ_MAX_BYTES' |
+    'GRAPHQL_CACHE_CONTROL' | 'HTTP_COMPRESSION' | 'HTTP_COMPRESSION_MIN_BYTES'>> &
   Partial<OperationsConfig> & StoreLimits & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>>;
+
+/** The defaults of src/config.ts for the clients' caches settings (gateways built from a partial config). */
+const clientDefaults = configSchema.pick({
+  PERSISTED_OPERATIONS_ONLY: true, APQ_MAX_ENTRIES: true, APQ_MAX_BYTES: true, GRAPHQL_CACHE_CONTROL: true,
+  HTTP_COMPRESSION: true, HTTP_COMPRESSION_MIN_BYTES: true,
+}).parse({});
 
 const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-request-id' };
 
@@ -42,6 +51,8 @@ export function createGateway(
   target: { url?: string; socketPath?: string },
   hooks: { onQuery?: (text: string, params?: readonly unknown[]) => void; onError?: (error: unknown, where: string) => void; logger?: Logger } = {},
 ): Gateway {
+  // read first: a broken operation file stops the start before anything is opened
+  const manifest = config.PERSISTED_OPERATIONS_DIR ? loadManifest(config.PERSISTED_OPERATIONS_DIR) : undefined;
   const sql = createSql({
     ...target,
     poolMax: config.DB_POOL_MAX,
@@ -70,6 +81,13 @@ export function createGateway(
     },
     resultLimits,
     plugins: ops.yogaPlugins,
+    persisted: {
+      manifest,
+      only: config.PERSISTED_OPERATIONS_ONLY ?? clientDefaults.PERSISTED_OPERATIONS_ONLY,
+      apqMaxEntries: config.APQ_MAX_ENTRIES ?? clientDefaults.APQ_MAX_ENTRIES,
+      apqMaxBytes: config.APQ_MAX_BYTES ?? clientDefaults.APQ_MAX_BYTES,
+    },
+    cacheControl: config.GRAPHQL_CACHE_CONTROL ?? clientDefaults.GRAPHQL_CACHE_CONTROL,
     logging: yogaLogger(ops.logger),
   });
   // one CORS policy for both surfaces (src/server/cors.ts)
@@ -91,7 +109,11 @@ export function createGateway(
     const snapshot = ops.watcher.current();
     return snapshot ? { dataVersion: snapshot.version, dataAgeSeconds: dataAgeSeconds(snapshot) } : null;
   };
-  const server = createHttpServer({ store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp, cors, freshness }, config);
+  const compression = (config.HTTP_COMPRESSION ?? clientDefaults.HTTP_COMPRESSION)
+    ? { minBytes: config.HTTP_COMPRESSION_MIN_BYTES ?? clientDefaults.HTTP_COMPRESSION_MIN_BYTES } : undefined;
+  const server = createHttpServer({
+    store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp, cors, compression, graphiql: config.GRAPHQL_INTROSPECTION, freshness,
+  }, config);
   return {
     sql,
     store,

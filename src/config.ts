@@ -80,6 +80,17 @@ export const configSchema = z.object({
   REDIS_BREAKER_OPEN_MS: int(10, 3_600_000).default(2_000),
   DATA_VERSION_POLL_MS: int(50, 60_000).default(500),
   DATA_VERSION_LISTEN: bool.default(true),
+  // clients' caches (README "Clients and caching"): persisted operations (src/graphql/persisted.ts), HTTP
+  // caching headers (src/graphql/http-caching.ts) and compression (src/server/compression.ts)
+  PERSISTED_OPERATIONS_DIR: z.string().min(1).optional(),
+  PERSISTED_OPERATIONS_ONLY: bool.default(false),
+  APQ_MAX_ENTRIES: int(1, 10_000_000).default(1_000),
+  APQ_MAX_BYTES: int(1_024, 1024 * 1024 * 1024).default(4 * 1024 * 1024),
+  // Cache-Control of successful GET query answers (POST answers and errors: no-store); "" is not allowed,
+  // `no-store` turns shared caching off
+  GRAPHQL_CACHE_CONTROL: z.string().regex(/^[\x20-\x7e]+$/, 'must be a Cache-Control value').default('public, max-age=5, stale-while-revalidate=30'),
+  HTTP_COMPRESSION: bool.default(true),
+  HTTP_COMPRESSION_MIN_BYTES: int(0, 1024 * 1024 * 1024).default(1_024),
   // distinct GraphQL operation names reported as metric labels (then "other"; each cut to 64 characters)
   METRICS_MAX_OPERATIONS: int(1, 10_000).default(100),
 });
@@ -104,6 +115,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {
     conflicts.push('  HTTP_HEADERS_TIMEOUT_MS: must not exceed HTTP_REQUEST_TIMEOUT_MS');
+  }
+  if (config.PERSISTED_OPERATIONS_ONLY && !config.PERSISTED_OPERATIONS_DIR) {
+    conflicts.push('  PERSISTED_OPERATIONS_ONLY: needs PERSISTED_OPERATIONS_DIR (else no operation could run)');
   }
   if (conflicts.length > 0) throw new ConfigError(`Invalid configuration:\n${conflicts.join('\n')}`);
   return config;

@@ -377,7 +377,7 @@ describe('counters stay equal to the real counts', () => {
     const gw = createTestGateway(db);
     try {
       const res = await graphql(gw.gateway, `{
-        ticks(first: 100) { totalCount edges { node { id chainName protocol tick stats { minted holders txCount }
+        ticks(first: 100) { totalCount edges { node { id: recordId chainName protocol tick stats { minted holders txCount }
           holders(first: 0) { totalCount } transactions(first: 0) { totalCount } } } }
         eth: ticks(chain: "eth", first: 0) { totalCount }
         txs: transactions(first: 0) { totalCount }

@@ -161,24 +161,24 @@ async function walkBackward(spec: ListSpec, size: number, expected: string[]) {
 const tickOrders = ['ID', 'DEPLOY_TIME', 'PROGRESS', 'HOLDERS', 'TX_COUNT'];
 const tickList = (order: string, direction: string, filter = '') =>
   list(`ticks ${order} ${direction} ${filter}`, `ticks(ARGS, orderBy: ${order}, direction: ${direction} ${filter}) { CONN }`,
-    ['ticks'], 'fragment N on Tick { id }', (n) => n.id);
+    ['ticks'], 'fragment N on Tick { id: recordId }', (n) => n.id);
 
 const lists: ListSpec[] = [
   ...tickOrders.flatMap((o) => ['ASC', 'DESC'].map((d) => tickList(o, d))),
   tickList('HOLDERS', 'DESC', ', chain: "ETH"'),
   tickList('DEPLOY_TIME', 'ASC', ', protocol: "y-20"'),
-  list('transactions DESC', 'transactions(ARGS) { CONN }', ['transactions'], 'fragment N on Transaction { id }', (n) => n.id),
-  list('transactions ASC', 'transactions(ARGS, direction: ASC) { CONN }', ['transactions'], 'fragment N on Transaction { id }', (n) => n.id),
-  list('transactions of W', `transactions(ARGS, address: "${W.toLowerCase()}") { CONN }`, ['transactions'], 'fragment N on Transaction { id }', (n) => n.id),
-  list('balances of W', `balances(ARGS, address: "${W}") { CONN }`, ['balances'], 'fragment N on Balance { tick { id } }', (n) => n.tick.id),
-  list('balances of W ASC', `balances(ARGS, address: "${W}", direction: ASC) { CONN }`, ['balances'], 'fragment N on Balance { tick { id } }', (n) => n.tick.id),
-  list('movements of W', `addressTransactions(ARGS, address: "${W}") { CONN }`, ['addressTransactions'], 'fragment N on AddressTransaction { id }', (n) => n.id),
-  list('movements of H0 ASC', `addressTransactions(ARGS, address: "${H[0]}", direction: ASC) { CONN }`, ['addressTransactions'], 'fragment N on AddressTransaction { id }', (n) => n.id),
+  list('transactions DESC', 'transactions(ARGS) { CONN }', ['transactions'], 'fragment N on Transaction { id: recordId }', (n) => n.id),
+  list('transactions ASC', 'transactions(ARGS, direction: ASC) { CONN }', ['transactions'], 'fragment N on Transaction { id: recordId }', (n) => n.id),
+  list('transactions of W', `transactions(ARGS, address: "${W.toLowerCase()}") { CONN }`, ['transactions'], 'fragment N on Transaction { id: recordId }', (n) => n.id),
+  list('balances of W', `balances(ARGS, address: "${W}") { CONN }`, ['balances'], 'fragment N on Balance { tick { id: recordId } }', (n) => n.tick.id),
+  list('balances of W ASC', `balances(ARGS, address: "${W}", direction: ASC) { CONN }`, ['balances'], 'fragment N on Balance { tick { id: recordId } }', (n) => n.tick.id),
+  list('movements of W', `addressTransactions(ARGS, address: "${W}") { CONN }`, ['addressTransactions'], 'fragment N on AddressTransaction { id: recordId }', (n) => n.id),
+  list('movements of H0 ASC', `addressTransactions(ARGS, address: "${H[0]}", direction: ASC) { CONN }`, ['addressTransactions'], 'fragment N on AddressTransaction { id: recordId }', (n) => n.id),
   list('holders of wide', 'tick(chain: "eth", protocol: "y-20", tick: "wide") { holders(ARGS) { CONN } }', ['tick', 'holders'], 'fragment N on Holder { address }', (n) => n.address),
   list('holders of wide ASC', 'tick(chain: "eth", protocol: "y-20", tick: "wide") { holders(ARGS, direction: ASC) { CONN } }', ['tick', 'holders'], 'fragment N on Holder { address }', (n) => n.address),
-  list('transactions of wide', 'tick(chain: "eth", protocol: "y-20", tick: "wide") { transactions(ARGS) { CONN } }', ['tick', 'transactions'], 'fragment N on Transaction { id }', (n) => n.id),
-  list('ticks of eth by holders', 'chain(name: "eth") { ticks(ARGS, orderBy: HOLDERS) { CONN } }', ['chain', 'ticks'], 'fragment N on Tick { id }', (n) => n.id),
-  list('ticks of bsc by deploy time', 'chain(name: "bsc") { ticks(ARGS, orderBy: DEPLOY_TIME, direction: ASC) { CONN } }', ['chain', 'ticks'], 'fragment N on Tick { id }', (n) => n.id),
+  list('transactions of wide', 'tick(chain: "eth", protocol: "y-20", tick: "wide") { transactions(ARGS) { CONN } }', ['tick', 'transactions'], 'fragment N on Transaction { id: recordId }', (n) => n.id),
+  list('ticks of eth by holders', 'chain(name: "eth") { ticks(ARGS, orderBy: HOLDERS) { CONN } }', ['chain', 'ticks'], 'fragment N on Tick { id: recordId }', (n) => n.id),
+  list('ticks of bsc by deploy time', 'chain(name: "bsc") { ticks(ARGS, orderBy: DEPLOY_TIME, direction: ASC) { CONN } }', ['chain', 'ticks'], 'fragment N on Tick { id: recordId }', (n) => n.id),
 ];
 
 // ---- walks ------------------------------------------------------------------------------------
@@ -418,7 +418,7 @@ describe('totalCount equals the real count', () => {
         for (const tick of [null, 't1', 'T6', 'dup', 'nope'])
           for (const deployBy of [null, D1, D2.toUpperCase().replace('0X', '0x'), 'nope']) combos.push([chain, protocol, tick, deployBy]);
     const res = await inChunks(combos.map(([c, p, t, d]) =>
-      `ticks(first: 1, chain: ${lit(c)}, protocol: ${lit(p)}, tick: ${lit(t)}, deployBy: ${lit(d)}) { totalCount edges { node { id } } }`));
+      `ticks(first: 1, chain: ${lit(c)}, protocol: ${lit(p)}, tick: ${lit(t)}, deployBy: ${lit(d)}) { totalCount edges { node { recordId } } }`));
     const rows = combos.map(([chain, protocol, tick, deploy_by], i) => ({ i, chain, protocol, tick, deploy_by }));
     const counts = await db.sql<{ i: number; n: string }[]>`
       SELECT c.i, (SELECT count(*) FROM ticks
@@ -444,7 +444,7 @@ describe('totalCount equals the real count', () => {
         for (const protocol of [null, 'x-20', 'Y-20', '', 'nope'])
           for (const tick of [null, 't1', 'DUP', 'wide', '', 'nope']) combos.push([address, chain, protocol, tick]);
     const res = await inChunks(combos.map(([a, c, p, t]) =>
-      `transactions(first: 1, address: ${lit(a)}, chain: ${lit(c)}, protocol: ${lit(p)}, tick: ${lit(t)}) { totalCount edges { node { id } } }`));
+      `transactions(first: 1, address: ${lit(a)}, chain: ${lit(c)}, protocol: ${lit(p)}, tick: ${lit(t)}) { totalCount edges { node { recordId } } }`));
     const rows = combos.map(([address, chain, protocol, tick], i) => ({ i, address, chain, protocol, tick }));
     const counts = await db.sql<{ i: number; n: string }[]>`
       SELECT c.i, (SELECT count(*) FROM transactions
@@ -467,7 +467,7 @@ describe('totalCount equals the real count', () => {
   it('for nested connections and the other lists', async () => {
     const res = await graphql(gw.gateway, `query($w: String!) {
       chains { chain ticks(first: 1) { totalCount } }
-      ticks(first: 100) { edges { node { id holders(first: 1) { totalCount } transactions(first: 1) { totalCount } } } }
+      ticks(first: 100) { edges { node { id: recordId holders(first: 1) { totalCount } transactions(first: 1) { totalCount } } } }
       balances(address: $w, first: 1) { totalCount }
       addressTransactions(address: $w, first: 1) { totalCount }
       mints: addressTransactions(address: $w, first: 1, event: MINT) { totalCount }

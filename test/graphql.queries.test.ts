@@ -133,7 +133,7 @@ describe('chains', () => {
   });
 });
 
-const tickFields = `id chainName protocol tick name limitPerMint deployBy totalSupply deployHash deployTime transferType decimals
+const tickFields = `id recordId chainName protocol tick name limitPerMint deployBy totalSupply deployHash deployTime transferType decimals
   createdAt updatedAt stats { minted holders txCount progress status }`;
 
 describe('tick lookups', () => {
@@ -146,14 +146,16 @@ describe('tick lookups', () => {
       stats: { minted: '300', holders: 3, txCount: 4, progress: '0.3', status: 'MINTING' },
       chain: { chain: 'avalanche', name: 'Avalanche' },
     });
-    expect(data.t.id).toMatch(/^\d+$/);
+    expect(data.t.recordId).toMatch(/^\d+$/);
+    // the Relay id: base64 of Tick:<record id>
+    expect(Buffer.from(data.t.id, 'base64').toString()).toBe(`Tick:${data.t.recordId}`);
   });
 
   it('tick(…) returns null when not found', async () => {
     const data = await q(`{
-      a: tick(chain: "eth", protocol: "erc-20", tick: "nope") { id }
-      b: tick(chain: "bsc", protocol: "erc-20", tick: "eths") { id }
-      c: tick(chain: "eth", protocol: "asc-20", tick: "eths") { id }
+      a: tick(chain: "eth", protocol: "erc-20", tick: "nope") { id: recordId }
+      b: tick(chain: "bsc", protocol: "erc-20", tick: "eths") { id: recordId }
+      c: tick(chain: "eth", protocol: "asc-20", tick: "eths") { id: recordId }
     }`);
     expect(data).toEqual({ a: null, b: null, c: null });
   });
@@ -248,7 +250,7 @@ function expectedOrder(nodes: TickNode[], orderBy: string, direction: 'ASC' | 'D
 }
 
 describe('ticks list', () => {
-  const nodeFields = 'id tick chainName deployTime stats { progress holders txCount }';
+  const nodeFields = 'id: recordId tick chainName deployTime stats { progress holders txCount }';
   let all: TickNode[];
 
   beforeAll(async () => {
@@ -258,7 +260,7 @@ describe('ticks list', () => {
 
   it('lists every tick, by id descending by default', async () => {
     expect(all).toHaveLength(f.data.ticks.length);
-    const data = await q(`{ ticks(first: 100) { totalCount edges { node { id } } } }`);
+    const data = await q(`{ ticks(first: 100) { totalCount edges { node { id: recordId } } } }`);
     expect(data.ticks.totalCount).toBe(f.data.ticks.length);
     expect(data.ticks.edges.map((e: any) => e.node.id)).toEqual(expectedOrder(all, 'ID', 'DESC'));
   });
@@ -267,7 +269,7 @@ describe('ticks list', () => {
     for (const direction of ['ASC', 'DESC'] as const) {
       it(`orders by ${orderBy} ${direction} with the id breaking ties`, async () => {
         const data = await q(`query($o: TickOrderField!, $d: OrderDirection!) {
-          ticks(first: 100, orderBy: $o, direction: $d) { edges { node { id } } } }`, { o: orderBy, d: direction });
+          ticks(first: 100, orderBy: $o, direction: $d) { edges { node { id: recordId } } } }`, { o: orderBy, d: direction });
         expect(data.ticks.edges.map((e: any) => e.node.id)).toEqual(expectedOrder(all, orderBy, direction));
       });
     }
@@ -422,7 +424,7 @@ describe('addressTransactions', () => {
     const data = await q(`query($a: String!) {
       asc: addressTransactions(address: $a, direction: ASC, first: 100) { edges { node { txHash } } }
       avax: addressTransactions(address: $a, chain: "AVALANCHE", protocol: "asc-20", tick: "AVAX") {
-        totalCount edges { node { id address txHash amount event operate createdAt updatedAt tick { tick chainName } } } }
+        totalCount edges { node { id: recordId address txHash amount event operate createdAt updatedAt tick { tick chainName } } } }
       ethMint: addressTransactions(address: $a, chain: "eth", event: MINT, first: 100) { totalCount edges { node { txHash tick { tick } } } }
     }`, { a: A });
     expect(data.asc.edges.map((e: any) => e.node.txHash)).toEqual(expected(A, null).map((m) => m.txHash).reverse());
@@ -446,7 +448,7 @@ describe('addressTransactions', () => {
 // ---- raw transactions -------------------------------------------------------------------------
 
 describe('transactions', () => {
-  const txFields = 'id chainName protocol blockHeight positionInBlock txHash from to op tickName amount';
+  const txFields = 'id: recordId chainName protocol blockHeight positionInBlock txHash from to op tickName amount';
   // record ids follow the fixture's array order, so the array index stands for the id tie-break
   const chainOrder = (filter: (t: TransactionInput) => boolean, direction: 'ASC' | 'DESC') => {
     const rows = f.data.transactions.map((t, i) => ({ t, i })).filter(({ t }) => filter(t));

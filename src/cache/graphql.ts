@@ -1,6 +1,7 @@
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { DataSnapshot } from '../db/version.js';
+import { etagsOf, matchIfNoneMatch } from './etag.js';
 import { graphqlKey, keyVersion } from './keys.js';
 import { bypassed, type CacheStore } from './store.js';
 
@@ -58,8 +59,10 @@ const etag = (key: string) => ({ http: { headers: { ETag: `"${key}"` } } });
  *   to the wire as it is (plus the freshness extension, serialised on its own).
  * - A miss is serialised once, by this plugin, when its result is processed: the same text is stored
  *   (unless it is over the store's entry limit) and becomes the response body.
- * - `ETag` is the key; `If-None-Match` with the current key of this very request answers 304. Keys of an
- *   old data version are never answered by the store, so an old ETag gets fresh data.
+ * - `ETag` is the key, quoted (strong; a compressed answer's tag gets the coding as a suffix:
+ *   src/cache/etag.ts). `If-None-Match` (RFC 9110: weak comparison, lists, `*`) holding a tag of this very
+ *   request's current answer gets 304, on a hit at once and on a miss once the answer is computed. Keys
+ *   hold the data version, so an old ETag never matches: it gets fresh data.
  *
  * Execution itself is not wrapped (graphql-jit replaces the execute function; src/graphql/jit.ts), so
  * no other plugin's execute function is overridden or overrides this one.
@@ -98,14 +101,13 @@ export function graphqlResponseCache(store: CacheStore, snapshots: RequestSnapsh
     onResultProcess({ request, result, setResult, resultProcessor, setResultProcessor }) {
       const state = byRequest.get(request);
       if (!state || Array.isArray(result) || !isExecutionResult(result)) return;
-      if (state.hit) {
-        const sent = request.headers.get('if-none-match');
-        if (resultProcessor && sent !== null && sent.replace(/^W\//, '') === `"${state.key}"`) {
-          setResultProcessor((_result, fetchAPI) => new fetchAPI.Response(null, { status: 304, headers: { ETag: `"${state.key}"` } }), '*/*');
-        }
-        return;
+      if (!state.hit && (result.errors?.length || result.data == null)) return;
+      const matched = matchIfNoneMatch(request.headers.get('if-none-match'), etagsOf(state.key));
+      if (resultProcessor && matched !== null) {
+        // the tag of the representation the client holds (304 carries no body, so no coding of its own)
+        setResultProcessor((_result, fetchAPI) => new fetchAPI.Response(null, { status: 304, headers: { ETag: matched } }), '*/*');
       }
-      if (result.errors?.length || result.data == null) return;
+      if (state.hit) return;
       const text = JSON.stringify({ data: result.data });
       store.set(state.key, text);
       const processed: TextResult = {

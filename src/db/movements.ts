@@ -72,6 +72,11 @@ export function createMovementStore(sql: Sql, run: Runner) {
       return Number(row?.n ?? 0);
     },
 
+    /** Movements by record id (Relay's node(id)). */
+    async byIds(ids: readonly string[]): Promise<MovementRow[]> {
+      return run(sql<MovementRow[]>`SELECT ${cols} FROM address_txs m WHERE m.id = ANY(${ids}::bigint[])`);
+    },
+
     /** Movements caused by a transaction (by hash), in log order. */
     async byTxHashes(hashes: readonly string[]): Promise<MovementRow[]> {
       return run(sql<MovementRow[]>`

@@ -125,6 +125,11 @@ export function createTransactionStore(sql: Sql, run: Runner) {
       return Number(row?.n ?? 0);
     },
 
+    /** Transactions by record id (Relay's node(id)). */
+    async byIds(ids: readonly string[]): Promise<TransactionRow[]> {
+      return run(sql<TransactionRow[]>`SELECT ${cols} FROM transactions x WHERE x.id = ANY(${ids}::bigint[])`);
+    },
+
     async byHashes(keys: readonly { chain: string; txHash: string }[]): Promise<TransactionRow[]> {
       return run(sql<TransactionRow[]>`
         SELECT ${cols} FROM unnest(${keys.map((k) => k.chain)}::text[], ${keys.map((k) => k.txHash)}::text[]) AS k (chain, hash)

@@ -1,9 +1,15 @@
-import SchemaBuilder from '@pothos/core';
+import SchemaBuilder, { decodeBase64, encodeBase64 } from '@pothos/core';
+import { GraphQLError } from 'graphql';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import RelayPlugin from '@pothos/plugin-relay';
 import type { Context } from './context.js';
 import ResultBudgetPlugin from './result-budget.js';
 import { BigIntScalar, DateTimeScalar, DecimalScalar } from './scalars.js';
+
+/** The types that implement Node: a global id naming another type is refused before anything loads. */
+export const nodeTypes = new Set(['Tick', 'TickStats', 'Chain', 'Balance', 'Holder', 'Transaction', 'AddressTransaction']);
+/** Ids of one nodes(ids) call. */
+export const maxNodeIds = 100;
 
 // The one SchemaBuilder of the program (Pothos plugin typings are global to a TS program).
 export const builder = new SchemaBuilder<{
@@ -24,8 +30,32 @@ export const builder = new SchemaBuilder<{
   relay: {
     clientMutationId: 'omit',
     cursorType: 'String',
-    nodeQueryOptions: false,
-    nodesQueryOptions: false,
+    // Relay's Node interface (node(id), nodes(ids)) for normalising client caches (Apollo, urql, Relay);
+    // the ids are the plugin's encoding, base64 of `Type:key` (src/graphql/ids.ts)
+    nodeQueryOptions: { description: 'Any object with an `id`, refetched by its global id.' },
+    nodesQueryOptions: {
+      description: `Objects by global ids, in order (null where none); at most ${maxNodeIds} ids.`,
+      complexity: (args) => ({ field: 1, multiplier: Math.min(args.ids.length, maxNodeIds) }),
+      resolve: (_root, args, _ctx, _info, resolveNodes) => {
+        if (args.ids.length > maxNodeIds) throw new GraphQLError(`at most ${maxNodeIds} ids`, { extensions: { code: 'BAD_USER_INPUT' } });
+        return resolveNodes(args.ids);
+      },
+    },
+    encodeGlobalID: (typename, id) => encodeBase64(`${typename}:${id}`),
+    // an id that is not one of ours is the client's mistake (BAD_USER_INPUT), not a failure of the plugin
+    decodeGlobalID: (globalID) => {
+      let decoded = '';
+      try {
+        decoded = decodeBase64(globalID);
+      } catch { /* reported below */ }
+      const colon = decoded.indexOf(':');
+      const typename = decoded.slice(0, colon);
+      const id = decoded.slice(colon + 1);
+      if (colon < 0 || !nodeTypes.has(typename) || id === '') {
+        throw new GraphQLError(`Invalid global id: ${globalID.slice(0, 100)}`, { extensions: { code: 'BAD_USER_INPUT' } });
+      }
+      return { typename, id };
+    },
     // a connection field already multiplies its selection by its page size (src/graphql/paging.ts)
     edgesFieldOptions: { nullable: false, complexity: { field: 1, multiplier: 1 } },
     nodeFieldOptions: { nullable: false },

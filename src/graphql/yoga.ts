@@ -5,7 +5,9 @@ import { createContext, type PagingConfig } from './context.js';
 import { maskError } from './errors.js';
 import { guardPlugins, type GraphqlLimits } from './guards.js';
 import { bodyLimitPlugin } from './body-limit.js';
+import { httpCachingPlugin } from './http-caching.js';
 import { jitPlugin } from './jit.js';
+import { persistedOperationsPlugins, type PersistedOptions } from './persisted.js';
 import type { ResultLimits } from './result-budget.js';
 import { schema } from './schema.js';
 
@@ -29,6 +31,9 @@ query TopTicks {
 }
 `;
 
+const persistedDefaults: PersistedOptions = { only: false, apqMaxEntries: 1_000, apqMaxBytes: 4 * 1024 * 1024 };
+const defaultCacheControl = 'public, max-age=5, stale-while-revalidate=30';
+
 export interface YogaOptions {
   store: Store;
   paging: PagingConfig;
@@ -40,6 +45,10 @@ export interface YogaOptions {
   maxBodyBytes: number;
   /** Operations plugins (metrics, freshness extension, response cache): src/observability/operations.ts. */
   plugins?: Plugin[];
+  /** Persisted operations (manifest, APQ): src/graphql/persisted.ts; default: APQ only, with its default bounds. */
+  persisted?: PersistedOptions;
+  /** Cache-Control of successful GET query answers (GRAPHQL_CACHE_CONTROL): src/graphql/http-caching.ts. */
+  cacheControl?: string;
   /** Where yoga logs (masked unexpected errors with their stack); default: its console logger. */
   logging?: YogaServerOptions<object, object>['logging'];
 }
@@ -58,8 +67,12 @@ export function createGraphqlServer(options: YogaOptions) {
     maxRequestBodySize: false, // enforced by bodyLimitPlugin (same errors, no stream pipeline per request)
     multipart: false, // no uploads: one parser less facing the internet
     // compiled execution (graphql-jit) last: the response cache short-circuits before it; src/graphql/jit.ts
-    plugins: [...guardPlugins({ ...options.limits, introspection: options.introspection }), ...(options.plugins ?? []), jitPlugin(),
-      bodyLimitPlugin(options.maxBodyBytes)],
+    // persisted operations resolve a hash to its document before anything reads the document (the
+    // response cache's key, the operation name in the logs)
+    plugins: [...guardPlugins({ ...options.limits, introspection: options.introspection }),
+      ...persistedOperationsPlugins(options.persisted ?? persistedDefaults),
+      httpCachingPlugin(options.cacheControl ?? defaultCacheControl),
+      ...(options.plugins ?? []), jitPlugin(), bodyLimitPlugin(options.maxBodyBytes)],
     context: () => createContext(options.store, options.paging, options.resultLimits),
   });
 }

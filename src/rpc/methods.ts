@@ -62,7 +62,7 @@ export const tickEntry = (t: any) => ({
   decimals: t.decimals,
 });
 
-export const transactionFields = `id chainName protocol blockHeight positionInBlock blockTime txHash from to op tickName amount
+export const transactionFields = `id: recordId chainName protocol blockHeight positionInBlock blockTime txHash from to op tickName amount
   gas gasPrice status createdAt updatedAt`;
 
 /** Spec 2.7 */
@@ -264,7 +264,7 @@ export const methods: MethodSpec[] = [
     layouts: [[{ name: 'selectors', type: 'selectors' }]],
     document: `query TickBriefs($selectors: [TickSelector!]!) {
       ticksByDeployHash(selectors: $selectors) {
-        id chainName protocol tick name limitPerMint deployBy totalSupply deployHash deployTime transferType
+        id: recordId chainName protocol tick name limitPerMint deployBy totalSupply deployHash deployTime transferType
         createdAt updatedAt decimals stats { holders minted txCount progress }
       }
     }`,

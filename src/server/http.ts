@@ -7,7 +7,9 @@ import type { GraphqlServer } from '../graphql/yoga.js';
 import { rpcErrors, type RpcError } from '../rpc/errors.js';
 import { checkInterval, httpDefaults, trackConnections, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { clientBudget } from './client-budget.js';
+import { compressor, type CompressionSettings } from './compression.js';
 import { corsPolicy, type CorsPolicy } from './cors.js';
+import { graphiqlPage, wantsGraphiql } from './graphiql.js';
 
 export interface HttpDeps {
   store: Store;
@@ -22,6 +24,10 @@ export interface HttpDeps {
   wrap?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => (req: IncomingMessage, res: ServerResponse) => void;
   /** CORS for /graphql (the RPC handler applies the same policy itself); default `*` without credentials. */
   cors?: CorsPolicy;
+  /** Whether GraphiQL is served (GRAPHQL_INTROSPECTION): its page is then kept, compressed, in memory. */
+  graphiql?: boolean;
+  /** Response compression (HTTP_COMPRESSION): src/server/compression.ts; none when absent. */
+  compression?: CompressionSettings;
 }
 
 /** The CORS headers of the GraphQL surface (yoga's own CORS is off: one policy for both surfaces). */
@@ -103,6 +109,18 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
   const wrap = deps.wrap ?? ((handler) => handler);
   const cors = deps.cors ?? corsPolicy('*', false);
   const overLimit = new WeakSet<IncomingMessage>();
+  const compress = deps.compression ? compressor(deps.compression) : (_req: IncomingMessage, _res: ServerResponse, next: () => void) => next();
+  // GraphiQL's page, rendered and compressed once (src/server/graphiql.ts)
+  const graphiql = deps.graphiql ? graphiqlPage(async () => {
+    const page = await deps.yoga.fetch('http://gateway/graphql', { headers: { accept: 'text/html' } });
+    const headers: Record<string, string> = {};
+    for (const name of ['content-type', 'cache-control']) {
+      const value = page.headers.get(name);
+      if (value !== null) headers[name] = value;
+    }
+    if (page.status !== 200) throw new Error(`GraphiQL answered ${page.status}`);
+    return { body: Buffer.from(await page.arrayBuffer()), headers };
+  }, { compress: deps.compression !== undefined }) : undefined;
   const budget = clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
   const handle = wrap((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
@@ -136,16 +154,17 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
       }
       budget.charge(req, res);
     }
-    if (path === '/readyz') {
-      deps.store.ping().then(
-        () => sendJson(res, 200, { status: 'ready', ...(deps.freshness?.() ?? {}) }),
-        (error: unknown) => sendJson(res, 503, {
-          status: 'unavailable',
-          reason: error instanceof ServiceUnavailableError ? error.reason : 'database unreachable',
-        }),
-      );
-      return;
-    }
+    if (path !== '/readyz') return compress(req, res, () => route(req, res, path));
+    deps.store.ping().then(
+      () => sendJson(res, 200, { status: 'ready', ...(deps.freshness?.() ?? {}) }),
+      (error: unknown) => sendJson(res, 503, {
+        status: 'unavailable',
+        reason: error instanceof ServiceUnavailableError ? error.reason : 'database unreachable',
+      }),
+    );
+  });
+  /** The surfaces, behind compression. */
+  const route = (req: IncomingMessage, res: ServerResponse, path: string) => {
     if (path === '/metrics' && deps.metrics) {
       deps.metrics().then(
         ({ contentType, body }) => {
@@ -165,6 +184,13 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
         res.writeHead(204, { 'content-length': '0' });
         return res.end();
       }
+      if (graphiql && wantsGraphiql(req)) return graphiql(req, res);
+      // GET answers GraphiQL's page or JSON by Accept: a shared cache keeps them apart (yoga's response
+      // headers are copied over these, so Vary is set here, beside CORS' Vary: Origin)
+      if (req.method === 'GET' || req.method === 'HEAD') {
+        const vary = res.getHeader('vary');
+        res.setHeader('vary', vary ? `${String(vary)}, Accept` : 'Accept');
+      }
       return deps.yoga(req, res);
     }
     if (path.startsWith('/graphql/')) {
@@ -177,7 +203,7 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
       return res.end();
     }
     sendJson(res, 404, { error: 'not found' });
-  });
+  };
   const server = createServer({
     headersTimeout: limits.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeout: limits.HTTP_REQUEST_TIMEOUT_MS,

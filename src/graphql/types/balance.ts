@@ -1,10 +1,30 @@
+import DataLoader from 'dataloader';
 import { addressBalanceSortKeys, type BalanceRow } from '../../db/balances.js';
 import { builder, OrderDirection } from '../builder.js';
+import type { Context } from '../context.js';
+import { balanceKey, parseBalanceKey } from '../ids.js';
 import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
 import { ChainRef } from './chain.js';
+import { requestLoader } from './per-request.js';
 import { TickRef } from './tick.js';
 
-export const BalanceRef = builder.objectRef<BalanceRow>('Balance');
+/** One balance row by (tick, address), zero balances included: Tick.balanceOf and node(id). */
+export function balanceLoader(ctx: Context) {
+  return requestLoader(ctx, 'balanceOfTickAndAddress', () =>
+    new DataLoader<{ tickId: string; address: string }, BalanceRow | null, string>(
+      async (keys) => {
+        const rows = await ctx.store.balances.byTickAndAddress(keys);
+        const map = new Map(rows.map((r) => [`${r.tick_id} ${r.address_key}`, r]));
+        return keys.map((k) => map.get(`${k.tickId} ${k.address.toLowerCase()}`) ?? null);
+      },
+      { cacheKeyFn: (k) => `${k.tickId} ${k.address.toLowerCase()}` },
+    ));
+}
+
+export const BalanceRef = builder.nodeRef<BalanceRow, { tickId: string; address: string }>('Balance', {
+  id: { resolve: balanceKey, parse: parseBalanceKey, description: 'Global id (Relay): base64 of `Balance:<tick record id>:<address>`.' },
+  loadOne: (key, ctx) => balanceLoader(ctx).load(key),
+});
 BalanceRef.implement({
   description: "An address's holding of one tick.",
   fields: (t) => ({

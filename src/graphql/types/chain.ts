@@ -1,6 +1,7 @@
 import type { ChainRow, IndexedBlockRow } from '../../db/chains.js';
 import { tickSortKeys } from '../../db/ticks.js';
 import { builder, OrderDirection } from '../builder.js';
+import { parseChainKey } from '../ids.js';
 import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
 import { TickConnection, TickOrderField, TickRef } from './tick.js';
 
@@ -14,7 +15,10 @@ IndexedBlockRef.implement({
   }),
 });
 
-export const ChainRef = builder.objectRef<ChainRow>('Chain');
+export const ChainRef = builder.nodeRef<ChainRow>('Chain', {
+  id: { resolve: (c) => c.chain, parse: parseChainKey, description: 'Global id (Relay): base64 of `Chain:<name>`.' },
+  loadOne: (name, ctx) => ctx.loaders.chainByName.load(name),
+});
 ChainRef.implement({
   description: 'An indexed blockchain.',
   fields: (t) => ({

@@ -1,9 +1,15 @@
 import { holderSortKeys, type BalanceRow } from '../../db/balances.js';
 import { builder, OrderDirection } from '../builder.js';
+import { balanceKey, parseBalanceKey } from '../ids.js';
 import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
+import { balanceLoader } from './balance.js';
 import { TickRef } from './tick.js';
 
-export const HolderRef = builder.objectRef<BalanceRow>('Holder');
+export const HolderRef = builder.nodeRef<BalanceRow, { tickId: string; address: string }>('Holder', {
+  id: { resolve: balanceKey, parse: parseBalanceKey, description: 'Global id (Relay): base64 of `Holder:<tick record id>:<address>`.' },
+  // a copy: the relay plugin brands each loaded object with its type, and the row may be a Balance's too
+  loadOne: (key, ctx) => balanceLoader(ctx).load(key).then((row) => row && { ...row }),
+});
 HolderRef.implement({
   description: 'An address holding a positive balance of a tick.',
   fields: (t) => ({

@@ -7,7 +7,7 @@ import { hashCandidates, isTxHash } from '../../domain/keyword.js';
 import { builder } from '../builder.js';
 import type { Context } from '../context.js';
 import { badInput } from '../paging.js';
-import { BalanceRef } from './balance.js';
+import { BalanceRef, balanceLoader } from './balance.js';
 import { AddressTransactionRef } from './movement.js';
 import { requestLoader } from './per-request.js';
 import { TickRef } from './tick.js';
@@ -39,18 +39,6 @@ function movementsLoader(ctx: Context) {
         return keys.map((k) => byKey.get(key(k.chain, k.txHash)) ?? []);
       },
       { cacheKeyFn: (k) => `${k.chain.toLowerCase()} ${k.txHash.toLowerCase()}` },
-    ));
-}
-
-function balanceLoader(ctx: Context) {
-  return requestLoader(ctx, 'balanceOfTickAndAddress', () =>
-    new DataLoader<{ tickId: string; address: string }, BalanceRow | null, string>(
-      async (keys) => {
-        const rows = await ctx.store.balances.byTickAndAddress(keys);
-        const map = new Map(rows.map((r) => [`${r.tick_id} ${r.address_key}`, r]));
-        return keys.map((k) => map.get(`${k.tickId} ${k.address.toLowerCase()}`) ?? null);
-      },
-      { cacheKeyFn: (k) => `${k.tickId} ${k.address.toLowerCase()}` },
     ));
 }
 

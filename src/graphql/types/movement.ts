@@ -1,6 +1,7 @@
 import { movementEventFilters, movementEvents } from '../../domain/codes.js';
 import { movementSortKeys, type MovementRow } from '../../db/movements.js';
 import { builder, OrderDirection } from '../builder.js';
+import { parseRecordId } from '../ids.js';
 import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
 import { TickRef } from './tick.js';
 
@@ -15,11 +16,14 @@ export const MovementEventFilter = builder.enumType('MovementEventFilter', {
   values: Object.keys(movementEventFilters) as (keyof typeof movementEventFilters)[],
 });
 
-export const AddressTransactionRef = builder.objectRef<MovementRow>('AddressTransaction');
+export const AddressTransactionRef = builder.nodeRef<MovementRow>('AddressTransaction', {
+  id: { resolve: (m) => m.id, parse: parseRecordId, description: 'Global id (Relay): base64 of `AddressTransaction:<record id>`.' },
+  loadOne: (id, ctx) => ctx.loaders.movementById.load(id),
+});
 AddressTransactionRef.implement({
   description: "One leg of a transaction in an address's movement log.",
   fields: (t) => ({
-    id: t.exposeID('id'),
+    recordId: t.exposeID('id', { description: 'Record id.' }),
     address: t.exposeString('address'),
     txHash: t.exposeString('tx_hash'),
     amount: t.field({ type: 'Decimal', description: 'Amount moved.', resolve: (m) => m.amount }),

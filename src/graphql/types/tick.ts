@@ -2,6 +2,7 @@ import { tickOrders, transferTypes } from '../../domain/codes.js';
 import { compareDecimal } from '../../domain/decimal.js';
 import { tickSortKeys, type TickRow } from '../../db/ticks.js';
 import { builder, OrderDirection } from '../builder.js';
+import { parseRecordId } from '../ids.js';
 import { badInput, connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
 import { ChainRef } from './chain.js';
 
@@ -21,7 +22,13 @@ export const TickOrderField = builder.enumType('TickOrderField', {
   values: tickOrders,
 });
 
-export const TickStatsRef = builder.objectRef<TickRow>('TickStats');
+// Stats are a node of their own (keyed on the tick): a client cache normalises them, so two queries that
+// select different stats of one tick merge instead of replacing each other (Apollo's "Cache data may be lost").
+export const TickStatsRef = builder.nodeRef<TickRow>('TickStats', {
+  id: { resolve: (r) => r.id, parse: parseRecordId, description: 'Global id (the tick\'s record id inside).' },
+  // a copy: the relay plugin brands each loaded object with its type, and the row may be a Tick's too
+  loadOne: (id, ctx) => ctx.loaders.tickById.load(id).then((row) => row && { ...row }),
+});
 TickStatsRef.implement({
   description: 'Live statistics of a tick, kept current by the indexer.',
   fields: (t) => ({
@@ -40,11 +47,14 @@ TickStatsRef.implement({
   }),
 });
 
-export const TickRef = builder.objectRef<TickRow>('Tick');
+export const TickRef = builder.nodeRef<TickRow>('Tick', {
+  id: { resolve: (r) => r.id, parse: parseRecordId, description: 'Global id (Relay): base64 of `Tick:<record id>`.' },
+  loadOne: (id, ctx) => ctx.loaders.tickById.load(id),
+});
 TickRef.implement({
   description: 'An inscribed token: one per (chain, protocol, tick).',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Record id.' }),
+    recordId: t.exposeID('id', { description: 'Record id (the v2 interface\'s `id`).' }),
     chainName: t.exposeString('chain', { description: 'Chain name.' }),
     chain: t.field({ type: ChainRef, resolve: (r, _a, ctx) => ctx.loaders.chainByName.load(r.chain).then((c) => c!) }),
     protocol: t.exposeString('protocol', { description: 'Inscription protocol, lower case (asc-20, brc-20, …).' }),

@@ -1,14 +1,18 @@
 import { transactionSortKeys, type TransactionRow } from '../../db/transactions.js';
 import { builder, OrderDirection } from '../builder.js';
+import { parseRecordId } from '../ids.js';
 import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
 import { ChainRef } from './chain.js';
 import { TickRef } from './tick.js';
 
-export const TransactionRef = builder.objectRef<TransactionRow>('Transaction');
+export const TransactionRef = builder.nodeRef<TransactionRow>('Transaction', {
+  id: { resolve: (x) => x.id, parse: parseRecordId, description: 'Global id (Relay): base64 of `Transaction:<record id>`.' },
+  loadOne: (id, ctx) => ctx.loaders.transactionById.load(id),
+});
 TransactionRef.implement({
   description: 'A raw transaction as the chain recorded it.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Record id.' }),
+    recordId: t.exposeID('id', { description: 'Record id (the v2 interface\'s `id`).' }),
     chainName: t.exposeString('chain'),
     chain: t.field({ type: ChainRef, resolve: (x, _a, ctx) => ctx.loaders.chainByName.load(x.chain).then((c) => c!) }),
     protocol: t.exposeString('protocol', { description: 'Protocol; empty for a non-inscription transaction.' }),

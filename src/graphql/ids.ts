@@ -1,0 +1,28 @@
+import { badInput } from './paging.js';
+
+// The keys inside global ids (base64 of `Type:key`, the relay plugin's encoding; src/graphql/builder.ts):
+// - Tick, TickStats, Transaction, AddressTransaction: the record id (TickStats: its tick's);
+// - Chain: the chain name;
+// - Balance, Holder: `<tick record id>:<address>` (the pair the balances table is keyed on).
+// A key that cannot be one of ours is refused before any statement (a bigint cast would fail in SQL).
+
+const recordId = /^\d{1,19}$/;
+
+export function parseRecordId(key: string): string {
+  if (!recordId.test(key) || BigInt(key) > 2n ** 63n - 1n) throw badInput('Invalid global id: bad record id');
+  return key;
+}
+
+export const balanceKey = (row: { tick_id: string; address: string }) => `${row.tick_id}:${row.address}`;
+
+export function parseBalanceKey(key: string): { tickId: string; address: string } {
+  const colon = key.indexOf(':');
+  const address = key.slice(colon + 1);
+  if (colon < 0 || address === '' || address.length > 200) throw badInput('Invalid global id: bad balance key');
+  return { tickId: parseRecordId(key.slice(0, colon)), address };
+}
+
+export function parseChainKey(key: string): string {
+  if (key.length > 100) throw badInput('Invalid global id: bad chain name');
+  return key;
+}

@@ -1,0 +1,104 @@
+import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kind, parse, print, visit, type ASTNode, type DocumentNode, type FieldNode, type SelectionSetNode } from 'graphql';
+import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
+
+// Persisted operations, two ways (yoga's plugin-persisted-operations resolves a hash to its document):
+// - a trusted manifest: every .graphql file under PERSISTED_OPERATIONS_DIR, hashed (sha256, hex) at start,
+//   as the file's text, as graphql-js prints it, and as Apollo Client sends it (printed with `__typename`
+//   added to every selection set but the root: what its PersistedQueryLink hashes);
+// - Apollo's automatic persisted queries (APQ): a hash-only request that is not known gets the error
+//   `PersistedQueryNotFound` (code PERSISTED_QUERY_NOT_FOUND, what the link looks for), the client sends
+//   the document with its hash, which is checked and kept in a bounded LRU (entries and bytes), and later
+//   hash-only requests are answered. Off with PERSISTED_OPERATIONS_ONLY, where only the manifest runs.
+
+export interface PersistedOptions {
+  /** The trusted operations by hash (loadManifest), or none. */
+  manifest?: ReadonlyMap<string, string>;
+  /** Only manifest operations run: no ad-hoc documents, no APQ registration. */
+  only: boolean;
+  apqMaxEntries: number;
+  apqMaxBytes: number;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const hashPattern = /^[0-9a-f]{64}$/;
+
+const typenameField: FieldNode = { kind: Kind.FIELD, name: { kind: Kind.NAME, value: '__typename' } };
+
+/** The document with `__typename` in each selection set below the root, as Apollo's cache rewrites it. */
+function withTypenames(document: DocumentNode): DocumentNode {
+  return visit(document, {
+    SelectionSet(node: SelectionSetNode, _key, parent: ASTNode | readonly ASTNode[] | undefined) {
+      if (!parent || Array.isArray(parent) || (parent as ASTNode).kind === Kind.OPERATION_DEFINITION) return undefined;
+      if (node.selections.some((s) => s.kind === Kind.FIELD && s.name.value.startsWith('__'))) return undefined;
+      return { ...node, selections: [...node.selections, typenameField] };
+    },
+  });
+}
+
+/** hash → document of every .graphql file in `dir` (a broken document stops the start, naming its file). */
+export function loadManifest(dir: string): Map<string, string> {
+  const manifest = new Map<string, string>();
+  const files = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.graphql')).sort();
+  for (const file of files) {
+    const text = readFileSync(join(dir, file), 'utf8');
+    let document: DocumentNode;
+    try {
+      document = parse(text);
+    } catch (error) {
+      throw new Error(`persisted operation ${join(dir, file)}: ${(error as Error).message}`);
+    }
+    manifest.set(sha256(text), text);
+    manifest.set(sha256(print(document)), text);
+    manifest.set(sha256(print(withTypenames(document))), print(withTypenames(document)));
+  }
+  return manifest;
+}
+
+function apqHash(extensions: unknown): string | null {
+  const pq = (extensions as { persistedQuery?: { version?: unknown; sha256Hash?: unknown } } | undefined)?.persistedQuery;
+  return pq && pq.version === 1 && typeof pq.sha256Hash === 'string' ? pq.sha256Hash : null;
+}
+
+const badRequest = (message: string, code: string) => createGraphQLError(message, { extensions: { code, http: { status: 400 } } });
+
+export function persistedOperationsPlugins(options: PersistedOptions): Plugin[] {
+  const manifest = options.manifest ?? new Map<string, string>();
+  const apq = options.only ? null : new LRUCache<string, string>({
+    max: options.apqMaxEntries,
+    maxSize: options.apqMaxBytes,
+    sizeCalculation: (query, hash) => query.length * 2 + hash.length, // UTF-16 in memory
+  });
+  // Registration (APQ's second step): the document arrives with its hash; a hash that is not the
+  // document's is refused (else one client could bind another's hash to a document of its choosing).
+  const register: Plugin = {
+    onParams({ params }) {
+      const hash = apqHash(params.extensions);
+      if (hash === null || typeof params.query !== 'string') return;
+      if (!hashPattern.test(hash) || sha256(params.query) !== hash) {
+        throw badRequest('provided sha does not match query', 'BAD_REQUEST');
+      }
+      if (apq && !manifest.has(hash) && params.query.length * 2 <= options.apqMaxBytes) apq.set(hash, params.query);
+    },
+  };
+  return [
+    register,
+    usePersistedOperations({
+      allowArbitraryOperations: !options.only,
+      getPersistedOperation: (hash) => (hashPattern.test(hash) ? manifest.get(hash) ?? apq?.get(hash) ?? null : null),
+      customErrors: {
+        // 200 with the error: Apollo's link reads it from the body and retries with the document
+        notFound: { message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND', http: { status: 200 } } },
+        keyNotFound: { message: 'Must provide query string or a persisted query hash.', extensions: { code: 'BAD_REQUEST', http: { status: 400 } } },
+        persistedQueryOnly: {
+          message: 'Only persisted operations are accepted (PERSISTED_OPERATIONS_ONLY)',
+          extensions: { code: 'PERSISTED_QUERY_ONLY', http: { status: 400 } },
+        },
+      },
+    }) as Plugin,
+  ];
+}
