@@ -1,19 +1,24 @@
 import type { Server } from 'node:http';
 import type { Config } from './config.js';
-import { createSql, type Sql } from './db/client.js';
+import type { Sql } from './db/client.js';
+import { createSources, type Sources } from './db/sources.js';
+import { expandHosts, expandUrlList } from './db/urls.js';
 import { createStore, storeLimitDefaults, type Store, type StoreLimits } from './db/store.js';
 import { createContext } from './graphql/context.js';
 import { buildFingerprint } from './cache/keys.js';
 import { printSdl } from './graphql/schema.js';
 import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
-import { logFailure, yogaLogger, type Logger } from './observability/logger.js';
-import { createOperations, type Operations, type OperationsConfig } from './observability/operations.js';
+import { createLogger, logFailure, yogaLogger, type Logger } from './observability/logger.js';
+import { createOperations, operationsDefaults, type Operations, type OperationsConfig } from './observability/operations.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
 import { createHttpServer } from './server/http.js';
 
 export interface Gateway {
+  /** The primary's query pool. */
   sql: Sql;
+  /** The primary and the read replicas. */
+  sources: Sources;
   store: Store;
   yoga: GraphqlServer;
   server: Server;
@@ -29,6 +34,7 @@ export type GatewayConfig = Pick<Config,
   'GRAPHQL_INTROSPECTION' | 'CORS_ORIGIN' | 'RPC_MAX_BODY_BYTES' | 'RPC_MAX_BATCH' |
   'GRAPHQL_MAX_BODY_BYTES' | 'GRAPHQL_MAX_DEPTH' | 'GRAPHQL_MAX_ALIASES' | 'GRAPHQL_MAX_TOKENS' | 'GRAPHQL_MAX_COST' |
   'GRAPHQL_MAX_RESULT_NODES' | 'GRAPHQL_MAX_RESPONSE_BYTES'> &
+  Partial<Pick<Config, 'DATABASE_READ_URLS' | 'MAX_REPLICA_LAG_MS' | 'DB_POOLER' | 'DB_ALLOW_UNSAFE_SESSION'>> &
   Partial<OperationsConfig> & StoreLimits;
 
 /** Everything but listening: tests build their own gateway on their own database. */
@@ -37,20 +43,32 @@ export function createGateway(
   target: { url?: string; socketPath?: string },
   hooks: { onQuery?: (text: string, params?: readonly unknown[]) => void; onError?: (error: unknown, where: string) => void; logger?: Logger } = {},
 ): Gateway {
-  const sql = createSql({
-    ...target,
+  const logger = hooks.logger ?? createLogger({ level: config.LOG_LEVEL ?? operationsDefaults.LOG_LEVEL });
+  // a multi-host DATABASE_URL: its first host is the primary, the others are read replicas
+  const [primaryUrl, ...moreHosts] = target.url ? expandHosts(target.url) : [];
+  const sources = createSources({
+    primary: primaryUrl ? { url: primaryUrl } : target,
+    replicas: [...moreHosts, ...(config.DATABASE_READ_URLS ? expandUrlList(config.DATABASE_READ_URLS) : [])],
     poolMax: config.DB_POOL_MAX,
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     connectTimeoutS: config.DB_CONNECT_TIMEOUT_S,
-    readOnly: true,
+    pooler: config.DB_POOLER ?? 'none',
+    allowUnsafeSession: config.DB_ALLOW_UNSAFE_SESSION ?? false,
+    maxLagMs: config.MAX_REPLICA_LAG_MS ?? 5_000,
+    pollMs: config.DATA_VERSION_POLL_MS ?? operationsDefaults.DATA_VERSION_POLL_MS,
+    listen: config.DATA_VERSION_LISTEN ?? operationsDefaults.DATA_VERSION_LISTEN,
+    logger,
     onQuery: hooks.onQuery,
   });
+  const sql = sources.primary.sql;
   const paging = { defaultPageSize: config.DEFAULT_PAGE_SIZE, maxPageSize: config.MAX_PAGE_SIZE };
   const resultLimits = { maxNodes: config.GRAPHQL_MAX_RESULT_NODES, maxBytes: config.GRAPHQL_MAX_RESPONSE_BYTES };
-  const ops = createOperations({ config, target, logger: hooks.logger, build: buildFingerprint(printSdl(), paging, createRpcTables()) });
+  const ops = createOperations({ config, sources, logger, build: buildFingerprint(printSdl(), paging, createRpcTables()) });
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
-  const store = ops.instrumentStore(createStore(sql, { timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: config }));
+  const store = ops.instrumentStore(createStore(sql, {
+    timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: config, router: sources.router, unready: sources.unready,
+  }));
   const yoga = createGraphqlServer({
     store,
     paging,
@@ -83,6 +101,7 @@ export function createGateway(
   const server = createHttpServer({ store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp });
   return {
     sql,
+    sources,
     store,
     yoga,
     server,
@@ -90,7 +109,8 @@ export function createGateway(
     ready: ops.ready,
     async close() {
       await new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
-      await Promise.all([sql.end({ timeout: 5 }), ops.close()]);
+      await ops.close();
+      await sources.stop();
     },
   };
 }

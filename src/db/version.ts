@@ -25,6 +25,27 @@ export async function readSnapshot(sql: Sql): Promise<DataSnapshot> {
   return { version: row.version, epoch: row.epoch, heights: row.heights ?? {} };
 }
 
+/** A source's snapshot with what says how far behind it is: read on each replica, once per poll. */
+export interface SourceState extends DataSnapshot {
+  inRecovery: boolean;
+  /** ms since the last transaction replayed (pg_last_xact_replay_timestamp()); null on a primary or before any replay. */
+  replayAgeMs: number | null;
+}
+
+export async function readSourceState(sql: Sql): Promise<SourceState> {
+  const [row] = await sql<{ version: string; epoch: string; heights: Record<string, string | null>; in_recovery: boolean; replay_age_ms: number | null }[]>`
+    SELECT (SELECT version FROM data_version)::text AS version, (SELECT epoch FROM data_version) AS epoch,
+           coalesce((SELECT json_object_agg(c.chain, b.block_number::text ORDER BY c.display_order)
+                       FROM chains c LEFT JOIN indexed_blocks b ON b.chain = c.chain), '{}'::json) AS heights,
+           pg_is_in_recovery() AS in_recovery,
+           (extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp()) * 1000)::float8 AS replay_age_ms`;
+  if (!row || row.version === null) throw new Error('data_version has no row (migration 004 not applied?)');
+  return {
+    version: row.version, epoch: row.epoch, heights: row.heights ?? {}, inRecovery: row.in_recovery,
+    replayAgeMs: row.replay_age_ms === null ? null : Math.max(0, Number(row.replay_age_ms)),
+  };
+}
+
 export interface VersionWatcherOptions {
   /** Fallback poll interval; also the bound on staleness when notifications are lost. */
   pollMs: number;
@@ -38,6 +59,8 @@ export interface VersionWatcher {
   current(): DataSnapshot | null;
   /** True once LISTEN is established. */
   listening(): boolean;
+  /** True while the last read failed (until a read succeeds again). */
+  failing(): boolean;
   /** First read (and LISTEN); resolves even if they fail (the gateway then answers without the cache). */
   start(): Promise<void>;
   /** Reads the version now (tests, and operators wanting read-your-writes). */
@@ -88,6 +111,7 @@ export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): 
   return {
     current: () => snapshot,
     listening: () => listener !== null,
+    failing: () => errorReported,
     refresh: () => refresh('poll'),
     async start() {
       await refresh('start');
