@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import { createSql } from './client.js';
 import { migrate } from './migrate.js';
+import { hostLabel } from './urls.js';
 import { isEmpty, seedDemo } from './seed/index.js';
 
 /**
@@ -15,7 +16,7 @@ export async function prepareDatabase(
 ): Promise<void> {
   const sql = createSql({ ...target, poolMax: 1, statementTimeoutMs: 600_000, connectTimeoutS: config.DB_CONNECT_TIMEOUT_S, readOnly: false });
   try {
-    const applied = await migrate(sql);
+    const applied = await migrate(sql, undefined, target.url && !target.url.includes(',') ? hostLabel(target.url) : 'the database');
     if (applied.length > 0) log(`applied migrations: ${applied.join(', ')}`);
     if (seed === 'always' || (seed === 'if-empty' && (await isEmpty(sql)))) {
       const started = Date.now();

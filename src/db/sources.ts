@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { currentScope } from '../observability/scope.js';
 import { createSql, type RoutedSource, type Router, type Sql } from './client.js';
-import { ServiceUnavailableError, isConnectFailure } from './errors.js';
+import { ServiceUnavailableError, isConnectFailure, isRefusedConnection } from './errors.js';
 import { hostLabel } from './urls.js';
 import { createVersionWatcher, readSourceState, type DataSnapshot, type VersionWatcher } from './version.js';
 
@@ -272,9 +272,10 @@ export function createSources(options: SourcesOptions): Sources {
         const usable = (s: Source) => s.safety !== 'unsafe' || options.allowUnsafeSession;
         const others = [primary, ...replicas.filter((r) => r.inRotation)].filter((s) => s !== failed && usable(s) && atLeast(s, floor));
         if (others.length) return others[0]!;
-        // a single source: a statement cancelled on a live server (recovery conflict, deadlock, terminated
-        // backend) is sent there once more; a server that cannot be reached is not tried again at once
-        return isConnectFailure(error) ? null : (failed as Source);
+        // a single source: a statement cancelled or a connection lost on a live server (recovery conflict,
+        // deadlock, terminated backend) is sent there once more, on another connection; a server that
+        // refuses connections is not tried again at once
+        return isRefusedConnection(error) ? null : (failed as Source);
       },
     },
     listenUp: () => watcher.listening(),
