@@ -170,9 +170,15 @@ export function createSources(options: SourcesOptions): Sources {
       while (sightings.length > 1 && sightings[0]!.at < Date.now() - sightingsKeptMs) sightings.shift();
       for (const listener of listeners) listener(next, previous, via);
     },
-    onError: (error, where) =>
-      logger.warn({ where, err: (error as Error).message },
-        where === 'listen' ? 'LISTEN failed: learning data versions by polling only' : 'cannot read the data version: answering without the cache'),
+    onError: (error, where) => {
+      const message = (error as Error).message;
+      logger.warn({ where, err: message },
+        where === 'listen' ? 'LISTEN failed: learning data versions by polling only' : 'cannot read the data version: answering without the cache');
+      // PgBouncer refuses statement_timeout and default_transaction_read_only as startup parameters
+      if (!pooled && /unsupported startup parameter/i.test(message)) {
+        logger.error({ err: message }, 'the server refuses startup parameters: behind PgBouncer set DB_POOLER=pgbouncer');
+      }
+    },
   });
 
   function outOfRotation(source: Source, reason: string) {
