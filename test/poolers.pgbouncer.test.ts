@@ -119,6 +119,9 @@ describe.skipIf(!bouncerBinary || !server)('behind PgBouncer (transaction poolin
     const allowed = await start(dropping.urlFor(db.target.url!), { DB_ALLOW_UNSAFE_SESSION: true });
     expect((await request(`${allowed.base}/readyz`)).status).toBe(200);
     expect(allowed.log.lines.find((l) => l.level === 'warn' && /serving anyway/.test(l.msg))).toBeDefined();
+    // LISTEN is accepted there but never delivers: found out at start, polling only
+    expect(allowed.log.lines.find((l) => l.level === 'warn' && /LISTEN is accepted but notifications do not arrive/.test(l.msg))).toBeDefined();
+    expect(await (await fetch(`${allowed.base}/metrics`)).text()).toMatch(/^igw_listen_up 0$/m);
 
     // the same bouncer with DB_POOLER=pgbouncer: settings per transaction, the session is safe again
     const pooled = await start(dropping.urlFor(db.target.url!), { DB_POOLER: 'pgbouncer' });

@@ -77,12 +77,6 @@ export function isConnectFailure(error: unknown): boolean {
   return code !== undefined && (unavailableNodeCodes.has(code) || code === '57P03' || code === '53300' || code.startsWith('08'));
 }
 
-/** No connection could be opened at all (as opposed to one lost or a statement cancelled): no point trying it again at once. */
-export function isRefusedConnection(error: unknown): boolean {
-  const code = codeOf(error);
-  return code !== undefined && ['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENOENT', 'CONNECT_TIMEOUT', '57P03', '53300', '08001', '08004'].includes(code);
-}
-
 export function describeUnavailable(error: unknown): string {
   if (error instanceof ServiceUnavailableError) return error.reason;
   const code = codeOf(error);

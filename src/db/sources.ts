@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { currentScope } from '../observability/scope.js';
 import { createSql, type RoutedSource, type Router, type Sql } from './client.js';
-import { ServiceUnavailableError, isConnectFailure, isRefusedConnection } from './errors.js';
+import { ServiceUnavailableError, isConnectFailure } from './errors.js';
 import { hostLabel } from './urls.js';
 import { createVersionWatcher, readSourceState, type DataSnapshot, type VersionWatcher } from './version.js';
 
@@ -88,6 +88,7 @@ interface Sighting {
   at: number;
 }
 const sightingsKeptMs = 15 * 60_000;
+const listenProbeChannel = 'igw_listen_probe';
 
 const safetyCheck = (sql: Sql) => sql<{ read_only: string; statement_timeout: string }[]>`
   SELECT current_setting('transaction_read_only') AS read_only, current_setting('statement_timeout') AS statement_timeout`;
@@ -181,6 +182,27 @@ export function createSources(options: SourcesOptions): Sources {
     },
   });
 
+  // LISTEN can be accepted and still never deliver (behind a transaction pooler the LISTEN ran on a server
+  // session that has since gone back to the pool): one notification to ourselves says whether it works
+  let listenWorks = true;
+  async function probeListen() {
+    if (!watcher.listening()) return;
+    const token = Math.random().toString(36).slice(2);
+    let heard!: () => void;
+    const arrived = new Promise<void>((resolve) => (heard = resolve));
+    const probe = await primary.stateSql.listen(listenProbeChannel, (payload) => payload === token && heard());
+    try {
+      await primary.stateSql`SELECT pg_notify(${listenProbeChannel}, ${token})`;
+      listenWorks = await Promise.race([arrived.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 2_000).unref())]);
+    } finally {
+      await probe.unlisten().catch(() => {});
+    }
+    if (!listenWorks) {
+      logger.warn({ pollMs: options.pollMs },
+        'LISTEN is accepted but notifications do not arrive (a transaction pooler in front? set DB_POOLER=pgbouncer): learning data versions by polling only');
+    }
+  }
+
   function outOfRotation(source: Source, reason: string) {
     if (source.inRotation) logger.warn({ replica: source.label, reason, lagMs: source.lagMs }, 'replica out of rotation');
     source.inRotation = false;
@@ -201,7 +223,10 @@ export function createSources(options: SourcesOptions): Sources {
 
   async function checkSafety(source: Source) {
     if (source.safety !== 'unchecked') return;
-    const [row] = await sendOn(source.sql, safetyCheck(source.sql));
+    // on the state connection: opened like the pool's (same URL, role, startup parameters or pooler
+    // mode), and the pool's statements stay the requests' own (tests count them)
+    const stateSql = (source as Source & { stateSql: Sql }).stateSql;
+    const [row] = await sendOn(stateSql, safetyCheck(stateSql));
     const problems = [
       ...(row?.read_only !== 'on' ? ['writable (transaction_read_only is off)'] : []),
       ...(row?.statement_timeout === '0' ? ['without statement_timeout'] : []),
@@ -273,18 +298,16 @@ export function createSources(options: SourcesOptions): Sources {
       pin,
       pinned: () => pin().source,
       live: () => pin().source.snapshot(),
-      retryTarget(failed, error) {
+      retryTarget(failed) {
         const floor = pin().snapshot;
         const usable = (s: Source) => s.safety !== 'unsafe' || options.allowUnsafeSession;
         const others = [primary, ...replicas.filter((r) => r.inRotation)].filter((s) => s !== failed && usable(s) && atLeast(s, floor));
-        if (others.length) return others[0]!;
-        // a single source: a statement cancelled or a connection lost on a live server (recovery conflict,
-        // deadlock, terminated backend) is sent there once more, on another connection; a server that
-        // refuses connections is not tried again at once
-        return isRefusedConnection(error) ? null : (failed as Source);
+        // never the same server again at once: its pool is busy replacing the lost connection, and a
+        // server that refuses connections would only be asked twice
+        return others[0] ?? null;
       },
     },
-    listenUp: () => watcher.listening(),
+    listenUp: () => watcher.listening() && listenWorks,
     unready() {
       const servable = all.filter((s) => s.inRotation && (s.safety !== 'unsafe' || options.allowUnsafeSession));
       if (servable.length === 0) return 'unsafe database session (writable or without statement_timeout)';
@@ -296,6 +319,7 @@ export function createSources(options: SourcesOptions): Sources {
     onVersionChange: (listener) => void listeners.push(listener),
     async start() {
       await watcher.start();
+      await probeListen().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'LISTEN probe failed'));
       await tick();
       if (!stopped) {
         const loop = () => {
