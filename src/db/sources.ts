@@ -56,6 +56,9 @@ export interface Source extends RoutedSource {
   safety: Safety;
 }
 
+/** A source with what only this module touches: its state connection and where its snapshot is kept. */
+type Member = Source & { stateSql: Sql; setSnapshot(snapshot: DataSnapshot): void };
+
 interface Pin {
   source: Source;
   snapshot: DataSnapshot | null;
@@ -90,8 +93,9 @@ interface Sighting {
 const sightingsKeptMs = 15 * 60_000;
 const listenProbeChannel = 'igw_listen_probe';
 
-const safetyCheck = (sql: Sql) => sql<{ read_only: string; statement_timeout: string }[]>`
-  SELECT current_setting('transaction_read_only') AS read_only, current_setting('statement_timeout') AS statement_timeout`;
+const safetyCheck = (sql: Sql) => sql<{ read_only: string; statement_timeout: string; in_recovery: boolean }[]>`
+  SELECT current_setting('transaction_read_only') AS read_only, current_setting('statement_timeout') AS statement_timeout,
+         pg_is_in_recovery() AS in_recovery`;
 
 export function createSources(options: SourcesOptions): Sources {
   const { logger } = options;
@@ -105,12 +109,12 @@ export function createSources(options: SourcesOptions): Sources {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
 
-  function makeSource(role: 'primary' | 'replica', target: { url?: string; socketPath?: string }): Source & { stateSql: Sql } {
+  function makeSource(role: 'primary' | 'replica', target: { url?: string; socketPath?: string }): Member {
     const sql = createSql({ ...target, ...sqlOptions, poolMax: options.poolMax, onQuery: options.onQuery });
     // the state connection: version reads never queue behind the pool's statements
     const stateSql = createSql({ ...target, ...sqlOptions, statementTimeoutMs: 5_000, poolMax: 1 });
     let snapshot: DataSnapshot | null = null;
-    const source: Source & { stateSql: Sql; setSnapshot(s: DataSnapshot): void } = {
+    const source: Member = {
       role,
       label: target.url ? hostLabel(target.url) : 'embedded',
       sql,
@@ -142,7 +146,9 @@ export function createSources(options: SourcesOptions): Sources {
    * BEGIN and COMMIT.
    */
   function sendOn<T>(sql: Sql, query: PromiseLike<T>): Promise<T> {
+    // postgres.js 3.x (pinned): a Query keeps `strings`, `args` and `options` and is sent on first await
     const q = query as unknown as { tagged: boolean; strings: TemplateStringsArray & string[]; args: unknown[]; options: object };
+    if (!Array.isArray(q.strings) || !Array.isArray(q.args)) throw new TypeError('not a postgres.js query');
     const reissue = (on: Sql) => (q.tagged
       ? on(q.strings, ...(q.args as never[]))
       : on.unsafe(q.strings[0]!, q.args as never[], q.options)) as unknown as Promise<T>;
@@ -221,17 +227,21 @@ export function createSources(options: SourcesOptions): Sources {
     return replayAgeMs ?? (firstNewer ? Date.now() - firstNewer.at : null);
   }
 
-  async function checkSafety(source: Source) {
+  async function checkSafety(source: Member) {
     if (source.safety !== 'unchecked') return;
     // on the state connection: opened like the pool's (same URL, role, startup parameters or pooler
     // mode), and the pool's statements stay the requests' own (tests count them)
-    const stateSql = (source as Source & { stateSql: Sql }).stateSql;
-    const [row] = await sendOn(stateSql, safetyCheck(stateSql));
+    const [row] = await sendOn(source.stateSql, safetyCheck(source.stateSql));
     const problems = [
       ...(row?.read_only !== 'on' ? ['writable (transaction_read_only is off)'] : []),
       ...(row?.statement_timeout === '0' ? ['without statement_timeout'] : []),
     ];
     source.safety = problems.length ? 'unsafe' : 'safe';
+    if (source.role === 'primary' && row?.in_recovery) {
+      // nothing to measure its lag against: the standby's own staleness goes unseen
+      logger.warn({ source: source.label },
+        'DATABASE_URL is a standby: its lag cannot be measured; give the primary as DATABASE_URL and the standby in DATABASE_READ_URLS');
+    }
     if (problems.length === 0) return;
     const hint = pooled
       ? 'check the pooler and the role settings'
@@ -244,11 +254,11 @@ export function createSources(options: SourcesOptions): Sources {
     }
   }
 
-  async function checkReplica(source: Source & { setSnapshot?(s: DataSnapshot): void }) {
+  async function checkReplica(source: Member) {
     try {
       await checkSafety(source);
-      const state = await readSourceState((source as Source & { stateSql: Sql }).stateSql);
-      (source as { setSnapshot(s: DataSnapshot): void }).setSnapshot(state);
+      const state = await readSourceState(source.stateSql);
+      source.setSnapshot(state);
       source.lagMs = lagOf(state, state.replayAgeMs);
       if (source.safety === 'unsafe' && !options.allowUnsafeSession) return outOfRotation(source, 'unsafe session');
       if (source.lagMs === null) return outOfRotation(source, 'lag unknown (primary not read yet, or another database)');
