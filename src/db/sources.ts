@@ -267,15 +267,31 @@ export function createSources(options: SourcesOptions): Sources {
       source.inRotation = true;
       source.reason = undefined;
     } catch (error) {
+      if (stopped) return;
       source.lagMs = null;
       outOfRotation(source, 'unreachable');
       logger.debug({ replica: source.label, err: (error as Error).message }, 'replica check failed');
     }
   }
 
-  async function tick() {
+  // each replica is read on its own: one that does not answer (its state read waits for a lock replay
+  // holds, a network stall) must not hold up the others' checks, and leaves the rotation once it has
+  // not answered for longer than the lag budget
+  const checking = new Map<Member, number>();
+  function checkOnce(replica: Member): Promise<void> {
+    const since = checking.get(replica);
+    if (since !== undefined) {
+      if (Date.now() - since > options.maxLagMs) outOfRotation(replica, 'not answering');
+      return Promise.resolve();
+    }
+    checking.set(replica, Date.now());
+    return checkReplica(replica).finally(() => checking.delete(replica));
+  }
+
+  async function tick(wait: boolean) {
     if (primary.safety === 'unchecked') await checkSafety(primary).catch(() => {});
-    await Promise.all(replicas.map(checkReplica));
+    const checks = Promise.all(replicas.map(checkOnce));
+    if (wait) await checks;
   }
 
   // the pins of requests in flight (scopes are collected with their requests)
@@ -330,10 +346,10 @@ export function createSources(options: SourcesOptions): Sources {
     async start() {
       await watcher.start();
       await probeListen().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'LISTEN probe failed'));
-      await tick();
+      await tick(true);
       if (!stopped) {
         const loop = () => {
-          timer = setTimeout(() => void tick().finally(() => !stopped && loop()), options.pollMs);
+          timer = setTimeout(() => void tick(false).finally(() => !stopped && loop()), options.pollMs);
           timer.unref();
         };
         loop();
