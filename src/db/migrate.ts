@@ -15,8 +15,8 @@ export function listMigrations(dir = migrationsDir): { version: string; file: st
 
 /** The server is a hot standby: it cannot take writes, the migrations belong on its primary. */
 export class StandbyError extends Error {
-  constructor(readonly server: string) {
-    super(`${server} is a read-only standby; run migrations against the primary`);
+  constructor(readonly server: string, several = false) {
+    super(`${server} ${several ? 'are read-only standbys' : 'is a read-only standby'}; run migrations against the primary`);
     this.name = 'StandbyError';
   }
 }
