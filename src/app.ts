@@ -1,6 +1,8 @@
 import type { Server } from 'node:http';
 import { configSchema, type Config } from './config.js';
-import { createSql, type Sql } from './db/client.js';
+import type { Sql } from './db/client.js';
+import { createSources, type Sources } from './db/sources.js';
+import { expandHosts, expandUrlList } from './db/urls.js';
 import { createStore, storeLimitDefaults, type Store, type StoreLimits } from './db/store.js';
 import { dataAgeSeconds } from './db/version.js';
 import { createContext } from './graphql/context.js';
@@ -8,8 +10,8 @@ import { buildFingerprint } from './cache/keys.js';
 import { printSdl } from './graphql/schema.js';
 import { loadManifest } from './graphql/persisted.js';
 import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
-import { logFailure, yogaLogger, type Logger } from './observability/logger.js';
-import { createOperations, type Operations, type OperationsConfig } from './observability/operations.js';
+import { createLogger, logFailure, yogaLogger, type Logger } from './observability/logger.js';
+import { createOperations, operationsDefaults, type Operations, type OperationsConfig } from './observability/operations.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
 import type { HttpSettings } from './server/connections.js';
@@ -17,7 +19,10 @@ import { corsPolicy } from './server/cors.js';
 import { createHttpServer } from './server/http.js';
 
 export interface Gateway {
+  /** The primary's query pool. */
   sql: Sql;
+  /** The primary and the read replicas. */
+  sources: Sources;
   store: Store;
   yoga: GraphqlServer;
   server: Server;
@@ -35,6 +40,7 @@ export type GatewayConfig = Pick<Config,
   'GRAPHQL_MAX_RESULT_NODES' | 'GRAPHQL_MAX_RESPONSE_BYTES'> &
   Partial<Pick<Config, 'PERSISTED_OPERATIONS_DIR' | 'PERSISTED_OPERATIONS_ONLY' | 'APQ_MAX_ENTRIES' | 'APQ_MAX_BYTES' |
     'GRAPHQL_CACHE_CONTROL' | 'HTTP_COMPRESSION' | 'HTTP_COMPRESSION_MIN_BYTES'>> &
+  Partial<Pick<Config, 'DATABASE_READ_URLS' | 'MAX_REPLICA_LAG_MS' | 'DB_POOLER' | 'DB_ALLOW_UNSAFE_SESSION'>> &
   Partial<OperationsConfig> & StoreLimits & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>>;
 
 /** The defaults of src/config.ts for the clients' caches settings (gateways built from a partial config). */
@@ -53,20 +59,32 @@ export function createGateway(
 ): Gateway {
   // read first: a broken operation file stops the start before anything is opened
   const manifest = config.PERSISTED_OPERATIONS_DIR ? loadManifest(config.PERSISTED_OPERATIONS_DIR) : undefined;
-  const sql = createSql({
-    ...target,
+  const logger = hooks.logger ?? createLogger({ level: config.LOG_LEVEL ?? operationsDefaults.LOG_LEVEL });
+  // a multi-host DATABASE_URL: its first host is the primary, the others are read replicas
+  const [primaryUrl, ...moreHosts] = target.url ? expandHosts(target.url) : [];
+  const sources = createSources({
+    primary: primaryUrl ? { url: primaryUrl } : target,
+    replicas: [...moreHosts, ...(config.DATABASE_READ_URLS ? expandUrlList(config.DATABASE_READ_URLS) : [])],
     poolMax: config.DB_POOL_MAX,
     statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
     connectTimeoutS: config.DB_CONNECT_TIMEOUT_S,
-    readOnly: true,
+    pooler: config.DB_POOLER ?? 'none',
+    allowUnsafeSession: config.DB_ALLOW_UNSAFE_SESSION ?? false,
+    maxLagMs: config.MAX_REPLICA_LAG_MS ?? 5_000,
+    pollMs: config.DATA_VERSION_POLL_MS ?? operationsDefaults.DATA_VERSION_POLL_MS,
+    listen: config.DATA_VERSION_LISTEN ?? operationsDefaults.DATA_VERSION_LISTEN,
+    logger,
     onQuery: hooks.onQuery,
   });
+  const sql = sources.primary.sql;
   const paging = { defaultPageSize: config.DEFAULT_PAGE_SIZE, maxPageSize: config.MAX_PAGE_SIZE };
   const resultLimits = { maxNodes: config.GRAPHQL_MAX_RESULT_NODES, maxBytes: config.GRAPHQL_MAX_RESPONSE_BYTES };
-  const ops = createOperations({ config, target, logger: hooks.logger, build: buildFingerprint(printSdl(), paging, createRpcTables()) });
+  const ops = createOperations({ config, sources, logger, build: buildFingerprint(printSdl(), paging, createRpcTables()) });
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
-  const store = ops.instrumentStore(createStore(sql, { timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: config }));
+  const store = ops.instrumentStore(createStore(sql, {
+    timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: config, router: sources.router, unready: sources.unready,
+  }));
   ops.attachPool(store.poolState);
   const yoga = createGraphqlServer({
     store,
@@ -116,6 +134,7 @@ export function createGateway(
   }, config);
   return {
     sql,
+    sources,
     store,
     yoga,
     server,
@@ -123,7 +142,8 @@ export function createGateway(
     ready: ops.ready,
     async close() {
       await new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
-      await Promise.all([sql.end({ timeout: 5 }), ops.close()]);
+      await ops.close();
+      await sources.stop();
     },
   };
 }

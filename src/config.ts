@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { expandHosts, expandUrlList } from './db/urls.js';
 
 // Every setting comes from the environment and is validated once at start, with messages that name
 // the variable, so a typo fails loudly instead of silently falling back.
@@ -10,7 +11,16 @@ const int = (min: number, max: number) => z.coerce.number().int().min(min).max(m
 export const configSchema = z.object({
   PORT: int(0, 65535).default(8080),
   HOST: z.string().min(1).default('127.0.0.1'),
-  DATABASE_URL: z.string().url().optional(),
+  // the primary (libpq multi-host URLs accepted: the first host is the primary, the others read replicas)
+  DATABASE_URL: postgresUrls(expandHosts).optional(),
+  // read replicas: comma-separated URLs (each may be multi-host); queries go to those within the lag budget
+  DATABASE_READ_URLS: postgresUrls(expandUrlList).optional(),
+  MAX_REPLICA_LAG_MS: int(0, 86_400_000).default(5_000),
+  // pgbouncer: transaction pooling in front (no prepared statements, no startup parameters, read-only and
+  // statement_timeout set in a transaction around each statement, no LISTEN)
+  DB_POOLER: z.enum(['none', 'pgbouncer']).default('none'),
+  // serve even when a source's session turns out writable or without statement_timeout (start-up check)
+  DB_ALLOW_UNSAFE_SESSION: bool.default(false),
   EMBEDDED_DATA_DIR: z.string().min(1).default('.data/pglite'),
   SEED: z.enum(['auto', 'true', 'false']).default('auto'),
   DB_POOL_MAX: int(1, 200).default(10),
@@ -97,6 +107,17 @@ export const configSchema = z.object({
 
 export type Config = z.infer<typeof configSchema>;
 
+/** A URL (or list of URLs) that `expand` can split into one URL per host; the message says what is wrong. */
+function postgresUrls(expand: (value: string) => string[]) {
+  return z.string().superRefine((value, ctx) => {
+    try {
+      expand(value);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  });
+}
+
 export class ConfigError extends Error {}
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
@@ -118,6 +139,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (config.PERSISTED_OPERATIONS_ONLY && !config.PERSISTED_OPERATIONS_DIR) {
     conflicts.push('  PERSISTED_OPERATIONS_ONLY: needs PERSISTED_OPERATIONS_DIR (else no operation could run)');
+  }
+  if (config.DATABASE_READ_URLS && !config.DATABASE_URL) {
+    conflicts.push('  DATABASE_READ_URLS: needs DATABASE_URL (the primary); the embedded engine has no replicas');
   }
   if (conflicts.length > 0) throw new ConfigError(`Invalid configuration:\n${conflicts.join('\n')}`);
   return config;

@@ -2,7 +2,7 @@ import postgres from 'postgres';
 import { currentScope, trackDbStatement, type DbStatementTrack } from '../observability/scope.js';
 import { Semaphore } from './admission.js';
 import {
-  InvalidInputError, RequestBudgetError, ServiceUnavailableError, describeUnavailable, isInvalidInput, isUnavailable,
+  InvalidInputError, RequestBudgetError, ServiceUnavailableError, describeUnavailable, isInvalidInput, isRetryable, isUnavailable,
 } from './errors.js';
 
 export type Sql = postgres.Sql<Record<string, never>>;
@@ -17,11 +17,18 @@ export interface DbOptions {
   connectTimeoutS: number;
   /** The gateway's sessions are read-only; migrations and loaders open a writable client. */
   readOnly: boolean;
+  /**
+   * `pgbouncer`: a transaction pooler in front. Server sessions change between transactions, so no
+   * prepared statements and no startup parameters but the application name (PgBouncer refuses the
+   * others); read-only and statement_timeout are then set per transaction (src/db/sources.ts).
+   */
+  pooler?: 'none' | 'pgbouncer';
   /** Called with the text (and bound parameters) of every statement sent (metrics, the no-N+1 test, bench/). */
   onQuery?: (text: string, params?: readonly unknown[]) => void;
 }
 
 export function createSql(options: DbOptions): Sql {
+  const pooled = options.pooler === 'pgbouncer';
   const common = {
     max: options.poolMax,
     connect_timeout: options.connectTimeoutS,
@@ -30,11 +37,12 @@ export function createSql(options: DbOptions): Sql {
     // resets on a successful connect, so after a few seconds of outage every connection waits up to 20 s
     // before trying again; capped at 0.5 s (jittered), service is back right after the database is.
     backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 0.5),
-    // prepared statements: planned once per connection; also required by the embedded engine (stack notes)
-    prepare: true,
+    // prepared statements: planned once per connection; also required by the embedded engine (stack notes).
+    // Behind a transaction pooler a statement prepared on one server session is not there in the next.
+    prepare: !pooled,
     onnotice: () => {},
     debug: options.onQuery ? (_conn: number, query: string, params: unknown[]) => options.onQuery?.(query, params) : undefined,
-    connection: {
+    connection: pooled ? { application_name: 'inscription-gateway' } : {
       application_name: 'inscription-gateway',
       statement_timeout: options.statementTimeoutMs,
       ...(options.readOnly ? { default_transaction_read_only: true } : {}),
@@ -45,6 +53,24 @@ export function createSql(options: DbOptions): Sql {
     return postgres({ ...common, path: options.socketPath, user: 'postgres', database: 'postgres', host: 'localhost' });
   }
   throw new Error('createSql needs a url or a socketPath');
+}
+
+/** A database server the runner can send statements to (src/db/sources.ts). */
+export interface RoutedSource {
+  /** host:port, or "embedded". */
+  label: string;
+  /** Sends a statement, built by any of the gateway's Sql instances, on this source's pool. */
+  send<T>(query: PromiseLike<T>): Promise<T>;
+  /** A statement on this source failed to reach it (taken out of rotation until its next good check). */
+  failed(error: unknown): void;
+}
+
+/** Which source a request's statements go to (one per request, src/db/sources.ts). */
+export interface Router {
+  /** The source of the current request (chosen at its first use and kept); the primary outside a request. */
+  pinned(): RoutedSource;
+  /** Where a statement of the current request that failed on `source` with a retryable error may be sent again. */
+  retryTarget(source: RoutedSource, error: unknown): RoutedSource | null;
 }
 
 export interface RunnerOptions {
@@ -79,8 +105,14 @@ interface RequestShare {
  * refused if the request has spent its row budget, then waits (bounded) for a pool connection; only then
  * is it sent, and only then do its timer and its database time start.
  */
-export function createRunner(options: RunnerOptions) {
-  const gate = new Semaphore({ size: options.poolMax, maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs });
+export function createRunner(options: RunnerOptions, router: Router) {
+  // one admission gate per source: each has its own pool of poolMax connections
+  const gates = new Map<RoutedSource, Semaphore>();
+  const gateOf = (source: RoutedSource) => {
+    let gate = gates.get(source);
+    if (!gate) gates.set(source, gate = new Semaphore({ size: options.poolMax, maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs }));
+    return gate;
+  };
   const shares = new WeakMap<object, RequestShare>();
   const shareOf = (scope: object) => {
     let share = shares.get(scope);
@@ -97,28 +129,49 @@ export function createRunner(options: RunnerOptions) {
     await share?.line.acquire();
     try {
       spend(share);
-      const track = trackDbStatement();
+      const source = router.pinned();
       try {
-        await gate.acquire(() => (track.queued(), noop), share ? () => share.connections : undefined);
+        return await attempt(query, source, share);
       } catch (error) {
-        track.done();
-        throw error;
+        if (!isRetryable(error)) throw mapError(error);
+        source.failed(error);
+        // reads are safe to send again: once, on a source at least as fresh as the request's (src/db/sources.ts)
+        const other = router.retryTarget(source, error);
+        if (!other) throw mapError(error);
+        try {
+          return await attempt(query, other, share);
+        } catch (again) {
+          if (isRetryable(again)) other.failed(again);
+          throw mapError(again);
+        }
       }
-      if (share && share.rows >= options.requestMaxRows) {
-        // the budget ran out while this statement waited: the connection goes to the next one unused
-        gate.release();
-        track.done();
-        throw new RequestBudgetError();
-      }
-      if (share) share.connections++;
-      track.running();
-      return await execute(query, share, track);
     } finally {
       share?.line.release();
     }
   }
 
-  async function execute<T>(query: PromiseLike<T>, share: RequestShare | undefined, track: DbStatementTrack): Promise<T> {
+  /** Waits (bounded) for a connection of `source`, then sends; errors come back as the driver gave them. */
+  async function attempt<T>(query: PromiseLike<T>, source: RoutedSource, share: RequestShare | undefined): Promise<T> {
+    const gate = gateOf(source);
+    const track = trackDbStatement();
+    try {
+      await gate.acquire(() => (track.queued(), noop), share ? () => share.connections : undefined);
+    } catch (error) {
+      track.done();
+      throw error;
+    }
+    if (share && share.rows >= options.requestMaxRows) {
+      // the budget ran out while this statement waited: the connection goes to the next one unused
+      gate.release();
+      track.done();
+      throw new RequestBudgetError();
+    }
+    if (share) share.connections++;
+    track.running();
+    return execute(() => source.send(query), gate, share, track);
+  }
+
+  async function execute<T>(send: () => Promise<T>, gate: Semaphore, share: RequestShare | undefined, track: DbStatementTrack): Promise<T> {
     // the permit is given back when the driver is done with the statement, not when the caller gives up
     // on it: a timed-out statement still occupies its connection until the server's statement_timeout
     // ends it. (No driver cancel here: postgres.js leaves a failed cancel as an unhandled rejection.)
@@ -132,7 +185,7 @@ export function createRunner(options: RunnerOptions) {
     let timer: NodeJS.Timeout | undefined;
     try {
       // postgres.js sends a query when it is first awaited: here, with the connection ours
-      const result = Promise.resolve(query);
+      const result = send();
       result.then(release, release);
       const limit = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
@@ -144,11 +197,6 @@ export function createRunner(options: RunnerOptions) {
       const rows = await Promise.race([result, limit]);
       if (share && Array.isArray(rows)) share.rows += rows.length;
       return rows;
-    } catch (error) {
-      if (error instanceof ServiceUnavailableError) throw error;
-      if (isUnavailable(error)) throw new ServiceUnavailableError(describeUnavailable(error));
-      if (isInvalidInput(error)) throw new InvalidInputError('text arguments must not contain NUL (U+0000) characters');
-      throw error;
     } finally {
       clearTimeout(timer);
       track.done();
@@ -156,8 +204,25 @@ export function createRunner(options: RunnerOptions) {
     }
   }
 
-  // the gate's real state, for the pool gauges (src/observability/metrics.ts)
-  return Object.assign(run, { pool: () => ({ inUse: gate.inUse, waiting: gate.queued, size: options.poolMax }) });
+  // the gates' real state summed over the sources, for the pool gauges (src/observability/metrics.ts)
+  const pool = () => {
+    let inUse = 0;
+    let waiting = 0;
+    for (const gate of gates.values()) {
+      inUse += gate.inUse;
+      waiting += gate.queued;
+    }
+    return { inUse, waiting, size: options.poolMax * Math.max(1, gates.size) };
+  };
+  return Object.assign(run, { pool });
+}
+
+/** What a client may be told about a failed statement (never the driver's error, which may carry SQL). */
+function mapError(error: unknown): unknown {
+  if (error instanceof ServiceUnavailableError) return error;
+  if (isUnavailable(error)) return new ServiceUnavailableError(describeUnavailable(error));
+  if (isInvalidInput(error)) return new InvalidInputError('text arguments must not contain NUL (U+0000) characters');
+  return error;
 }
 
 export type Runner = ReturnType<typeof createRunner>;

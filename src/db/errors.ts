@@ -38,23 +38,49 @@ export function isInvalidInput(error: unknown): boolean {
   return typeof code === 'string' && invalidInputStates.has(code);
 }
 
-// SQLSTATE classes/codes that mean "the database is not answering", not "the query is wrong".
-const unavailableStates = new Set(['57014', '57P01', '57P02', '57P03', '53300']);
+// SQLSTATE classes/codes that mean "the database is not answering (this statement) right now", not "the
+// query is wrong": 57014 query_canceled (statement_timeout), 40001 serialization_failure (on a standby: a
+// recovery conflict cancelled the statement), 40P01 deadlock_detected, 57P01–57P03 admin/crash shutdown,
+// cannot_connect_now, 53300 too_many_connections and class 08 (connection exceptions).
+const unavailableStates = new Set(['57014', '40001', '40P01', '57P01', '57P02', '57P03', '53300']);
 const unavailableNodeCodes = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EPIPE', 'ETIMEDOUT', 'ENOENT', 'EHOSTUNREACH',
   'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED',
 ]);
 
+const codeOf = (error: unknown) => {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+};
+
 export function isUnavailable(error: unknown): boolean {
   if (error instanceof ServiceUnavailableError) return true;
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return false;
+  const code = codeOf(error);
+  if (code === undefined) return false;
   return unavailableNodeCodes.has(code) || unavailableStates.has(code) || code.startsWith('08');
+}
+
+/**
+ * A read that failed for a reason of the server or the connection, not of the statement: sent again
+ * (once, on another source when there is one) it may well succeed. Not a timeout (57014: the statement
+ * is slow, another try doubles the load) and not the gateway's own refusals (server busy, row budget).
+ */
+export function isRetryable(error: unknown): boolean {
+  if (error instanceof ServiceUnavailableError) return false;
+  const code = codeOf(error);
+  return code !== undefined && code !== '57014' && isUnavailable(error);
+}
+
+/** Failures in which the source itself cannot be reached (as opposed to one statement being cancelled). */
+export function isConnectFailure(error: unknown): boolean {
+  const code = codeOf(error);
+  return code !== undefined && (unavailableNodeCodes.has(code) || code === '57P03' || code === '53300' || code.startsWith('08'));
 }
 
 export function describeUnavailable(error: unknown): string {
   if (error instanceof ServiceUnavailableError) return error.reason;
-  const code = (error as { code?: string }).code;
+  const code = codeOf(error);
   if (code === '57014') return 'query timed out';
+  if (code === '40001' || code === '40P01') return 'query cancelled by a database conflict';
   return 'database unreachable';
 }

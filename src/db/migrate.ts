@@ -13,12 +13,22 @@ export function listMigrations(dir = migrationsDir): { version: string; file: st
     .map((file) => ({ version: file.replace(/\.sql$/, ''), file: join(dir, file) }));
 }
 
+/** The server is a hot standby: it cannot take writes, the migrations belong on its primary. */
+export class StandbyError extends Error {
+  constructor(readonly server: string, several = false) {
+    super(`${server} ${several ? 'are read-only standbys' : 'is a read-only standby'}; run migrations against the primary`);
+    this.name = 'StandbyError';
+  }
+}
+
 /**
  * Applies the migrations not yet recorded in schema_migrations, each in its own transaction, under an
  * advisory lock so that two starts cannot apply the same file twice. Safe to run any number of times.
  * Returns the versions it applied.
  */
-export async function migrate(sql: Sql, dir = migrationsDir): Promise<string[]> {
+export async function migrate(sql: Sql, dir = migrationsDir, server = 'the database'): Promise<string[]> {
+  const [state] = await sql<{ standby: boolean }[]>`SELECT pg_is_in_recovery() AS standby`;
+  if (state?.standby) throw new StandbyError(server);
   await sql`CREATE TABLE IF NOT EXISTS schema_migrations (
     version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`;
   const applied: string[] = [];

@@ -1,5 +1,6 @@
 import { configSchema, type Config } from '../config.js';
-import { createRunner, type Sql } from './client.js';
+import { createRunner, type Router, type Sql } from './client.js';
+import { ServiceUnavailableError } from './errors.js';
 import { createActivityStore } from './activity.js';
 import { createBalanceStore } from './balances.js';
 import { createChainStore } from './chains.js';
@@ -17,12 +18,20 @@ export const storeLimitDefaults = configSchema.pick({
   DB_POOL_MAX: true, DB_MAX_QUEUE: true, DB_QUEUE_TIMEOUT_MS: true, REQUEST_MAX_ROWS: true, REQUEST_MAX_CONCURRENT_STATEMENTS: true,
 }).parse({});
 
+/** Every statement on `sql` itself, never retried: a store without replicas (tools, tests). */
+function singleSource(sql: Sql): Router {
+  const source = { label: 'primary', send: <T>(query: PromiseLike<T>) => Promise.resolve(query), failed: () => {} };
+  return { pinned: () => source, retryTarget: () => null };
+}
+
 /**
  * The gateway's whole data access: one sub-store per resource, all SQL behind it. `timeoutMs` is the
- * application-side limit of one statement (counted once it holds a connection); `limits` share the pool
- * fairly between requests (src/db/admission.ts).
+ * application-side limit of one statement (counted once it holds a connection); `limits` share each
+ * pool fairly between requests (src/db/admission.ts). Statements are built with `sql` and sent where
+ * `router` says (src/db/sources.ts: the primary or a read replica); `unready` tells /readyz why no
+ * source can serve.
  */
-export function createStore(sql: Sql, options: { timeoutMs: number; limits?: StoreLimits }) {
+export function createStore(sql: Sql, options: { timeoutMs: number; limits?: StoreLimits; router?: Router; unready?: () => string | null }) {
   const limit = <K extends keyof StoreLimits>(key: K) => options.limits?.[key] ?? storeLimitDefaults[key];
   const run = createRunner({
     timeoutMs: options.timeoutMs,
@@ -31,7 +40,7 @@ export function createStore(sql: Sql, options: { timeoutMs: number; limits?: Sto
     queueTimeoutMs: limit('DB_QUEUE_TIMEOUT_MS'),
     requestMaxRows: limit('REQUEST_MAX_ROWS'),
     requestMaxConcurrent: limit('REQUEST_MAX_CONCURRENT_STATEMENTS'),
-  });
+  }, options.router ?? singleSource(sql));
   return {
     sql,
     chains: createChainStore(sql, run),
@@ -44,8 +53,10 @@ export function createStore(sql: Sql, options: { timeoutMs: number; limits?: Sto
     utxos: createUtxoStore(sql, run),
     /** The admission gate now: connections held by statements, statements waiting, pool size. */
     poolState: () => run.pool(),
-    /** Readiness probe: one round trip. */
+    /** Readiness probe: what the sources' states say, then one round trip to the source a request would use. */
     async ping(): Promise<void> {
+      const reason = options.unready?.();
+      if (reason) throw new ServiceUnavailableError(reason);
       await run(sql`SELECT 1`);
     },
   };

@@ -34,6 +34,28 @@ export async function readSnapshot(sql: Sql): Promise<DataSnapshot> {
   return { version: row.version, epoch: row.epoch, heights: row.heights ?? {}, newestBlockTime: row.newest ?? null };
 }
 
+/** A source's snapshot with what says how far behind it is: read on each replica, once per poll. */
+export interface SourceState extends DataSnapshot {
+  inRecovery: boolean;
+  /** ms since the last transaction replayed (pg_last_xact_replay_timestamp()); null on a primary or before any replay. */
+  replayAgeMs: number | null;
+}
+
+export async function readSourceState(sql: Sql): Promise<SourceState> {
+  const [row] = await sql<{ version: string; epoch: string; heights: Record<string, string | null>; newest: string | null; in_recovery: boolean; replay_age_ms: number | null }[]>`
+    SELECT (SELECT version FROM data_version)::text AS version, (SELECT epoch FROM data_version) AS epoch,
+           (SELECT to_char(max(block_time) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM indexed_blocks) AS newest,
+           coalesce((SELECT json_object_agg(c.chain, b.block_number::text ORDER BY c.display_order)
+                       FROM chains c LEFT JOIN indexed_blocks b ON b.chain = c.chain), '{}'::json) AS heights,
+           pg_is_in_recovery() AS in_recovery,
+           (extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp()) * 1000)::float8 AS replay_age_ms`;
+  if (!row || row.version === null) throw new Error('data_version has no row (migration 004 not applied?)');
+  return {
+    version: row.version, epoch: row.epoch, heights: row.heights ?? {}, newestBlockTime: row.newest ?? null, inRecovery: row.in_recovery,
+    replayAgeMs: row.replay_age_ms === null ? null : Math.max(0, Number(row.replay_age_ms)),
+  };
+}
+
 export interface VersionWatcherOptions {
   /** Fallback poll interval; also the bound on staleness when notifications are lost. */
   pollMs: number;
@@ -47,6 +69,8 @@ export interface VersionWatcher {
   current(): DataSnapshot | null;
   /** True once LISTEN is established, while the database answers (a failed read means LISTEN is down too). */
   listening(): boolean;
+  /** True while the last read failed (until a read succeeds again). */
+  failing(): boolean;
   /** First read (and LISTEN); resolves even if they fail (the gateway then answers without the cache). */
   start(): Promise<void>;
   /** Reads the version now (tests, and operators wanting read-your-writes). */
@@ -100,6 +124,7 @@ export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): 
   return {
     current: () => snapshot,
     listening: () => listener !== null && readOk,
+    failing: () => errorReported,
     refresh: () => refresh('poll'),
     async start() {
       await refresh('start');

@@ -4,9 +4,9 @@ import { keyVersion, namespaceFor } from '../cache/keys.js';
 import { createRpcCache, type RpcCache } from '../cache/rpc.js';
 import { createCacheStore, type CacheStore } from '../cache/store.js';
 import { configSchema, type Config } from '../config.js';
-import { createSql } from '../db/client.js';
 import { readBlockTimes } from '../db/block-times.js';
-import { createVersionWatcher, type VersionWatcher } from '../db/version.js';
+import type { Sources } from '../db/sources.js';
+import type { VersionWatcher } from '../db/version.js';
 import { buildInfo } from './build.js';
 import { graphqlObservability, graphqlPrometheus } from './graphql.js';
 import { observeRequests, type Handler } from './http.js';
@@ -14,6 +14,7 @@ import { createLogger, type Logger } from './logger.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { rpcObserver, type RpcObserver } from './rpc.js';
 import type { PoolMeter } from './scope.js';
+import { replicaMetrics } from './replicas.js';
 import { instrumentStore } from './store.js';
 
 // Everything that runs a gateway rather than answers for it, built per gateway (no module state): the
@@ -31,8 +32,9 @@ export const operationsDefaults: OperationsConfig = configSchema.pick({
 }).parse({});
 
 export interface OperationsOptions {
-  config: Partial<OperationsConfig> & { DB_POOL_MAX: number; DB_CONNECT_TIMEOUT_S: number };
-  target: { url?: string; socketPath?: string };
+  config: Partial<OperationsConfig> & { DB_POOL_MAX: number };
+  /** The primary and the read replicas (src/db/sources.ts): started with the operations, stopped by the gateway. */
+  sources: Sources;
   /** Identifies the build for the cache namespace (schema SDL, paging defaults). */
   build: string;
   logger?: Logger;
@@ -41,6 +43,7 @@ export interface OperationsOptions {
 export interface Operations {
   logger: Logger;
   metrics: Metrics;
+  /** The primary's data-version watcher. */
   watcher: VersionWatcher;
   cache: CacheStore | null;
   yogaPlugins: Plugin[];
@@ -62,57 +65,45 @@ export function createOperations(options: OperationsOptions): Operations {
   const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL });
   const pool: PoolMeter = { inflight: 0 };
 
-  // The watcher has its own connection (and the driver one more for LISTEN): version reads never queue
-  // behind the pool's statements, and the pool's statement count stays the application's own.
-  const watcherSql = createSql({
-    ...options.target,
-    poolMax: 1,
-    statementTimeoutMs: 5_000,
-    connectTimeoutS: options.config.DB_CONNECT_TIMEOUT_S,
-    readOnly: true,
-  });
+  const { sources } = options;
+  const watcher = sources.watcher;
   let metrics: Metrics | undefined;
-  // newest block time per chain, re-read when the data version changes (the data-age gauge subtracts it
-  // from the time of the scrape); a later read never loses to an earlier one that finishes after it
+  // newest block time per chain, re-read (on the primary) when the data version changes (the data-age gauge
+  // subtracts it from the time of the scrape); a later read never loses to an earlier one that finishes after it
   let blockTimes: Record<string, number> | null = null;
   let blockTimesRead = 0;
   const readTimes = () => {
     const seq = ++blockTimesRead;
-    readBlockTimes(watcherSql).then(
+    readBlockTimes(sources.primary.sql).then(
       (times) => { if (seq === blockTimesRead) blockTimes = times; },
       (error: unknown) => logger.debug({ err: (error as Error).message }, 'cannot read block times'),
     );
   };
-  const watcher = createVersionWatcher(watcherSql, {
-    pollMs: config.DATA_VERSION_POLL_MS,
-    // the embedded engine's socket server accepts LISTEN but delivers no notifications: poll only
-    listen: config.DATA_VERSION_LISTEN && !options.target.socketPath,
-    onChange: (next, previous, via) => {
-      metrics?.versionChanges.inc({ via });
-      readTimes();
-      logger.debug({ dataVersion: next.version, previous: previous?.version, via }, 'data version');
-    },
-    onError: (error, where) =>
-      logger.warn({ where, err: (error as Error).message },
-        where === 'listen' ? 'LISTEN failed: learning data versions by polling only' : 'cannot read the data version: answering without the cache'),
+  sources.onVersionChange((next, previous, via) => {
+    metrics?.versionChanges.inc({ via });
+    readTimes();
+    logger.debug({ dataVersion: next.version, previous: previous?.version, via }, 'data version');
   });
-  const current = () => watcher.current();
   let cache: CacheStore | null = null;
   let poolState: (() => { inUse: number; waiting: number; size: number }) | undefined;
   metrics = createMetrics({
-    pool, poolMax: options.config.DB_POOL_MAX, freshness: current, maxOperations: config.METRICS_MAX_OPERATIONS,
-    cacheStats: () => cache?.stats() ?? null,
+    // the gauges count statements over every source's pool
+    pool, poolMax: options.config.DB_POOL_MAX * (1 + sources.replicas.length), freshness: () => watcher.current(),
+    maxOperations: config.METRICS_MAX_OPERATIONS, cacheStats: () => cache?.stats() ?? null,
     poolState: () => poolState?.() ?? null,
     build: buildInfo(),
     blockTimes: () => blockTimes,
-    listening: () => watcher.listening(),
+    listening: () => sources.listenUp(),
     // the Redis gauges exist only when there is a Redis to report on
     ...(config.CACHE && config.REDIS_URL ? { redis: () => cache?.redisState() ?? null } : {}),
   });
-  const currentVersion = () => {
-    const snapshot = watcher.current();
-    return snapshot ? keyVersion(snapshot) : null;
-  };
+  replicaMetrics(metrics.registry, sources);
+  // Cache keys carry the data version of the source the request is pinned to (src/db/sources.ts): the
+  // one it had when the request began. The store takes a key only while that source is still at that
+  // version (a source that moved on during the request may have answered from newer data).
+  const versionOf = (snapshot: { epoch: string; version: string } | null) => (snapshot ? keyVersion(snapshot) : null);
+  const currentVersion = () => versionOf(sources.router.live());
+  const pinnedVersion = () => versionOf(sources.router.pin().snapshot);
 
   cache = config.CACHE
     ? createCacheStore({
@@ -130,14 +121,14 @@ export function createOperations(options: OperationsOptions): Operations {
       logger,
     })
     : null;
-  const snapshots = createRequestSnapshots(current);
+  const snapshots = createRequestSnapshots(() => sources.router.pin().snapshot);
   const yogaPlugins: Plugin[] = [
     graphqlPrometheus(metrics),
     graphqlObservability({ snapshots, metrics, caching: cache !== null }),
     ...(cache ? [graphqlResponseCache(cache, snapshots)] : []),
   ];
   const m = metrics;
-  const ready = Promise.all([watcher.start(), cache?.ready]).then(() => {
+  const ready = Promise.all([sources.start(), cache?.ready]).then(() => {
     logger.debug({ cache: cache?.kind ?? 'off', listening: watcher.listening(), dataVersion: currentVersion() }, 'operations ready');
   });
 
@@ -147,7 +138,7 @@ export function createOperations(options: OperationsOptions): Operations {
     watcher,
     cache,
     yogaPlugins,
-    rpcCache: cache ? createRpcCache(cache, currentVersion, m) : null,
+    rpcCache: cache ? createRpcCache(cache, pinnedVersion, m) : null,
     onRpcCall: rpcObserver(m),
     wrapHttp: observeRequests({ logger, metrics: m, pool }),
     instrumentStore: (store) => instrumentStore(store, m),
@@ -160,8 +151,7 @@ export function createOperations(options: OperationsOptions): Operations {
     ready,
     async close() {
       await ready.catch(() => {});
-      await watcher.stop();
-      await Promise.all([watcherSql.end({ timeout: 5 }), cache?.close()]);
+      await cache?.close();
     },
   };
 }

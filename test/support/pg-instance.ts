@@ -48,6 +48,8 @@ export interface PgInstance {
   /** postgres://postgres@127.0.0.1:<port>/postgres */
   url: string;
   port: number;
+  /** Where the server writes its log. */
+  logFile: string;
   running: boolean;
   start(): Promise<void>;
   /** `pg_ctl stop`: fast (clients disconnected, clean shutdown) by default. */
@@ -56,7 +58,17 @@ export interface PgInstance {
   destroy(): Promise<void>;
 }
 
-export async function createPgInstance(): Promise<PgInstance> {
+export interface PgInstanceOptions {
+  /** More server settings (`name=value`), e.g. `max_standby_streaming_delay=0`. */
+  settings?: string[];
+  /**
+   * A streaming standby of this (running) instance instead of a new cluster: `pg_basebackup -R` of it
+   * into the new directory, so the new server starts in recovery and follows it.
+   */
+  standbyOf?: PgInstance;
+}
+
+export async function createPgInstance(instanceOptions: PgInstanceOptions = {}): Promise<PgInstance> {
   const bin = pgBinDir();
   if (!bin) throw new Error('no PostgreSQL server binaries');
   const asRoot = process.getuid?.() === 0;
@@ -71,10 +83,16 @@ export async function createPgInstance(): Promise<PgInstance> {
     return run(file, argv, { timeout: timeoutMs, cwd: dir });
   };
 
-  await exec('initdb', ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions']);
+  if (instanceOptions.standbyOf) {
+    // initdb's pg_hba.conf lets 127.0.0.1 replicate with trust; -R writes primary_conninfo and standby.signal
+    await exec('pg_basebackup', ['-h', '127.0.0.1', '-p', String(instanceOptions.standbyOf.port), '-U', 'postgres', '-D', dataDir, '-R', '-X', 'stream', '--no-sync'], 60_000);
+  } else {
+    await exec('initdb', ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '-E', 'UTF8', '--locale=C', '--no-sync', '--no-instructions']);
+  }
   const options = [
     `-p ${port}`, `-k ${dir}`, '-c listen_addresses=127.0.0.1', '-c fsync=off', '-c synchronous_commit=off',
-    '-c full_page_writes=off', '-c max_connections=60', '-c shared_buffers=32MB',
+    '-c full_page_writes=off', '-c max_connections=60', '-c shared_buffers=32MB', '-c wal_level=replica',
+    ...(instanceOptions.settings ?? []).map((setting) => `-c ${setting}`),
   ].join(' ');
 
   const stopSync = () => {
@@ -91,6 +109,7 @@ export async function createPgInstance(): Promise<PgInstance> {
   const instance: PgInstance = {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
+    logFile: join(dir, 'server.log'),
     running: false,
     async start() {
       await exec('pg_ctl', ['-D', dataDir, '-l', join(dir, 'server.log'), '-o', options, '-w', '-t', '30', 'start'], 40_000);
