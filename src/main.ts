@@ -86,7 +86,10 @@ async function main() {
   const gateway = createGateway(config, target, { logger });
   await gateway.ready;
   if (heapPolicy) collectStartupGarbage();
-  await new Promise<void>((resolve) => gateway.server.listen(config.PORT, config.HOST, resolve));
+  // a deep accept queue (Node's default is 511; the kernel caps it at net.core.somaxconn): a burst of
+  // connections that are refused at once (the per-client cap) must not fill it and make other clients'
+  // connects wait for a SYN retransmission (1 s, then 3 s)
+  await new Promise<void>((resolve) => gateway.server.listen({ port: config.PORT, host: config.HOST, backlog: 4_096 }, resolve));
   const address = gateway.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const base = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;

@@ -64,7 +64,9 @@ function pct(sorted: number[], p: number): number {
 let stopRequested = false;
 
 export async function runNormal(c: NormalConfig): Promise<NormalResult> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  // idle sockets are closed before the gateway's keep-alive timeout (5 s), as a well-behaved client does:
+  // otherwise a request sent on a socket the server is closing at that moment fails with ECONNRESET
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 4_000 });
   const latencies: number[] = [];
   const calm: number[] = [];
   let calmErrors = 0;
