@@ -19,6 +19,7 @@ import {
 import { crossCheckStats } from './cross-check.js';
 import { currentPosition, sourceNow, type BinlogPosition } from './source/cdc.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
+import { estimateRows } from './source/schema.js';
 import type { Logger } from './log.js';
 import type { SyncMetrics } from './metrics.js';
 
@@ -177,8 +178,7 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, r: postgres
   t: (typeof rangeTables)[number], p: state.BackfillRange, ticks: Map<string, string> | null): Promise<boolean> {
   const top = BigInt(p.max_id);
   let last = BigInt(p.last_id.split('.')[0]!);
-  const [est] = await conn.query('SELECT TABLE_ROWS AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?', [t.source]);
-  const estimate = Math.max(Number((est as { n: string }[])[0]?.n ?? 0), Number(p.rows_copied), 1);
+  const estimate = Math.max(await estimateRows(conn, t.source), Number(p.rows_copied), 1);
   const bar = progressBar(t.source, estimate);
   bar.add(Number(p.rows_copied));
   const ctx = c.apply.ctx;
