@@ -83,6 +83,10 @@ function rewindSuite(mode: 'binlog' | 'polling') {
 
     const r = await same();
     expect(r.differences).toEqual([]);
+    // the list totals the gateway answers totals from (kept per statement by the sync's batched counters)
+    const [totals] = await db.sql`SELECT (SELECT n FROM list_totals WHERE list = 'transactions' AND chain IS NULL AND protocol IS NULL
+      AND tick IS NULL)::int AS listed, (SELECT count(*) FROM transactions)::int AS n`;
+    expect(totals!.listed).toBe(totals!.n);
     expect(await db.sql`SELECT count(*)::int AS n FROM transactions WHERE block_height > ${height}`.then((x) => x[0]!.n)).toBe(0);
     expect(await db.sql`SELECT count(*)::int AS n FROM balances WHERE address_key LIKE '%bbbb%'`.then((x) => x[0]!.n)).toBe(0);
     expect(sync!.output()).toMatch(/rewind in the source: re-syncing the chain/);

@@ -96,13 +96,13 @@ describe.skipIf(!server)('sync from the indexer\'s SQLite storage', { timeout: 1
     }
     const r = await same();
     expect(r.ticks).toBe(2);
-    const [[{ n }]] = await src.conn.query('SELECT count(*) AS n FROM txs');
+    const [[{ n }]] = (await src.conn.query('SELECT count(*) AS n FROM txs')) as any;
     expect(await db.sql`SELECT count(*)::int AS n FROM transactions`.then((x) => x[0]!.n)).toBe(Number(n));
     const { gateway } = createTestGateway(db);
     const base = await listen(gateway);
     try {
       const answer = (await call(base, 'inds_getHoldersByTick', [50, 0, 'eth', 'erc-20', 'pepe', 2])).result;
-      const [[{ h }]] = await src.conn.query(`SELECT count(*) AS h FROM balances WHERE tick = 'Pepe' AND CAST(balance AS REAL) > 0`);
+      const [[{ h }]] = (await src.conn.query(`SELECT count(*) AS h FROM balances WHERE tick = 'Pepe' AND CAST(balance AS REAL) > 0`)) as any;
       expect(answer.total).toBe(Number(h));
       expect(answer.total).toBe(holders.length + 2);
     } finally {

@@ -213,13 +213,20 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, r: postgres
       }
     }
   };
+  let next: Promise<SourceRow[]> | null = null;
   try {
+    // the next range is read from the source while this one is written to PostgreSQL (two servers busy at
+    // once; at most two ranges in memory)
+    const read = (from: bigint) => conn.query(`SELECT * FROM \`${t.source}\` WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`,
+      [String(from), String(top), c.batchSize]).then(([rows]) => rows as SourceRow[]);
+    next = last < top ? read(last) : null;
+    next?.catch(() => {}); // awaited below; a stop or a failed COPY may leave it unawaited
     while (last < top) {
       if (c.stopping()) return true;
-      const [rows] = await conn.query(`SELECT * FROM \`${t.source}\` WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`,
-        [String(last), String(top), c.batchSize]);
-      const batch = rows as SourceRow[];
+      const batch = await next!;
       const end = batch.length < c.batchSize ? top : BigInt(String(batch[batch.length - 1]!.id));
+      next = end < top ? read(end) : null;
+      next?.catch(() => {});
       const lines: string[] = [];
       for (const row of batch) {
         try {

@@ -1,6 +1,6 @@
 // --verify: reconciliation of the read model against the source, read once on each side. Per chain the
-// row counts of every synced table (and the indexed height); per tick the holders, the minted amount and
-// the movement count. Differences are printed as a table naming table, chain and tick with both values.
+// row counts of every synced table (and the indexed height); per tick the holders, the minted amount, the
+// movement count and the transaction count (tx_cnt). Differences are printed as a table naming table, chain and tick with both values.
 // The indexer's own counters (inscriptions_stats) are compared with the read model's as a cross-check,
 // reported but not counted: that table may legitimately disagree (its tx_cnt counts every parsed operation).
 import type { Sql } from '../db/client.js';
@@ -9,7 +9,7 @@ import { normalizeDecimal, tickKeyOf, tickKeyString, type SourceRow } from './ma
 import type { SourceConnection } from './source/connection.js';
 
 export interface Difference {
-  check: 'rows' | 'height' | 'holders' | 'minted' | 'movements' | 'stats';
+  check: 'rows' | 'height' | 'holders' | 'minted' | 'movements' | 'transactions' | 'stats';
   table: string;
   chain: string;
   /** protocol/tick, or '' for a per-chain check */
@@ -62,6 +62,7 @@ export async function verify(conn: SourceConnection, sql: Sql): Promise<VerifyRe
   const holders = new Map<string, bigint>();
   const minted = new Map<string, bigint>();
   const movements = new Map<string, bigint>();
+  const txCounts = new Map<string, bigint>();
   const keys = new Map<string, string>(); // tick key → 'chain protocol/tick'
   const label = (r: SourceRow) => {
     const k = tickKeyOf(r);
@@ -87,6 +88,10 @@ export async function verify(conn: SourceConnection, sql: Sql): Promise<VerifyRe
     }
     for (const r of await rows(conn, 'SELECT chain, protocol, tick, count(*) AS n FROM address_txs GROUP BY chain, protocol, tick')) {
       addTo(movements, label(r), BigInt(String(r.n)));
+    }
+    for (const r of await rows(conn, 'SELECT chain, protocol, tick, count(*) AS n FROM txs GROUP BY chain, protocol, tick')) {
+      const k = tickKeyString(tickKeyOf(r));
+      if (keys.has(k)) addTo(txCounts, k, BigInt(String(r.n)));
     }
     if (conn.dialect === 'sqlite') {
       // SQLite sums in floating point: exact sums are added here
@@ -116,8 +121,9 @@ export async function verify(conn: SourceConnection, sql: Sql): Promise<VerifyRe
     if (mine !== undefined && mine !== h) differences.push({ check: 'height', table: 'block → indexed_blocks', chain, tick: '', source: h, readModel: mine });
   }
 
-  const ticks = await sql<{ chain: string; protocol: string; tick: string; holders: string; minted: string; moves: string }[]>`
-    SELECT t.chain, t.protocol, t.tick, t.holders::text AS holders, t.minted::text AS minted, coalesce(m.n, 0)::text AS moves
+  const ticks = await sql<{ chain: string; protocol: string; tick: string; holders: string; minted: string; moves: string; txs: string }[]>`
+    SELECT t.chain, t.protocol, t.tick, t.holders::text AS holders, t.minted::text AS minted, coalesce(m.n, 0)::text AS moves,
+           t.tx_cnt::text AS txs
       FROM ticks t LEFT JOIN (SELECT tick_id, count(*) AS n FROM address_txs GROUP BY tick_id) m ON m.tick_id = t.id`;
   const seen = new Set<string>();
   for (const t of ticks) {
@@ -131,6 +137,8 @@ export async function verify(conn: SourceConnection, sql: Sql): Promise<VerifyRe
     if (m !== units(t.minted)) differences.push({ check: 'minted', table: 'address_txs', chain, tick, source: fromUnits(m), readModel: normalizeDecimal(t.minted) });
     const n = movements.get(key) ?? 0n;
     if (n !== BigInt(t.moves)) differences.push({ check: 'movements', table: 'address_txs', chain, tick, source: String(n), readModel: t.moves });
+    const x = txCounts.get(key) ?? 0n;
+    if (x !== BigInt(t.txs)) differences.push({ check: 'transactions', table: 'txs', chain, tick, source: String(x), readModel: t.txs });
   }
   for (const [key, l] of keys) {
     if (seen.has(key)) continue;
@@ -164,7 +172,7 @@ function table(rows: Difference[]): string[] {
 export function formatVerify(r: VerifyReport, limit = 200): string {
   const out: string[] = [];
   if (r.differences.length === 0) {
-    out.push(`verify: the read model matches the source (${r.chains} chains, ${r.ticks} ticks: row counts per chain, holders, minted and movements per tick)`);
+    out.push(`verify: the read model matches the source (${r.chains} chains, ${r.ticks} ticks: row counts per chain, holders, minted, movements and transactions per tick)`);
   } else {
     out.push(`verify: ${r.differences.length} difference${r.differences.length === 1 ? '' : 's'} between the source and the read model`);
     out.push(...table(r.differences.slice(0, limit)));
