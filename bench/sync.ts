@@ -95,8 +95,10 @@ const rows = new Rows(plan);
 const maria = await startMariaInstance(4801, { bufferPoolMb: 512 });
 const pgDb = `igw_bench_sync_${process.pid}`;
 const admin = postgres(`${values.server}/postgres`, { max: 1, onnotice: () => {} });
+const loadavg = () => readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).map(Number);
 const result: Record<string, unknown> = {
   scale, seed: DEFAULT_SEED, startedAt: new Date().toISOString(), node: process.version, rate, pollIntervalMs, durationS,
+  cpus: (await import('node:os')).availableParallelism(), loadAverageAtStart: loadavg(),
 };
 try {
   const src = await createSourceDatabase({ host: maria.host, port: maria.port, user: maria.user });
@@ -231,10 +233,15 @@ try {
     const sync = startSync(args);
     // caught up: the gateway answers the source's height
     const deadline = Date.now() + 600_000;
-    while ((await height$()) < height) {
+    const pg = postgres(pgUrl, { max: 1, onnotice: () => {} });
+    const [[srcTxs]] = (await src.conn.query('SELECT count(*) AS n FROM txs')) as any;
+    const caughtUp = async () => (await height$()) >= height
+      && Number((await pg`SELECT count(*) AS n FROM transactions`)[0]!.n) === Number(srcTxs.n);
+    while (!(await caughtUp())) {
       if (Date.now() > deadline || sync.child.exitCode !== null) throw new Error(`${mode}: never caught up\n${sync.output()}`);
       await new Promise((r) => setTimeout(r, 100));
     }
+    await pg.end();
     const perFlush = Math.max(3, Math.round(rate / 5));
     const mints = Math.floor(perFlush / 3);
     const pending: { h: number; committed: number }[] = [];
@@ -273,6 +280,8 @@ try {
     })();
     const tStart = performance.now();
     while (writing || pending.length) {
+      // asked every 10 ms: back-to-back asks would take the CPU the sync needs (the figure's resolution is 10 ms + one answer)
+      await new Promise((r) => setTimeout(r, 10));
       const seen = await height$();
       const now = performance.now();
       while (pending.length && pending[0]!.h <= seen) lags.push(now - pending.shift()!.committed);
@@ -299,6 +308,7 @@ try {
   result.syncPeakRssMB = Math.max(...peaks);
   result.rssTarget = '≤ 300 MB';
   result.finishedAt = new Date().toISOString();
+  result.loadAverageAtEnd = loadavg();
   await src.close();
 } finally {
   await admin.unsafe(`DROP DATABASE IF EXISTS ${pgDb} WITH (FORCE)`).catch(() => {});
@@ -314,6 +324,7 @@ writeFileSync(`${file}.json`, `${JSON.stringify(result, null, 2)}\n`);
 const b = result.backfill as any; const fb = result.followBinlog as any; const fp = result.followPolling as any;
 writeFileSync(`${file}.md`, [
   `# bench:sync, scale ${scale} (${result.finishedAt})`, '',
+  `Machine: ${result.cpus} CPUs, load average ${(result.loadAverageAtStart as number[]).join(' ')} at the start, ${(result.loadAverageAtEnd as number[]).join(' ')} at the end.`, '',
   `Source: ${result.source}; ${Object.entries(result.sourceRows as object).map(([k, v]) => `${k} ${Number(v).toLocaleString('en-US')}`).join(', ')}.`, '',
   '| figure | value | target |', '|---|---|---|',
   `| backfill wall time | ${b.seconds} s (${b.rowsPerSecond.toLocaleString('en-US')} rows/s) | — |`,
