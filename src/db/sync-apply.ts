@@ -48,6 +48,16 @@ async function withTickIds<T extends TickKey & { id?: string; address?: string }
   });
 }
 
+/** The counter row triggers stand aside for the next statement, which adds the counters' changes itself
+ *  (sql/009: one update per tick instead of one per row). */
+async function batchedCounters(tx: Tx): Promise<void> {
+  await tx`SELECT set_config('igw.counters', 'batched', true)`;
+}
+/** Back to the row triggers (deletes and every other write keep them). */
+async function rowCounters(tx: Tx): Promise<void> {
+  await tx`SELECT set_config('igw.counters', '', true)`;
+}
+
 export async function upsertChains(tx: Tx, rows: ChainRow[]): Promise<void> {
   if (!rows.length) return;
   await tx`
@@ -111,14 +121,26 @@ export async function deleteTicks(tx: Tx, ids: string[]): Promise<void> {
 export async function upsertBalances(tx: Tx, rows: BalanceRow[]): Promise<void> {
   if (!rows.length) return;
   const withIds = await withTickIds(tx, rows);
-  // the first casing of an address is kept: a conflicting row only updates the amounts
+  // the first casing of an address is kept: a conflicting row only updates the amounts. Holders change
+  // once per tick and statement (sql/009): balances > 0 after, minus those > 0 before (read in the same snapshot)
+  await batchedCounters(tx);
   await tx`
-    INSERT INTO balances (tick_id, address, balance, available, updated_at)
-    SELECT tick_id, address, balance, available, updated_at
-      FROM jsonb_to_recordset(${tx.json(lastBy(withIds, (r) => `${r.tick_id}/${r.address.toLowerCase()}`) as never)}::jsonb) AS r (tick_id bigint, address text, balance numeric,
-           available numeric, updated_at timestamptz)
-    ON CONFLICT (tick_id, address_key) DO UPDATE SET balance = EXCLUDED.balance, available = EXCLUDED.available,
-       updated_at = EXCLUDED.updated_at`;
+    WITH r AS (
+      SELECT tick_id, address, balance, available, updated_at
+        FROM jsonb_to_recordset(${tx.json(lastBy(withIds, (r) => `${r.tick_id}/${r.address.toLowerCase()}`) as never)}::jsonb)
+             AS r (tick_id bigint, address text, balance numeric, available numeric, updated_at timestamptz)),
+    old AS (SELECT b.tick_id, -1 AS n FROM balances b JOIN r ON b.tick_id = r.tick_id AND b.address_key = lower(r.address)
+             WHERE b.balance > 0),
+    ins AS (
+      INSERT INTO balances (tick_id, address, balance, available, updated_at)
+      SELECT tick_id, address, balance, available, updated_at FROM r
+      ON CONFLICT (tick_id, address_key) DO UPDATE SET balance = EXCLUDED.balance, available = EXCLUDED.available,
+         updated_at = EXCLUDED.updated_at
+      RETURNING tick_id, balance),
+    d AS (SELECT tick_id, sum(n) AS delta FROM (SELECT tick_id, 1 AS n FROM ins WHERE balance > 0 UNION ALL SELECT * FROM old) x
+           GROUP BY tick_id)
+    UPDATE ticks t SET holders = t.holders + d.delta FROM d WHERE t.id = d.tick_id AND d.delta <> 0`;
+  await rowCounters(tx);
 }
 export async function deleteBalances(tx: Tx, rows: BalanceRow[]): Promise<void> {
   if (!rows.length) return;
@@ -131,14 +153,24 @@ export async function deleteBalances(tx: Tx, rows: BalanceRow[]): Promise<void> 
 export async function upsertMovements(tx: Tx, rows: MovementRow[]): Promise<void> {
   if (!rows.length) return;
   const withIds = await withTickIds(tx, rows);
+  const unique = lastBy(withIds, byId);
+  // minted changes once per tick and statement (sql/009): mints written, minus the mints they replace
+  await batchedCounters(tx);
   await tx`
-    INSERT INTO address_txs (id, tick_id, address, tx_hash, amount, event, operate, created_at, updated_at)
-    SELECT id, tick_id, address, tx_hash, amount, event, operate, created_at, updated_at
-      FROM jsonb_to_recordset(${tx.json(lastBy(withIds, byId) as never)}::jsonb) AS r (id bigint, tick_id bigint, address text,
-           tx_hash text, amount numeric, event smallint, operate text, created_at timestamptz, updated_at timestamptz)
-    ON CONFLICT (id) DO UPDATE SET tick_id = EXCLUDED.tick_id, address = EXCLUDED.address, tx_hash = EXCLUDED.tx_hash,
-       amount = EXCLUDED.amount, event = EXCLUDED.event, operate = EXCLUDED.operate, created_at = EXCLUDED.created_at,
-       updated_at = EXCLUDED.updated_at`;
+    WITH old AS (SELECT tick_id, -amount AS amount FROM address_txs WHERE id = ANY(${unique.map((r) => r.id)}::bigint[]) AND event = 2),
+    ins AS (
+      INSERT INTO address_txs (id, tick_id, address, tx_hash, amount, event, operate, created_at, updated_at)
+      SELECT id, tick_id, address, tx_hash, amount, event, operate, created_at, updated_at
+        FROM jsonb_to_recordset(${tx.json(unique as never)}::jsonb) AS r (id bigint, tick_id bigint, address text,
+             tx_hash text, amount numeric, event smallint, operate text, created_at timestamptz, updated_at timestamptz)
+      ON CONFLICT (id) DO UPDATE SET tick_id = EXCLUDED.tick_id, address = EXCLUDED.address, tx_hash = EXCLUDED.tx_hash,
+         amount = EXCLUDED.amount, event = EXCLUDED.event, operate = EXCLUDED.operate, created_at = EXCLUDED.created_at,
+         updated_at = EXCLUDED.updated_at
+      RETURNING tick_id, amount, event),
+    d AS (SELECT tick_id, sum(amount) AS delta FROM (SELECT tick_id, amount FROM ins WHERE event = 2 UNION ALL SELECT * FROM old) x
+           GROUP BY tick_id)
+    UPDATE ticks t SET minted = t.minted + d.delta FROM d WHERE t.id = d.tick_id AND d.delta <> 0`;
+  await rowCounters(tx);
 }
 export async function deleteMovements(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length) await tx`DELETE FROM address_txs WHERE id = ANY(${ids}::bigint[])`;
@@ -146,21 +178,33 @@ export async function deleteMovements(tx: Tx, ids: string[]): Promise<void> {
 
 export async function upsertTransactions(tx: Tx, rows: TransactionRow[]): Promise<void> {
   if (!rows.length) return;
+  const unique = lastBy(rows, byId);
+  // tx counts and list totals change once per (chain, protocol, tick) and statement (sql/009)
+  await batchedCounters(tx);
   await tx`
-    INSERT INTO transactions (id, chain, protocol, block_height, position_in_block, block_time, tx_hash, from_address,
-                              to_address, op, tick, amt, gas, gas_price, status, created_at, updated_at)
-    SELECT id, chain, protocol, block_height, position_in_block, block_time, tx_hash, from_address, to_address, op,
-           tick, amt, gas, gas_price, status, created_at, updated_at
-      FROM jsonb_to_recordset(${tx.json(lastBy(rows, byId) as never)}::jsonb) AS r (id bigint, chain text, protocol text,
-           block_height bigint, position_in_block int, block_time timestamptz, tx_hash text, from_address text,
-           to_address text, op text, tick text, amt numeric, gas bigint, gas_price bigint, status smallint,
-           created_at timestamptz, updated_at timestamptz)
-    ON CONFLICT (id) DO UPDATE SET chain = EXCLUDED.chain, protocol = EXCLUDED.protocol,
-       block_height = EXCLUDED.block_height, position_in_block = EXCLUDED.position_in_block,
-       block_time = EXCLUDED.block_time, tx_hash = EXCLUDED.tx_hash, from_address = EXCLUDED.from_address,
-       to_address = EXCLUDED.to_address, op = EXCLUDED.op, tick = EXCLUDED.tick, amt = EXCLUDED.amt, gas = EXCLUDED.gas,
-       gas_price = EXCLUDED.gas_price, status = EXCLUDED.status, created_at = EXCLUDED.created_at,
-       updated_at = EXCLUDED.updated_at`;
+    WITH old AS (SELECT chain, protocol, tick, -1 AS n FROM transactions WHERE id = ANY(${unique.map((r) => r.id)}::bigint[])),
+    ins AS (
+      INSERT INTO transactions (id, chain, protocol, block_height, position_in_block, block_time, tx_hash, from_address,
+                                to_address, op, tick, amt, gas, gas_price, status, created_at, updated_at)
+      SELECT id, chain, protocol, block_height, position_in_block, block_time, tx_hash, from_address, to_address, op,
+             tick, amt, gas, gas_price, status, created_at, updated_at
+        FROM jsonb_to_recordset(${tx.json(unique as never)}::jsonb) AS r (id bigint, chain text, protocol text,
+             block_height bigint, position_in_block int, block_time timestamptz, tx_hash text, from_address text,
+             to_address text, op text, tick text, amt numeric, gas bigint, gas_price bigint, status smallint,
+             created_at timestamptz, updated_at timestamptz)
+      ON CONFLICT (id) DO UPDATE SET chain = EXCLUDED.chain, protocol = EXCLUDED.protocol,
+         block_height = EXCLUDED.block_height, position_in_block = EXCLUDED.position_in_block,
+         block_time = EXCLUDED.block_time, tx_hash = EXCLUDED.tx_hash, from_address = EXCLUDED.from_address,
+         to_address = EXCLUDED.to_address, op = EXCLUDED.op, tick = EXCLUDED.tick, amt = EXCLUDED.amt, gas = EXCLUDED.gas,
+         gas_price = EXCLUDED.gas_price, status = EXCLUDED.status, created_at = EXCLUDED.created_at,
+         updated_at = EXCLUDED.updated_at
+      RETURNING chain, protocol, tick),
+    d AS (SELECT chain, protocol, tick, sum(n)::bigint AS delta
+            FROM (SELECT chain, protocol, tick, 1 AS n FROM ins UNION ALL SELECT * FROM old) x GROUP BY chain, protocol, tick),
+    u AS (UPDATE ticks t SET tx_cnt = t.tx_cnt + d.delta FROM d
+           WHERE t.chain = d.chain AND t.protocol = d.protocol AND t.tick = d.tick AND d.delta <> 0)
+    SELECT count(bump_list_total('transactions', chain, protocol, tick, delta)) FROM d WHERE delta <> 0`;
+  await rowCounters(tx);
 }
 export async function deleteTransactions(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length) await tx`DELETE FROM transactions WHERE id = ANY(${ids}::bigint[])`;

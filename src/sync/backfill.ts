@@ -19,6 +19,7 @@ import {
 import { crossCheckStats } from './cross-check.js';
 import { currentPosition, sourceNow, type BinlogPosition } from './source/cdc.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
+import { estimateRows } from './source/schema.js';
 import type { Logger } from './log.js';
 import type { SyncMetrics } from './metrics.js';
 
@@ -177,8 +178,7 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, r: postgres
   t: (typeof rangeTables)[number], p: state.BackfillRange, ticks: Map<string, string> | null): Promise<boolean> {
   const top = BigInt(p.max_id);
   let last = BigInt(p.last_id.split('.')[0]!);
-  const [est] = await conn.query('SELECT TABLE_ROWS AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?', [t.source]);
-  const estimate = Math.max(Number((est as { n: string }[])[0]?.n ?? 0), Number(p.rows_copied), 1);
+  const estimate = Math.max(await estimateRows(conn, t.source), Number(p.rows_copied), 1);
   const bar = progressBar(t.source, estimate);
   bar.add(Number(p.rows_copied));
   const ctx = c.apply.ctx;
@@ -213,13 +213,20 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, r: postgres
       }
     }
   };
+  let next: Promise<SourceRow[]> | null = null;
   try {
+    // the next range is read from the source while this one is written to PostgreSQL (two servers busy at
+    // once; at most two ranges in memory)
+    const read = (from: bigint) => conn.query(`SELECT * FROM \`${t.source}\` WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`,
+      [String(from), String(top), c.batchSize]).then(([rows]) => rows as SourceRow[]);
+    next = last < top ? read(last) : null;
+    next?.catch(() => {}); // awaited below; a stop or a failed COPY may leave it unawaited
     while (last < top) {
       if (c.stopping()) return true;
-      const [rows] = await conn.query(`SELECT * FROM \`${t.source}\` WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`,
-        [String(last), String(top), c.batchSize]);
-      const batch = rows as SourceRow[];
+      const batch = await next!;
       const end = batch.length < c.batchSize ? top : BigInt(String(batch[batch.length - 1]!.id));
+      next = end < top ? read(end) : null;
+      next?.catch(() => {});
       const lines: string[] = [];
       for (const row of batch) {
         try {

@@ -6,6 +6,7 @@ import type { Sql } from '../db/client.js';
 import type { Tx } from '../db/sync-apply.js';
 import * as state from '../db/sync-state.js';
 import { applyChanges, ignoredTables, syncedTables, type ApplyOptions, type Change } from './apply.js';
+import { resyncChain, rewoundChains } from './rewind.js';
 import { currentPosition, type BinlogPosition } from './source/cdc.js';
 import { connectionOptions, connectSource, type SourceTarget } from './source/connection.js';
 import type { Logger } from './log.js';
@@ -94,6 +95,8 @@ export async function followBinlog(c: BinlogContext): Promise<void> {
   void c.stopSignal.then(() => { stopped = true; notify(); });
   c.log.info({ file: saved.binlog_file, pos: saved.binlog_pos }, 'binlog follow starts');
   let lastSavedAt = 0;
+  const rewound = new Map<string, string | null>();
+  let rewoundSince = 0;
   try {
     await Promise.race([ready, new Promise<void>((_, reject) => {
       const t = setInterval(() => { if (failure) { clearInterval(t); reject(failure); } }, 50);
@@ -103,6 +106,16 @@ export async function followBinlog(c: BinlogContext): Promise<void> {
       if (failure) throw failure;
       if (stopped) return; // SIGTERM: the transaction in hand was committed, the rest is read again next time
       const txn = queue.shift();
+      // a rewind seen (a lowered height, deletes): the chain is re-synced once the stream is quiet, or after 2 s
+      if (rewound.size && (!txn || Date.now() - rewoundSince > 2_000)) {
+        const conn = await connectSource(c.target);
+        try {
+          for (const [chain, height] of rewound) await resyncChain(c.sql, conn, chain, height, c.apply, c.log);
+        } finally {
+          await conn.end().catch(() => {});
+        }
+        rewound.clear();
+      }
       if (!txn) {
         c.metrics.lagSeconds.set(0);
         if (stopped) return;
@@ -125,6 +138,10 @@ export async function followBinlog(c: BinlogContext): Promise<void> {
       });
       lastSavedAt = Date.now();
       applied = { file: txn.file, pos: txn.pos };
+      for (const [chain, height] of rewoundChains(txn.changes)) {
+        if (!rewound.size) rewoundSince = Date.now();
+        if (!rewound.has(chain) || height !== null) rewound.set(chain, height);
+      }
       if (txn.changes.length) c.metrics.transactions.inc();
       c.metrics.setPosition(txn.file, txn.pos);
       c.metrics.lastApplied.set(Date.now() / 1000);

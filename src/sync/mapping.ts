@@ -70,7 +70,7 @@ export interface MapContext {
 /** The zone's offset now (polling reads windows on the indexer host's clock). */
 export const currentZoneMinutes = (ctx: MapContext) => (ctx.zoneName ? zoneOffsetAt(Date.now(), ctx.zoneName) : ctx.zoneMinutes);
 
-const wallClock = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(\.\d+)?$/;
+const wallClock = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:?\d{2})?$/;
 
 /** A wall-clock time written in the source zone → ISO 8601 UTC. null/zero dates stay null. */
 export function wallToUtc(value: unknown, zoneMinutes: number, zoneName?: string): string | null {
@@ -80,7 +80,9 @@ export function wallToUtc(value: unknown, zoneMinutes: number, zoneName?: string
   if (!m) throw new Error(`not a timestamp: ${String(value)}`);
   if (m[1] === '0000') return null;
   const wall = Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!);
-  const ms = wall - (zoneName ? wallOffset(wall, zoneName) : zoneMinutes) * 60_000;
+  // a time carrying its own offset (SQLite rows as go-sqlite3 writes them: '2024-03-01 20:01:00+08:00') is absolute
+  const own = m[8] ? (m[8] === 'Z' ? 0 : (m[8][0] === '-' ? -1 : 1) * (Number(m[8].slice(1, 3)) * 60 + Number(m[8].slice(-2)))) : null;
+  const ms = wall - (own ?? (zoneName ? wallOffset(wall, zoneName) : zoneMinutes)) * 60_000;
   return new Date(ms).toISOString();
 }
 

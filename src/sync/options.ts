@@ -7,8 +7,8 @@ import { isZoneName, parseZone } from './mapping.js';
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 const schema = z.object({
-  source: z.string({ error: 'is required (or set SYNC_SOURCE_URL): mysql://user:pass@host:port/db' })
-    .regex(/^(mysql|mariadb):\/\/[^/]+\/[^/?#]+/, 'must be mysql://user:pass@host:port/db'),
+  source: z.string({ error: 'is required (or set SYNC_SOURCE_URL): mysql://user:pass@host:port/db or sqlite:///path/to/file.db' })
+    .regex(/^((mysql|mariadb):\/\/[^/]+\/[^/?#]+.*|sqlite:\/\/\/?\S+)$/, 'must be mysql://user:pass@host:port/db or sqlite:///path/to/file.db'),
   'database-url': z.string({ error: 'is required (or set DATABASE_URL): postgres://user@host:port/db' })
     .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// URL'),
   once: z.boolean().default(false),
@@ -37,12 +37,12 @@ const flags = ['once', 'verify', 'dry-run', 'skip-bad-rows', 'help'];
 const valued = ['source', 'database-url', 'source-time-zone', 'mode', 'server-id', 'batch-size', 'poll-interval-ms',
   'poll-overlap-s', 'gap-expiry-s', 'reconcile-interval-s', 'metrics-port', 'metrics-host', 'log-level'];
 
-export const usage = `usage: npm run sync -- --source mysql://user:pass@host:3306/db --database-url postgres://… [options]
+export const usage = `usage: npm run sync -- --source mysql://user:pass@host:3306/db|sqlite:///path/to/file.db --database-url postgres://… [options]
   --once                     backfill (first run) or catch up, then exit
   --source-time-zone +08:00  the zone the indexer host wrote its timestamps in: offset or name (default +00:00)
   --mode auto|binlog|polling how to follow (default auto: binlog when possible)
   --dry-run                  preflight only
-  --verify                   reconcile and print differences (next release)
+  --verify                   compare source and read model, print the differences (exit 0 same, 1 different)
   --skip-bad-rows            report rows that cannot be mapped and go on (default: stop)
   --metrics-port 9465        Prometheus /metrics (0: any free port)
   --server-id, --batch-size, --poll-interval-ms, --poll-overlap-s, --gap-expiry-s, --reconcile-interval-s,

@@ -14,6 +14,7 @@ import { applyChanges, type ApplyOptions, type Change } from './apply.js';
 import { idTables, windowTables } from './backfill.js';
 import { currentZoneMinutes, mapBalance, mapBlock, mapChain, type SourceRow } from './mapping.js';
 import { sweepDeletes } from './deletes.js';
+import { resyncChain } from './rewind.js';
 import { sourceNow } from './source/cdc.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
 import type { Logger } from './log.js';
@@ -47,6 +48,7 @@ export async function pollOnce(c: PollingContext, conn: SourceConnection): Promi
   const changes: Change[] = [];
   const next: state.PollState[] = [];
   let more = false;
+  const rewinds = new Map<string, string | null>();
   await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
   let dbNow: string;
   try {
@@ -68,10 +70,16 @@ export async function pollOnce(c: PollingContext, conn: SourceConnection): Promi
     const present = new Set((blocks as SourceRow[]).map((b) => String(b.chain).toLowerCase()));
     for (const row of blocks as SourceRow[]) {
       const m = mapBlock(row, c.apply.ctx);
-      if (indexed.get(m.chain) !== `${m.block_number}|${Date.parse(m.block_time)}`) changes.push({ table: 'block', kind: 'update', row });
+      const was = indexed.get(m.chain);
+      if (was !== `${m.block_number}|${Date.parse(m.block_time)}`) changes.push({ table: 'block', kind: 'update', row });
+      // the height went down: a manual rewind
+      if (was !== undefined && BigInt(was.split('|')[0]!) > BigInt(m.block_number)) rewinds.set(m.chain, m.block_number);
     }
     for (const chain of indexed.keys()) {
-      if (!present.has(chain)) changes.push({ table: 'block', kind: 'delete', row: { chain } });
+      if (!present.has(chain)) {
+        changes.push({ table: 'block', kind: 'delete', row: { chain } });
+        rewinds.set(chain, null);
+      }
     }
     const now = Date.now();
     for (const table of idTables) {
@@ -133,6 +141,7 @@ export async function pollOnce(c: PollingContext, conn: SourceConnection): Promi
     for (const s of next) await state.savePollState(tx, s);
     await state.savePosition(tx, { mode: 'polling', sourceTime: new Date(`${dbNow!.replace(' ', 'T')}Z`) });
   });
+  for (const [chain, height] of rewinds) await resyncChain(c.sql, conn, chain, height, c.apply, c.log);
   c.metrics.transactions.inc();
   c.metrics.lastApplied.set(Date.now() / 1000);
   return more;

@@ -19,9 +19,11 @@ export interface PreflightReport {
   refusals: string[];
 }
 
-export async function preflight(conn: SourceConnection, sql: Sql, database: string,
+export async function preflight(conn: SourceConnection, sql: Sql, database: string | { database: string; path?: string },
   requested: 'auto' | 'binlog' | 'polling'): Promise<PreflightReport> {
-  const identity = await sourceIdentity(conn);
+  const target = typeof database === 'string' ? { database } : database;
+  database = target.database;
+  const identity = await sourceIdentity(conn, target);
   const schemaProblems = await checkSourceSchema(conn, database);
   const [applied] = await sql<{ v: string | null; n: string }[]>`
     SELECT max(version) AS v, count(*)::text AS n FROM schema_migrations`.catch(() => [{ v: null, n: '0' }]);
@@ -42,7 +44,10 @@ export async function preflight(conn: SourceConnection, sql: Sql, database: stri
   let mode: 'binlog' | 'polling';
   if (requested === 'polling') mode = 'polling';
   else if (cdc.binlogUsable) mode = 'binlog';
-  else if (requested === 'binlog') {
+  else if (requested === 'binlog' && conn.dialect === 'sqlite') {
+    mode = 'polling';
+    refusals.push('--mode binlog is not possible: an SQLite source has no binlog (use --mode polling)');
+  } else if (requested === 'binlog') {
     mode = 'binlog';
     refusals.push(`--mode binlog is not possible: ${cdc.reasons.join('; ')}`);
   } else mode = 'polling';

@@ -14,7 +14,8 @@ import { createSyncMetrics, serveMetrics } from './metrics.js';
 import type { SyncOptions } from './options.js';
 import { followPolling } from './polling.js';
 import { formatPreflight, preflight } from './preflight.js';
-import { connectSource, parseSourceUrl } from './source/connection.js';
+import { connectSource, parseSourceUrl, type SourceConnection, type SourceTarget } from './source/connection.js';
+import { formatVerify, verify } from './verify.js';
 
 const transientCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND',
   'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_SERVER_SHUTDOWN', 'ER_CON_COUNT_ERROR',
@@ -37,12 +38,27 @@ function sideOf(error: unknown, sourcePort: number): 'source' | 'target' {
   return 'target';
 }
 
-export async function runSync(options: SyncOptions, log: Logger = createLogger(options['log-level'])): Promise<number> {
-  if (options.verify) {
-    process.stderr.write('--verify: reconciliation is not built yet (it comes with the next release); nothing was checked\n');
+/** --verify: 0 when the read model matches the source, 1 with a table of differences, 2 when either side fails. */
+async function runVerify(options: SyncOptions, target: SourceTarget): Promise<number> {
+  const sql = createSql({ url: options['database-url'], poolMax: 1, statementTimeoutMs: 0, connectTimeoutS: 10, readOnly: true });
+  let conn: SourceConnection | null = null;
+  try {
+    conn = await connectSource(target);
+    const report = await verify(conn, sql);
+    process.stdout.write(`${formatVerify(report)}\n`);
+    return report.differences.length ? 1 : 0;
+  } catch (error) {
+    process.stderr.write(`--verify failed: ${(error as Error).message}\n`);
     return 2;
+  } finally {
+    await conn?.end().catch(() => {});
+    await sql.end({ timeout: 5 }).catch(() => {});
   }
+}
+
+export async function runSync(options: SyncOptions, log: Logger = createLogger(options['log-level'])): Promise<number> {
   const target = parseSourceUrl(options.source);
+  if (options.verify) return runVerify(options, target);
   const metrics = createSyncMetrics();
   const zoneOffset = parseZone(options['source-time-zone']);
   const zoneName = zoneOffset === null ? options['source-time-zone'] : undefined;
@@ -85,7 +101,7 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
         let report;
         try {
           if (!options['dry-run']) await migrate(sql);
-          report = await preflight(conn, sql, target.database, options.mode);
+          report = await preflight(conn, sql, target, options.mode);
         } finally {
           await conn.end().catch(() => {});
         }

@@ -43,7 +43,17 @@ let hashSeed = 0;
 /** A 32-byte hash (hex without 0x) for fixtures. */
 export const nextHash = () => (++hashSeed).toString(16).padStart(8, '0').repeat(8);
 
-/** Writes like the indexer. `zone` is the indexer host's UTC offset in minutes (inserts use its clock). */
+/** What the writer needs of a connection: a mysql2 connection, or the SQLite one of ./indexer-sqlite.ts. */
+export interface WriterConn {
+  query(sql: string, params?: unknown[]): Promise<unknown>;
+  beginTransaction(): Promise<void>;
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
+/** Writes like the indexer. `zone` is the indexer host's UTC offset in minutes (inserts use its clock).
+ *  `dialect` 'sqlite': the same rows as the indexer writes them into its SQLite storage (times with their
+ *  offset as go-sqlite3 writes a time.Time, upserts as ON CONFLICT, updated_at stamped by the writer). */
 export class IndexerWriter {
   private clock = Date.UTC(2024, 2, 1, 12, 0, 0);
   private height = 1_000_000;
@@ -51,11 +61,15 @@ export class IndexerWriter {
   private pending: Stmt[] = [];
   private readonly balances = new Map<string, bigint>();
 
-  constructor(private readonly conn: mysql.Connection, private readonly zoneMinutes: number) {}
+  constructor(private readonly conn: WriterConn, private readonly zoneMinutes: number,
+    private readonly dialect: 'mysql' | 'sqlite' = 'mysql') {}
 
-  /** A UTC instant as the indexer host writes it: wall-clock text in its zone. */
+  /** A UTC instant as the indexer host writes it: wall-clock text in its zone (SQLite: with the offset). */
   local(ms: number): string {
-    return new Date(ms + this.zoneMinutes * 60_000).toISOString().slice(0, 19).replace('T', ' ');
+    const wall = new Date(ms + this.zoneMinutes * 60_000).toISOString().slice(0, 19).replace('T', ' ');
+    if (this.dialect === 'mysql') return wall;
+    const z = Math.abs(this.zoneMinutes);
+    return `${wall}${this.zoneMinutes < 0 ? '-' : '+'}${String(Math.floor(z / 60)).padStart(2, '0')}:${String(z % 60).padStart(2, '0')}`;
   }
   now() { return this.clock; }
 
@@ -100,10 +114,14 @@ export class IndexerWriter {
     const text = `${next / unit}.${(next % unit).toString().padStart(Number(scale), '0')}`;
     // absolute values, inserted with the host's clock (now, as wall-clock text of its zone); an existing row
     // is updated in place (database clock)
-    this.pending.push([`INSERT INTO balances (sid, chain, protocol, address, tick, available, balance, created_at, updated_at)
+    this.pending.push(this.dialect === 'mysql' ? [`INSERT INTO balances (sid, chain, protocol, address, tick, available, balance, created_at, updated_at)
         VALUES ((SELECT coalesce(max(b.sid), 0) + 1 FROM balances b), ?, ?, ?, ?, 0, ?, ?, ?)
         ON DUPLICATE KEY UPDATE balance = VALUES(balance), available = 0`,
-    [t.chain, t.protocol, address, t.tick, text, this.local(Date.now()), this.local(Date.now())]]);
+    [t.chain, t.protocol, address, t.tick, text, this.local(Date.now()), this.local(Date.now())]]
+      : [`INSERT INTO balances (sid, chain, protocol, address, tick, available, balance, created_at, updated_at)
+        VALUES ((SELECT coalesce(max(b.sid), 0) + 1 FROM balances b), ?, ?, ?, ?, '0', ?, ?, ?)
+        ON CONFLICT (address, chain, protocol, tick) DO UPDATE SET balance = excluded.balance, available = '0', updated_at = excluded.updated_at`,
+      [t.chain, t.protocol, address, t.tick, text, this.local(Date.now()), this.local(Date.now())]]);
   }
 
   /** amount: a decimal string with up to 18 fractional digits. */
@@ -135,9 +153,13 @@ export class IndexerWriter {
 
   /** The flush: everything queued plus the chain's block row, in one transaction. */
   async flush(chain = 'eth'): Promise<void> {
-    this.pending.push([`INSERT INTO block (chain, block_hash, block_number, block_time, chain_id) VALUES (?, ?, ?, ?, 1)
+    this.pending.push(this.dialect === 'mysql' ? [`INSERT INTO block (chain, block_hash, block_number, block_time, chain_id) VALUES (?, ?, ?, ?, 1)
         ON DUPLICATE KEY UPDATE block_hash = VALUES(block_hash), block_number = VALUES(block_number), block_time = VALUES(block_time)`,
-    [chain, `0x${nextHash()}`, this.height, this.local(this.clock)]]);
+    [chain, `0x${nextHash()}`, this.height, this.local(this.clock)]]
+      : [`INSERT INTO block (chain, block_hash, block_number, block_time, chain_id, updated_at) VALUES (?, ?, ?, ?, 1, CURRENT_TIMESTAMP)
+        ON CONFLICT (chain) DO UPDATE SET block_hash = excluded.block_hash, block_number = excluded.block_number,
+        block_time = excluded.block_time, updated_at = CURRENT_TIMESTAMP`,
+      [chain, `0x${nextHash()}`, this.height, this.local(this.clock)]]);
     const statements = this.pending;
     this.pending = [];
     await this.conn.beginTransaction();

@@ -40,7 +40,8 @@ export interface MariaInstance {
   destroy(): Promise<void>;
 }
 
-export async function startMariaInstance(serverId: number): Promise<MariaInstance> {
+/** `bufferPoolMb`: InnoDB buffer pool (32 MB for tests; the sync benchmark loads millions of rows). */
+export async function startMariaInstance(serverId: number, options: { bufferPoolMb?: number } = {}): Promise<MariaInstance> {
   const dir = mkdtempSync(join(tmpdir(), 'igw-mariadb-'));
   const port = await freePort();
   await run('mariadb-install-db', ['--no-defaults', `--datadir=${dir}/data`, '--user=root', '--auth-root-authentication-method=normal',
@@ -51,7 +52,7 @@ export async function startMariaInstance(serverId: number): Promise<MariaInstanc
   const start = async () => {
     child = spawn(mariadbd, ['--no-defaults', `--datadir=${dir}/data`, `--port=${port}`, '--bind-address=127.0.0.1',
       `--socket=${dir}/mysqld.sock`, `--pid-file=${dir}/mysqld.pid`, '--user=root', `--log-bin=${dir}/data/binlog`,
-      '--binlog-format=ROW', `--server-id=${serverId}`, '--skip-name-resolve', '--innodb-buffer-pool-size=32M',
+      '--binlog-format=ROW', `--server-id=${serverId}`, '--skip-name-resolve', `--innodb-buffer-pool-size=${options.bufferPoolMb ?? 32}M`,
       '--innodb-log-file-size=16M', '--skip-log-error', '--performance-schema=OFF'], { stdio: 'ignore' });
     const deadline = Date.now() + 60_000;
     for (;;) {

@@ -10,7 +10,7 @@ export interface CdcReport {
   privileges: { replicationSlave: boolean; replicationClient: boolean };
   /** null when no position is saved; false when its file was purged (a new backfill is needed) */
   savedPositionAvailable: boolean | null;
-  flavor: 'mariadb' | 'mysql';
+  flavor: 'mariadb' | 'mysql' | 'sqlite';
   version: string;
   binlogUsable: boolean;
   reasons: string[];
@@ -22,7 +22,11 @@ async function variable(conn: SourceConnection, name: string): Promise<string | 
   return row ? row.Value : null;
 }
 
-export async function sourceIdentity(conn: SourceConnection): Promise<{ serverUuid: string; version: string }> {
+export async function sourceIdentity(conn: SourceConnection, target?: { path?: string }): Promise<{ serverUuid: string; version: string }> {
+  if (conn.dialect === 'sqlite') {
+    const [rows] = await conn.query('SELECT sqlite_version() AS v');
+    return { serverUuid: `sqlite:${target?.path ?? ''}`, version: `SQLite ${(rows as { v: string }[])[0]!.v}` };
+  }
   const [rows] = await conn.query('SELECT @@version AS version');
   const version = (rows as { version: string }[])[0]!.version;
   // MySQL has server_uuid; MariaDB has none: its server_id plus the GTID domain names the server
@@ -34,6 +38,10 @@ export async function sourceIdentity(conn: SourceConnection): Promise<{ serverUu
 }
 
 export async function checkCdc(conn: SourceConnection, saved: { file: string | null }): Promise<CdcReport> {
+  if (conn.dialect === 'sqlite') {
+    return { logBin: false, format: '', privileges: { replicationSlave: false, replicationClient: false }, savedPositionAvailable: null,
+      flavor: 'sqlite', version: (await sourceIdentity(conn)).version, binlogUsable: false, reasons: ['an SQLite source has no binlog'] };
+  }
   const [vrows] = await conn.query('SELECT @@version AS version');
   const version = (vrows as { version: string }[])[0]!.version;
   const flavor = /mariadb/i.test(version) ? 'mariadb' : 'mysql';
@@ -85,6 +93,10 @@ export async function currentPosition(conn: SourceConnection): Promise<BinlogPos
 
 /** The source database clock (UTC, as text) — polling windows are measured on it. */
 export async function sourceNow(conn: SourceConnection): Promise<string> {
+  if (conn.dialect === 'sqlite') {
+    const [rows] = await conn.query(`SELECT strftime('%Y-%m-%d %H:%M:%S', 'now') AS now`);
+    return (rows as { now: string }[])[0]!.now;
+  }
   const [rows] = await conn.query(`SELECT DATE_FORMAT(UTC_TIMESTAMP(), '%Y-%m-%d %H:%i:%s') AS now`);
   return (rows as { now: string }[])[0]!.now;
 }

@@ -1,20 +1,36 @@
-// Connections to the indexer's MySQL/MariaDB database (the source adapter: all MySQL-side SQL of the sync
-// lives under src/sync/source). Sessions read in +00:00 so timestamps arrive as the wall-clock text the
-// indexer wrote; the sync converts them from the declared zone. DECIMAL and BIGINT arrive as exact strings.
+// Connections to the indexer's database (the source adapter: all source-side SQL of the sync lives under
+// src/sync/source). Two kinds:
+// - MySQL/MariaDB (mysql://): sessions read in +00:00 so timestamps arrive as the wall-clock text the
+//   indexer wrote; the sync converts them from the declared zone. DECIMAL and BIGINT arrive as exact strings.
+// - SQLite (sqlite:///path/to/file.db): the file the indexer writes, opened read-only beside it (WAL: a
+//   reader sees the last committed transaction and never blocks the writer). Polling only.
+// Both answer `query(sql, params)` with `[rows]`; the few statements that differ are translated here.
+import { basename, resolve } from 'node:path';
 import mysql from 'mysql2/promise';
 
 export interface SourceTarget {
-  host: string; port: number; user: string; password: string; database: string;
+  kind: 'mysql' | 'sqlite';
+  host: string; port: number; user: string; password: string;
+  /** the MySQL database, or the SQLite file's name */
+  database: string;
+  /** SQLite: the database file */
+  path?: string;
 }
 
-/** mysql://user:pass@host:port/db → connection settings (the database is required). */
+/** mysql://user:pass@host:port/db or sqlite:///path/to/file.db → connection settings. */
 export function parseSourceUrl(url: string): SourceTarget {
+  if (/^sqlite:/i.test(url)) {
+    const path = decodeURIComponent(url.replace(/^sqlite:(\/\/)?/i, ''));
+    if (!path) throw new Error('must name the file (sqlite:///path/to/file.db)');
+    const file = resolve(path);
+    return { kind: 'sqlite', host: '', port: 0, user: '', password: '', database: basename(file), path: file };
+  }
   const u = new URL(url);
   if (u.protocol !== 'mysql:' && u.protocol !== 'mariadb:') throw new Error('must be a mysql:// URL');
   const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
   if (!database) throw new Error('must name the database (mysql://user:pass@host:port/db)');
   return {
-    host: u.hostname || '127.0.0.1', port: u.port ? Number(u.port) : 3306,
+    kind: 'mysql', host: u.hostname || '127.0.0.1', port: u.port ? Number(u.port) : 3306,
     user: decodeURIComponent(u.username || 'root'), password: decodeURIComponent(u.password), database,
   };
 }
@@ -28,10 +44,64 @@ export function connectionOptions(target: SourceTarget) {
   } as const;
 }
 
-export type SourceConnection = mysql.Connection;
+export interface SourceConnection {
+  readonly dialect: 'mysql' | 'sqlite';
+  /** `[rows]` (an array of row objects for a SELECT) */
+  query(sql: string, params?: unknown[]): Promise<[unknown, ...unknown[]]>;
+  end(): Promise<void>;
+}
 
 export async function connectSource(target: SourceTarget): Promise<SourceConnection> {
+  if (target.kind === 'sqlite') return openSqlite(target.path!);
   const conn = await mysql.createConnection(connectionOptions(target));
   await conn.query(`SET time_zone = '+00:00'`);
-  return conn;
+  return {
+    dialect: 'mysql',
+    query: (sql, params) => conn.query(sql, params) as unknown as Promise<[unknown]>,
+    end: () => conn.end(),
+  };
+}
+
+/** The MySQL session statements the sync issues and what they become in SQLite (null: nothing to do). */
+function translateSqlite(sql: string): string | null {
+  const s = sql.trim();
+  if (/^START TRANSACTION/i.test(s)) return 'BEGIN'; // a deferred read transaction: its snapshot is the first read's
+  if (/^SET /i.test(s)) return null;
+  return s;
+}
+
+/** `IN (?)` with an array: one placeholder per element (as mysql2 expands it). Integer text → numbers. */
+function expand(sql: string, params: unknown[]): { sql: string; params: unknown[] } {
+  let i = 0;
+  const out: unknown[] = [];
+  const text = sql.replace(/\?/g, () => {
+    const p = params[i++];
+    if (Array.isArray(p)) {
+      out.push(...p.map(plain));
+      return p.map(() => '?').join(',');
+    }
+    out.push(plain(p));
+    return '?';
+  });
+  return { sql: text, params: out };
+}
+const plain = (v: unknown) => (typeof v === 'string' && /^-?\d{1,15}$/.test(v) ? Number(v) : typeof v === 'boolean' ? Number(v) : v);
+
+async function openSqlite(path: string): Promise<SourceConnection> {
+  const { default: Database } = await import('better-sqlite3');
+  const db = new Database(path, { readonly: true, fileMustExist: true, timeout: 5_000 });
+  return {
+    dialect: 'sqlite',
+    async query(sql, params = []) {
+      const translated = translateSqlite(sql);
+      if (translated === null) return [[]];
+      if (/^COMMIT|^ROLLBACK/i.test(translated) && !db.inTransaction) return [[]];
+      const { sql: text, params: values } = expand(translated, params);
+      const stmt = db.prepare(text);
+      return [stmt.reader ? stmt.all(...values) : (stmt.run(...values), [])];
+    },
+    async end() {
+      db.close();
+    },
+  };
 }

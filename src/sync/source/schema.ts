@@ -28,10 +28,19 @@ export const expectedSchema: Record<string, Record<string, string>> = {
 
 export interface SchemaProblem { table: string; column?: string; addedBy: string }
 
+/** Rows in a source table: the server's estimate (MySQL), or counted (SQLite has none). */
+export async function estimateRows(conn: SourceConnection, table: string): Promise<number> {
+  const [rows] = conn.dialect === 'sqlite'
+    ? await conn.query(`SELECT count(*) AS n FROM \`${table}\``)
+    : await conn.query('SELECT TABLE_ROWS AS n FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?', [table]);
+  return Number((rows as { n: string }[])[0]?.n ?? 0);
+}
+
 /** Missing tables and columns of the source database, each with the indexer DDL file that adds it. */
 export async function checkSourceSchema(conn: SourceConnection, database: string): Promise<SchemaProblem[]> {
-  const [rows] = await conn.query(
-    'SELECT TABLE_NAME AS t, COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ?', [database]);
+  const [rows] = conn.dialect === 'sqlite'
+    ? await conn.query(`SELECT m.name AS t, p.name AS c FROM sqlite_master m JOIN pragma_table_info(m.name) p WHERE m.type = 'table'`)
+    : await conn.query('SELECT TABLE_NAME AS t, COLUMN_NAME AS c FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = ?', [database]);
   const present = new Map<string, Set<string>>();
   for (const r of rows as { t: string; c: string }[]) {
     const t = r.t.toLowerCase();

@@ -1,0 +1,190 @@
+// --verify: reconciliation of the read model against the source, read once on each side. Per chain the
+// row counts of every synced table (and the indexed height); per tick the holders, the minted amount, the
+// movement count and the transaction count (tx_cnt). Differences are printed as a table naming table, chain and tick with both values.
+// The indexer's own counters (inscriptions_stats) are compared with the read model's as a cross-check,
+// reported but not counted: that table may legitimately disagree (its tx_cnt counts every parsed operation).
+import type { Sql } from '../db/client.js';
+import { statsDisagreements } from '../db/sync-apply.js';
+import { normalizeDecimal, tickKeyOf, tickKeyString, type SourceRow } from './mapping.js';
+import type { SourceConnection } from './source/connection.js';
+
+export interface Difference {
+  check: 'rows' | 'height' | 'holders' | 'minted' | 'movements' | 'transactions' | 'stats';
+  table: string;
+  chain: string;
+  /** protocol/tick, or '' for a per-chain check */
+  tick: string;
+  source: string;
+  readModel: string;
+}
+
+export interface VerifyReport { differences: Difference[]; crossCheck: Difference[]; chains: number; ticks: number }
+
+/** source table → [read-model table, SQL counting its rows per chain] */
+const perChain: [string, string, string][] = [
+  ['chain_info', 'chains', 'SELECT chain, count(*)::text AS n FROM chains GROUP BY chain'],
+  ['block', 'indexed_blocks', 'SELECT chain, count(*)::text AS n FROM indexed_blocks GROUP BY chain'],
+  ['inscriptions', 'ticks', 'SELECT chain, count(*)::text AS n FROM ticks GROUP BY chain'],
+  ['balances', 'balances', 'SELECT t.chain, count(*)::text AS n FROM balances b JOIN ticks t ON t.id = b.tick_id GROUP BY t.chain'],
+  ['address_txs', 'address_txs', 'SELECT t.chain, count(*)::text AS n FROM address_txs a JOIN ticks t ON t.id = a.tick_id GROUP BY t.chain'],
+  ['txs', 'transactions', 'SELECT chain, count(*)::text AS n FROM transactions GROUP BY chain'],
+  ['utxos', 'utxos', 'SELECT t.chain, count(*)::text AS n FROM utxos u JOIN ticks t ON t.id = u.tick_id GROUP BY t.chain'],
+];
+
+const SCALE = 18;
+/** Exact decimal text → integer units of 10^-18 (the source's DECIMAL(38,18)). */
+function units(text: string): bigint {
+  const [i = '0', f = ''] = normalizeDecimal(text).replace('-', '').split('.');
+  const v = BigInt(i) * 10n ** BigInt(SCALE) + BigInt((f + '0'.repeat(SCALE)).slice(0, SCALE) || '0');
+  return text.trim().startsWith('-') ? -v : v;
+}
+function fromUnits(v: bigint): string {
+  const neg = v < 0n;
+  const a = neg ? -v : v;
+  const unit = 10n ** BigInt(SCALE);
+  return normalizeDecimal(`${neg ? '-' : ''}${a / unit}.${(a % unit).toString().padStart(SCALE, '0')}`);
+}
+
+function addTo(map: Map<string, bigint>, key: string, v: bigint) {
+  map.set(key, (map.get(key) ?? 0n) + v);
+}
+
+async function rows(conn: SourceConnection, sql: string): Promise<SourceRow[]> {
+  const [r] = await conn.query(sql);
+  return r as SourceRow[];
+}
+
+/** Reads both sides and lists the differences. The source is read in one snapshot. */
+export async function verify(conn: SourceConnection, sql: Sql): Promise<VerifyReport> {
+  const differences: Difference[] = [];
+  const src = new Map<string, Map<string, bigint>>(); // source table → chain → rows
+  const heights = new Map<string, string>();
+  const holders = new Map<string, bigint>();
+  const minted = new Map<string, bigint>();
+  const movements = new Map<string, bigint>();
+  const txCounts = new Map<string, bigint>();
+  const keys = new Map<string, string>(); // tick key → 'chain protocol/tick'
+  const label = (r: SourceRow) => {
+    const k = tickKeyOf(r);
+    const s = tickKeyString(k);
+    keys.set(s, `${k.chain}\u0001${k.protocol}/${k.tick}`);
+    return s;
+  };
+  let stats: SourceRow[] = [];
+  await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+  try {
+    for (const [table] of perChain) {
+      const byChain = new Map<string, bigint>();
+      for (const r of await rows(conn, `SELECT chain, count(*) AS n FROM \`${table}\` GROUP BY chain`)) {
+        addTo(byChain, String(r.chain).toLowerCase(), BigInt(String(r.n)));
+      }
+      src.set(table, byChain);
+    }
+    for (const r of await rows(conn, 'SELECT chain, block_number FROM block')) heights.set(String(r.chain).toLowerCase(), String(r.block_number));
+    for (const r of await rows(conn, 'SELECT chain, protocol, tick FROM inscriptions')) label(r);
+    const positive = conn.dialect === 'sqlite' ? 'CAST(balance AS REAL) > 0' : 'balance > 0';
+    for (const r of await rows(conn, `SELECT chain, protocol, tick, count(*) AS n FROM balances WHERE ${positive} GROUP BY chain, protocol, tick`)) {
+      addTo(holders, label(r), BigInt(String(r.n)));
+    }
+    for (const r of await rows(conn, 'SELECT chain, protocol, tick, count(*) AS n FROM address_txs GROUP BY chain, protocol, tick')) {
+      addTo(movements, label(r), BigInt(String(r.n)));
+    }
+    for (const r of await rows(conn, 'SELECT chain, protocol, tick, count(*) AS n FROM txs GROUP BY chain, protocol, tick')) {
+      const k = tickKeyString(tickKeyOf(r));
+      if (keys.has(k)) addTo(txCounts, k, BigInt(String(r.n)));
+    }
+    if (conn.dialect === 'sqlite') {
+      // SQLite sums in floating point: exact sums are added here
+      for (const r of await rows(conn, 'SELECT chain, protocol, tick, amount FROM address_txs WHERE event = 2')) addTo(minted, label(r), units(String(r.amount)));
+    } else {
+      for (const r of await rows(conn, 'SELECT chain, protocol, tick, CAST(sum(amount) AS CHAR) AS s FROM address_txs WHERE event = 2 GROUP BY chain, protocol, tick')) {
+        addTo(minted, label(r), units(String(r.s)));
+      }
+    }
+    stats = await rows(conn, 'SELECT chain, protocol, tick, CAST(minted AS CHAR) AS minted, holders, tx_cnt FROM inscriptions_stats');
+  } finally {
+    await conn.query('COMMIT');
+  }
+
+  for (const [table, target, query] of perChain) {
+    const mine = new Map((await sql.unsafe(query)).map((r) => [String(r.chain), BigInt(String(r.n))]));
+    const theirs = src.get(table)!;
+    for (const chain of [...new Set([...theirs.keys(), ...mine.keys()])].sort()) {
+      const a = theirs.get(chain) ?? 0n;
+      const b = mine.get(chain) ?? 0n;
+      if (a !== b) differences.push({ check: 'rows', table: `${table} → ${target}`, chain, tick: '', source: String(a), readModel: String(b) });
+    }
+  }
+  const myHeights = new Map((await sql`SELECT chain, block_number::text AS h FROM indexed_blocks`).map((r) => [String(r.chain), String(r.h)]));
+  for (const [chain, h] of heights) {
+    const mine = myHeights.get(chain);
+    if (mine !== undefined && mine !== h) differences.push({ check: 'height', table: 'block → indexed_blocks', chain, tick: '', source: h, readModel: mine });
+  }
+
+  const ticks = await sql<{ chain: string; protocol: string; tick: string; holders: string; minted: string; moves: string; txs: string }[]>`
+    SELECT t.chain, t.protocol, t.tick, t.holders::text AS holders, t.minted::text AS minted, coalesce(m.n, 0)::text AS moves,
+           t.tx_cnt::text AS txs
+      FROM ticks t LEFT JOIN (SELECT tick_id, count(*) AS n FROM address_txs GROUP BY tick_id) m ON m.tick_id = t.id`;
+  const seen = new Set<string>();
+  for (const t of ticks) {
+    const key = tickKeyString(t);
+    seen.add(key);
+    if (!keys.has(key)) continue; // reported by the row counts of inscriptions
+    const [chain, tick] = keys.get(key)!.split('\u0001') as [string, string];
+    const h = holders.get(key) ?? 0n;
+    if (h !== BigInt(t.holders)) differences.push({ check: 'holders', table: 'balances', chain, tick, source: String(h), readModel: t.holders });
+    const m = minted.get(key) ?? 0n;
+    if (m !== units(t.minted)) differences.push({ check: 'minted', table: 'address_txs', chain, tick, source: fromUnits(m), readModel: normalizeDecimal(t.minted) });
+    const n = movements.get(key) ?? 0n;
+    if (n !== BigInt(t.moves)) differences.push({ check: 'movements', table: 'address_txs', chain, tick, source: String(n), readModel: t.moves });
+    const x = txCounts.get(key) ?? 0n;
+    if (x !== BigInt(t.txs)) differences.push({ check: 'transactions', table: 'txs', chain, tick, source: String(x), readModel: t.txs });
+  }
+  for (const [key, l] of keys) {
+    if (seen.has(key)) continue;
+    const [chain, tick] = l.split('\u0001') as [string, string];
+    differences.push({ check: 'rows', table: 'inscriptions → ticks', chain, tick, source: '1', readModel: '0' });
+  }
+
+  const crossCheck: Difference[] = [];
+  for (let i = 0; i < stats.length; i += 5_000) {
+    const batch = stats.slice(i, i + 5_000).map((r) => ({ ...tickKeyOf(r), minted: normalizeDecimal(r.minted), holders: String(r.holders), tx_cnt: String(r.tx_cnt) }));
+    for (const d of await statsDisagreements(sql, batch)) {
+      const tick = `${d.protocol}/${d.tick}`;
+      if (d.source_holders !== d.holders) crossCheck.push({ check: 'stats', table: 'inscriptions_stats.holders', chain: d.chain, tick, source: d.source_holders, readModel: d.holders });
+      if (normalizeDecimal(d.source_minted) !== normalizeDecimal(d.minted)) {
+        crossCheck.push({ check: 'stats', table: 'inscriptions_stats.minted', chain: d.chain, tick, source: normalizeDecimal(d.source_minted), readModel: normalizeDecimal(d.minted) });
+      }
+      if (d.source_tx_cnt !== d.tx_cnt) crossCheck.push({ check: 'stats', table: 'inscriptions_stats.tx_cnt', chain: d.chain, tick, source: d.source_tx_cnt, readModel: d.tx_cnt });
+    }
+  }
+  return { differences, crossCheck, chains: new Set([...src.get('inscriptions')!.keys()]).size, ticks: keys.size };
+}
+
+function table(rows: Difference[]): string[] {
+  const head = ['check', 'table', 'chain', 'tick', 'source', 'read model'];
+  const cells = rows.map((d) => [d.check, d.table, d.chain, d.tick || '-', d.source, d.readModel]);
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]) => c.map((x, i) => x.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(head), ...cells.map(line)];
+}
+
+export function formatVerify(r: VerifyReport, limit = 200): string {
+  const out: string[] = [];
+  if (r.differences.length === 0) {
+    out.push(`verify: the read model matches the source (${r.chains} chains, ${r.ticks} ticks: row counts per chain, holders, minted, movements and transactions per tick)`);
+  } else {
+    out.push(`verify: ${r.differences.length} difference${r.differences.length === 1 ? '' : 's'} between the source and the read model`);
+    out.push(...table(r.differences.slice(0, limit)));
+    if (r.differences.length > limit) out.push(`… and ${r.differences.length - limit} more`);
+  }
+  if (r.crossCheck.length) {
+    out.push('', `cross-check (not counted): inscriptions_stats disagrees with the read model's counters on ${r.crossCheck.length} value${r.crossCheck.length === 1 ? '' : 's'}`,
+      '(its tx_cnt counts every parsed operation; the read model derives its counters from the rows)');
+    out.push(...table(r.crossCheck.slice(0, 50)));
+    if (r.crossCheck.length > 50) out.push(`… and ${r.crossCheck.length - 50} more`);
+  } else {
+    out.push('cross-check: inscriptions_stats agrees with the read model\'s counters');
+  }
+  return out.join('\n');
+}
