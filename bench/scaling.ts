@@ -23,6 +23,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -145,6 +146,7 @@ const selfCpuMs = () => {
 // ---------------------------------------------------------------------------------------------------
 // 1. servers and data
 
+const startedAt = new Date().toISOString();
 const loadBefore = loadAverage();
 log(`load average ${loadBefore.join(' ')}; starting a private primary and loading scale ${scale}`);
 const loaded = await startLoadedPrimary(scale, 'igw_bench', ['max_wal_senders=5']);
@@ -455,8 +457,8 @@ await cleanup();
 
 const stamp = new Date().toISOString().slice(0, 16).replace('T', '-').replace(':', '');
 const result = {
-  startedAt: new Date(Date.now() - 1).toISOString(), scale, rows: loaded.rows, loadSeconds: loaded.loadSeconds,
-  server: server!.v, node: process.version, cpus: 2,
+  startedAt, finishedAt: new Date().toISOString(), scale, rows: loaded.rows, loadSeconds: loaded.loadSeconds,
+  server: server!.v, node: process.version, cpus: availableParallelism(),
   settings: { seconds, rounds, connections, rate, writeSeconds, poolMax: 10, cache: 'off', instance: 'fsync=off, shared_buffers=32MB (test/support/pg-instance.ts); the writer commits with synchronous_commit=on' },
   loadAverage: { before: loadBefore, after: loadAfter },
   capacity, lag, samples,
@@ -466,7 +468,7 @@ writeFileSync(`${base}.json`, `${JSON.stringify(result, null, 2)}\n`);
 
 const md: string[] = [];
 md.push(`# Scaling: one read replica — ${stamp}`, '');
-md.push(`Scale ${scale} (${Object.entries(loaded.rows).map(([k, v]) => `${k} ${v.toLocaleString('en-US')}`).join(', ')}), a private primary and one streaming standby on this 2-core shared machine; ${server!.v.split(' on ')[0]}, Node ${process.version}. Load average ${loadBefore.join(' ')} before, ${loadAfter.join(' ')} after. ${connections} connections, ${seconds} s per measurement, ${rounds} interleaved rounds (medians), response cache off, pool 10 per server.`, '');
+md.push(`Scale ${scale} (${Object.entries(loaded.rows).map(([k, v]) => `${k} ${v.toLocaleString('en-US')}`).join(', ')}), a private primary and one streaming standby on this ${availableParallelism()}-core shared machine; ${server!.v.split(' on ')[0]}, Node ${process.version}. Load average ${loadBefore.join(' ')} before, ${loadAfter.join(' ')} after. ${connections} connections, ${seconds} s per measurement, ${rounds} interleaved rounds (medians), response cache off, pool 10 per server.`, '');
 md.push('## Read capacity', '');
 md.push('| scenario | config | req/s | p50 ms | p99 ms | fail | primary xact/s | standby xact/s | CPU ms/req gw · primary · standby · loadgen | cores used |');
 md.push('|---|---|--:|--:|--:|--:|--:|--:|---|--:|');
