@@ -120,6 +120,11 @@ async function cleanup() {
   await primary?.destroy().catch(() => {});
 }
 for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void cleanup().then(() => process.exit(130)));
+// a failed run (an exception, a rejected top-level await) takes its gateways with it; the servers stop
+// through pg-instance's own exit handler
+process.once('exit', () => {
+  for (const g of gateways) if (g.child.exitCode === null) g.child.kill('SIGKILL');
+});
 
 /** CPU ms of a PostgreSQL server: the postmaster and every process it forked (backends, walsender, startup …). */
 function serverCpuMs(instance: PgInstance): number {
