@@ -69,6 +69,9 @@ export interface Sources {
   replicas: Source[];
   /** The primary's data-version watcher (LISTEN and/or polling). */
   watcher: VersionWatcher;
+  /** The primary's state connection (version reads, LISTEN): for other state reads (block times, live
+   * events) that must neither queue behind the pool's statements nor count as a request's. */
+  primaryStateSql: Sql;
   router: Router & {
     /** The current request's pin (chosen now if it has none): its source and that source's snapshot. */
     pin(): Pin;
@@ -320,6 +323,7 @@ export function createSources(options: SourcesOptions): Sources {
     primary,
     replicas,
     watcher,
+    primaryStateSql: primary.stateSql,
     router: {
       pin,
       pinned: () => pin().source,

@@ -68,13 +68,13 @@ export function createOperations(options: OperationsOptions): Operations {
   const { sources } = options;
   const watcher = sources.watcher;
   let metrics: Metrics | undefined;
-  // newest block time per chain, re-read (on the primary) when the data version changes (the data-age gauge
+  // newest block time per chain, re-read on the primary's state connection when the data version changes (the data-age gauge
   // subtracts it from the time of the scrape); a later read never loses to an earlier one that finishes after it
   let blockTimes: Record<string, number> | null = null;
   let blockTimesRead = 0;
   const readTimes = () => {
     const seq = ++blockTimesRead;
-    readBlockTimes(sources.primary.sql).then(
+    readBlockTimes(sources.primaryStateSql).then(
       (times) => { if (seq === blockTimesRead) blockTimes = times; },
       (error: unknown) => logger.debug({ err: (error as Error).message }, 'cannot read block times'),
     );
