@@ -4,6 +4,9 @@ import { createSql, type Sql } from './db/client.js';
 import { createStore, storeLimitDefaults, type Store, type StoreLimits } from './db/store.js';
 import { dataAgeSeconds } from './db/version.js';
 import { createContext } from './graphql/context.js';
+import { subscriptionLimitsPlugin } from './graphql/subscriptions.js';
+import { createLiveHub, type LiveHub } from './live/hub.js';
+import { createLiveSource, type LiveSource } from './live/source.js';
 import { buildFingerprint } from './cache/keys.js';
 import { printSdl } from './graphql/schema.js';
 import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
@@ -22,6 +25,8 @@ export interface Gateway {
   server: Server;
   /** Logger, metrics, data-version watcher, response cache. */
   ops: Operations;
+  /** Live events of subscriptions: the fan-out and where its notifications come from (src/live). */
+  live: { hub: LiveHub; source: LiveSource | null; open(): number };
   /** Settles once the data version is known (before it, answers bypass the cache). */
   ready: Promise<void>;
   close(): Promise<void>;
@@ -32,6 +37,7 @@ export type GatewayConfig = Pick<Config,
   'GRAPHQL_INTROSPECTION' | 'CORS_ORIGIN' | 'RPC_MAX_BODY_BYTES' | 'RPC_MAX_BATCH' |
   'GRAPHQL_MAX_BODY_BYTES' | 'GRAPHQL_MAX_DEPTH' | 'GRAPHQL_MAX_ALIASES' | 'GRAPHQL_MAX_TOKENS' | 'GRAPHQL_MAX_COST' |
   'GRAPHQL_MAX_RESULT_NODES' | 'GRAPHQL_MAX_RESPONSE_BYTES'> &
+  Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PER_CLIENT' | 'SUBSCRIPTIONS_MAX_PER_CONNECTION' | 'SUBSCRIPTIONS_MAX_QUEUE'>> &
   Partial<OperationsConfig> & StoreLimits & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>>;
 
 const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-request-id' };
@@ -57,6 +63,16 @@ export function createGateway(
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
   const store = ops.instrumentStore(createStore(sql, { timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: config }));
   ops.attachPool(store.poolState);
+  const hub = createLiveHub({ store, maxQueue: config.SUBSCRIPTIONS_MAX_QUEUE ?? 1_000, logger: ops.logger });
+  // the embedded engine delivers no notifications (as for the data version): no source there
+  const source = target.socketPath || config.DATA_VERSION_LISTEN === false ? null : createLiveSource({
+    target, connectTimeoutS: config.DB_CONNECT_TIMEOUT_S, redisUrl: config.REDIS_URL, logger: ops.logger,
+    onPayload: (payload) => hub.dispatch(payload),
+  });
+  const subscriptionLimits = subscriptionLimitsPlugin({
+    maxPerClient: config.SUBSCRIPTIONS_MAX_PER_CLIENT ?? 32,
+    maxPerConnection: config.SUBSCRIPTIONS_MAX_PER_CONNECTION ?? 4,
+  });
   const yoga = createGraphqlServer({
     store,
     paging,
@@ -71,6 +87,8 @@ export function createGateway(
     resultLimits,
     plugins: ops.yogaPlugins,
     logging: yogaLogger(ops.logger),
+    live: hub,
+    subscriptionPlugin: subscriptionLimits.plugin,
   });
   // one CORS policy for both surfaces (src/server/cors.ts)
   const cors = corsPolicy(config.CORS_ORIGIN, config.CORS_CREDENTIALS ?? false);
@@ -98,8 +116,13 @@ export function createGateway(
     yoga,
     server,
     ops,
-    ready: ops.ready,
+    live: { hub, source, open: subscriptionLimits.open },
+    ready: Promise.all([ops.ready, source?.start().catch((error: unknown) =>
+      ops.logger.warn({ err: (error as Error).message }, 'live events: no source'))]).then(() => {}),
     async close() {
+      // subscriptions end first (each stream sends `complete`), so that closing the server is not held up by them
+      await hub.close();
+      await source?.stop();
       await new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
       await Promise.all([sql.end({ timeout: 5 }), ops.close()]);
     },

@@ -80,6 +80,11 @@ export const configSchema = z.object({
   REDIS_BREAKER_OPEN_MS: int(10, 3_600_000).default(2_000),
   DATA_VERSION_POLL_MS: int(50, 60_000).default(500),
   DATA_VERSION_LISTEN: bool.default(true),
+  // live updates (GraphQL subscriptions over SSE, src/live): open subscriptions per client address and per
+  // connection, and events a subscription may leave unread before it is dropped
+  SUBSCRIPTIONS_MAX_PER_CLIENT: int(0, 1_000_000).default(32), // 0: no per-client cap
+  SUBSCRIPTIONS_MAX_PER_CONNECTION: int(1, 10_000).default(4),
+  SUBSCRIPTIONS_MAX_QUEUE: int(1, 100_000).default(1_000),
   // distinct GraphQL operation names reported as metric labels (then "other"; each cut to 64 characters)
   METRICS_MAX_OPERATIONS: int(1, 10_000).default(100),
 });

@@ -1,6 +1,7 @@
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import type { Store } from '../db/store.js';
+import type { LiveHub } from '../live/hub.js';
 import { createContext, type PagingConfig } from './context.js';
 import { maskError } from './errors.js';
 import { guardPlugins, type GraphqlLimits } from './guards.js';
@@ -42,6 +43,9 @@ export interface YogaOptions {
   plugins?: Plugin[];
   /** Where yoga logs (masked unexpected errors with their stack); default: its console logger. */
   logging?: YogaServerOptions<object, object>['logging'];
+  /** Live events for subscriptions (src/live/hub.ts) and their limits (src/graphql/subscriptions.ts). */
+  live?: LiveHub;
+  subscriptionPlugin?: Plugin;
 }
 
 export function createGraphqlServer(options: YogaOptions) {
@@ -59,8 +63,8 @@ export function createGraphqlServer(options: YogaOptions) {
     multipart: false, // no uploads: one parser less facing the internet
     // compiled execution (graphql-jit) last: the response cache short-circuits before it; src/graphql/jit.ts
     plugins: [...guardPlugins({ ...options.limits, introspection: options.introspection }), ...(options.plugins ?? []), jitPlugin(),
-      bodyLimitPlugin(options.maxBodyBytes)],
-    context: () => createContext(options.store, options.paging, options.resultLimits),
+      bodyLimitPlugin(options.maxBodyBytes), ...(options.subscriptionPlugin ? [options.subscriptionPlugin] : [])],
+    context: () => ({ ...createContext(options.store, options.paging, options.resultLimits), live: options.live }),
   });
 }
 
