@@ -80,7 +80,7 @@ describe('subscriptions over SSE', () => {
     await indexMint(db.sql, tick, A, '7');
     await waitFor(async () => byAddress.events.length > 0 && byTick.events.length > 0, 1_000, 5);
     expect(byAddress.events[0]).toEqual({ data: { addressActivity: { address: A, amount: '7', event: 'MINT', tick: { tick: 'live' } } } });
-    const [{ minted }] = await db.sql<{ minted: string }[]>`SELECT minted::text FROM ticks WHERE tick = 'live'`;
+    const { minted } = (await db.sql<{ minted: string }[]>`SELECT minted::text FROM ticks WHERE tick = 'live'`)[0]!;
     expect(byTick.events[0]).toEqual({ data: { tickActivity: { movement: { amount: '7', event: 'MINT' }, tick: { stats: { minted } } } } });
     // another address's movement is not delivered to the first
     await indexMint(db.sql, tick, '0x9999000000000000000000000000000000000009', '1');
@@ -105,7 +105,7 @@ describe('subscriptions over SSE', () => {
       await whenSubscribed(live, 1);
       await indexMint(db.sql, tick, A, '1');
       await waitFor(async () => sub.events.length > 0, 1_000, 5);
-      const [{ h }] = await db.sql<{ h: string }[]>`SELECT block_number::text AS h FROM indexed_blocks WHERE chain = 'eth'`;
+      const { h } = (await db.sql<{ h: string }[]>`SELECT block_number::text AS h FROM indexed_blocks WHERE chain = 'eth'`)[0]!;
       expect(sub.events[0]).toEqual({ data: { blocks: { height: h } } });
       sub.stop();
       await whenSubscribed(live, 0);
@@ -180,6 +180,20 @@ describe('limits', () => {
     await waitFor(async () => subs.every((s) => s.done()), 3_000);
     expect(subs.map((s) => s.failure())).toEqual([null, null]);
     expect(live.gateway.server.listening).toBe(false);
+  });
+
+  it('applies the per-request row limit per event, not over the stream', async () => {
+    const live = await startGateway(db, { REQUEST_MAX_ROWS: 2 });
+    try {
+      const sub = collect(sse(live.base), 'subscription { tickActivity(chain: "eth", protocol: "erc-20", tick: "live") { tick { tick } } }');
+      await whenSubscribed(live, 1);
+      for (let i = 0; i < 4; i++) await indexMint(db.sql, tick, A, '1');
+      await waitFor(async () => sub.events.length === 4, 2_000);
+      expect(sub.events).toEqual(Array(4).fill({ data: { tickActivity: { tick: { tick: 'live' } } } }));
+      sub.stop();
+    } finally {
+      await live.close();
+    }
   });
 
   it('rejects a subscription whose event selection is over the cost limit', async () => {

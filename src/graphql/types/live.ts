@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GraphQLError } from 'graphql';
+import { enterEventScope } from '../../observability/scope.js';
 import { isDropped, type LiveBlock, type LiveMovement, type Topic } from '../../live/hub.js';
 import { builder } from '../builder.js';
 import { renewContext, type Context } from '../context.js';
@@ -29,6 +30,7 @@ function subscribe<T>(ctx: Context, topic: Topic): AsyncIterable<T> {
 /** The event itself, or the drop error as the stream's last event. */
 function event<T>(value: T): T {
   if (isDropped(value)) throw value.dropped;
+  enterEventScope();
   return value;
 }
 
