@@ -98,6 +98,7 @@ describe('subscriptions over SSE', () => {
       body: JSON.stringify({ query: '{ chains { chain } }' }),
     });
     expect(reply.headers.get('content-type')).toContain('text/event-stream');
+    expect(reply.headers.get('x-accel-buffering')).toBe('no'); // nginx passes events on unbuffered
     expect(await reply.text()).toContain('event: complete');
     // the same subscription twice: each gets live events, none is answered from the cache
     for (let round = 0; round < 2; round++) {

@@ -23,6 +23,10 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
   const perSocket = new WeakMap<Socket, number>();
   let open = 0;
   const plugin: Plugin = {
+    // a proxy in front (deploy/nginx buffers responses by default) passes each event on at once
+    onResponse({ response }) {
+      if (response.headers.get('content-type')?.startsWith('text/event-stream')) response.headers.set('x-accel-buffering', 'no');
+    },
     onSubscribe({ args, setResultAndStopExecution }) {
       const req = (args.contextValue as { req?: IncomingMessage }).req;
       const socket = req?.socket;
