@@ -154,7 +154,8 @@ export function createActivityStore(sql: Sql, run: Runner) {
 
     /**
      * Given blocks (a live notification's chain and height): their time (the newest transaction's, else the
-     * indexed height's) and counts; a block without indexed transactions counts 0.
+     * indexed height's) and counts; a block without indexed transactions counts 0 (and is left out when
+     * its time is not known any more: the height moved on before it was read).
      */
     async blocksAt(blocks: readonly { chain: string; height: string }[]): Promise<(BlockActivityRow & { inscription_count: number })[]> {
       const rows = await run(sql<Record<string, any>[]>`
@@ -170,6 +171,8 @@ export function createActivityStore(sql: Sql, run: Runner) {
                       CROSS JOIN LATERAL (VALUES (z.from_key), (z.to_key)) AS a (key)
                      WHERE z.chain = c.chain AND z.block_height = c.height::bigint) AS address_count
               FROM transactions x WHERE x.chain = c.chain AND x.block_height = c.height::bigint) agg
+         -- a block without transactions whose height has moved on since (or not visible yet): no time, no event
+         WHERE coalesce(agg.block_time, ib.block_time) IS NOT NULL
          ORDER BY c.ord`);
       return rows.map((r) => ({
         chain: r.chain,
