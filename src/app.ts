@@ -66,7 +66,7 @@ export function createGateway(
   const hub = createLiveHub({ store, maxQueue: config.SUBSCRIPTIONS_MAX_QUEUE ?? 1_000, logger: ops.logger });
   // the embedded engine delivers no notifications (as for the data version): no source there
   const source = target.socketPath || config.DATA_VERSION_LISTEN === false ? null : createLiveSource({
-    target, connectTimeoutS: config.DB_CONNECT_TIMEOUT_S, redisUrl: config.REDIS_URL, logger: ops.logger,
+    sql: ops.watcherSql, redisUrl: config.REDIS_URL, logger: ops.logger,
     onPayload: (payload) => hub.dispatch(payload),
   });
   const subscriptionLimits = subscriptionLimitsPlugin({

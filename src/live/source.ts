@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { createSql, type Sql } from '../db/client.js';
+import type { Sql } from '../db/client.js';
 import type { Logger } from '../observability/logger.js';
 
 // Where live notifications come from. Without Redis each gateway LISTENs on its database itself. With
@@ -15,8 +15,12 @@ export const liveChannel = 'igw_live';
 export type LiveMode = 'starting' | 'listen' | 'redis-leader' | 'redis-follower' | 'stopped';
 
 export interface LiveSourceOptions {
-  target: { url?: string; socketPath?: string };
-  connectTimeoutS: number;
+  /**
+   * A client of the database, not the request pool's: its one LISTEN connection is shared with the
+   * data-version watcher (postgres.js runs every LISTEN of a client on one connection), so live events
+   * cost no extra connection.
+   */
+  sql: Sql;
   redisUrl?: string;
   /** Lock lifetime; renewed every third of it. */
   lockTtlMs?: number;
@@ -29,7 +33,7 @@ const renewScript = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.
 const releaseScript = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
 export function createLiveSource(options: LiveSourceOptions) {
-  const sql: Sql = createSql({ ...options.target, poolMax: 1, statementTimeoutMs: 5_000, connectTimeoutS: options.connectTimeoutS, readOnly: true });
+  const sql = options.sql;
   const ttl = options.lockTtlMs ?? 6_000;
   const id = randomUUID();
   let mode: LiveMode = 'starting';
@@ -124,7 +128,6 @@ export function createLiveSource(options: LiveSourceOptions) {
       if (pub && redisReady()) await pub.eval(releaseScript, 1, lockKey, id).catch(() => {});
       pub?.disconnect();
       sub?.disconnect();
-      await sql.end({ timeout: 5 });
     },
   };
 }

@@ -4,7 +4,7 @@ import { keyVersion, namespaceFor } from '../cache/keys.js';
 import { createRpcCache, type RpcCache } from '../cache/rpc.js';
 import { createCacheStore, type CacheStore } from '../cache/store.js';
 import { configSchema, type Config } from '../config.js';
-import { createSql } from '../db/client.js';
+import { createSql, type Sql } from '../db/client.js';
 import { readBlockTimes } from '../db/block-times.js';
 import { createVersionWatcher, type VersionWatcher } from '../db/version.js';
 import { buildInfo } from './build.js';
@@ -42,6 +42,8 @@ export interface Operations {
   logger: Logger;
   metrics: Metrics;
   watcher: VersionWatcher;
+  /** The watcher's own client: its LISTEN connection also carries live events (src/live/source.ts). */
+  watcherSql: Sql;
   cache: CacheStore | null;
   yogaPlugins: Plugin[];
   rpcCache: RpcCache | null;
@@ -145,6 +147,7 @@ export function createOperations(options: OperationsOptions): Operations {
     logger,
     metrics: m,
     watcher,
+    watcherSql,
     cache,
     yogaPlugins,
     rpcCache: cache ? createRpcCache(cache, currentVersion, m) : null,
