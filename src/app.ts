@@ -6,6 +6,7 @@ import { dataAgeSeconds } from './db/version.js';
 import { createContext } from './graphql/context.js';
 import { subscriptionLimitsPlugin } from './graphql/subscriptions.js';
 import { createLiveHub, type LiveHub } from './live/hub.js';
+import { registerLiveMetrics } from './live/metrics.js';
 import { createLiveSource, type LiveSource } from './live/source.js';
 import { buildFingerprint } from './cache/keys.js';
 import { printSdl } from './graphql/schema.js';
@@ -69,6 +70,7 @@ export function createGateway(
     sql: ops.watcherSql, redisUrl: config.REDIS_URL, logger: ops.logger,
     onPayload: (payload) => hub.dispatch(payload),
   });
+  registerLiveMetrics(ops.metrics.registry, hub, source);
   const subscriptionLimits = subscriptionLimitsPlugin({
     maxPerClient: config.SUBSCRIPTIONS_MAX_PER_CLIENT ?? 32,
     maxPerConnection: config.SUBSCRIPTIONS_MAX_PER_CONNECTION ?? 4,

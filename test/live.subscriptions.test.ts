@@ -150,6 +150,10 @@ describe('limits', () => {
       expect(last.errors[0].extensions.code).toBe('SLOW_CONSUMER');
       expect(sub.events.length).toBeLessThanOrEqual(7);
       expect(live.gateway.live.hub.stats().subscriptions).toBe(0);
+      const metrics = await (await fetch(`${live.base}/metrics`)).text();
+      expect(metrics).toMatch(/^igw_subscriptions_dropped_total 1$/m);
+      expect(metrics).toMatch(/^igw_subscriptions_open\{field="addressActivity"\} 0$/m);
+      expect(metrics).toMatch(/^igw_live_source\{mode="listen"\} 1$/m);
     } finally {
       await live.close();
     }

@@ -120,6 +120,7 @@ export function createLiveHub(options: LiveHubOptions) {
   let tail: Promise<void> = Promise.resolve();
   let closed = false;
   let delivered = 0;
+  let dropped = 0;
 
   const wanting = (kinds: Topic['kind'][]) => [...subscriptions].filter((s) => kinds.includes(s.topic.kind));
 
@@ -175,6 +176,10 @@ export function createLiveHub(options: LiveHubOptions) {
     subscribe<T>(topic: Topic, hooks: { dropped?(): void; beforeEvent?(): void } = {}): LiveSubscription<T> {
       const subscription = new LiveSubscription<T>(topic, options.maxQueue, {
         ...hooks,
+        dropped: () => {
+          dropped += 1;
+          hooks.dropped?.();
+        },
         closed: (s) => subscriptions.delete(s as LiveSubscription<unknown>),
       });
       if (closed) subscription.end();
@@ -182,7 +187,13 @@ export function createLiveHub(options: LiveHubOptions) {
       return subscription;
     },
     /** Open subscriptions, and events pushed so far (metrics, tests). */
-    stats: () => ({ subscriptions: subscriptions.size, delivered, pending }),
+    stats: () => ({ subscriptions: subscriptions.size, delivered, dropped, pending }),
+    /** Open subscriptions per kind of topic. */
+    openByKind(): Record<Topic['kind'], number> {
+      const counts = { blocks: 0, address: 0, tick: 0 };
+      for (const s of subscriptions) counts[s.topic.kind] += 1;
+      return counts;
+    },
     /** Shutdown: every stream ends with its `complete` event. */
     async close(): Promise<void> {
       closed = true;
