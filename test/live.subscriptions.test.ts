@@ -2,6 +2,7 @@ import { createClient, type Client } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/db.js';
 import { Fixture } from './support/fixtures.js';
+import { startRedis } from './support/redis-server.js';
 import { findRedis, indexMint, startGateway, waitFor, type LiveGateway } from './support/ops.js';
 
 // Live updates end to end: a real SSE client (graphql-sse, the protocol yoga serves) against a listening
@@ -243,6 +244,38 @@ describe('shared LISTEN through Redis', async () => {
       sub.stop();
     } finally {
       await dead.close();
+    }
+  });
+});
+
+describe('shared LISTEN: handover and a Redis outage', () => {
+  it('a stopped holder hands the LISTEN over; when Redis dies every gateway LISTENs itself and still delivers', async () => {
+    const redis = await startRedis();
+    const a = await startGateway(db, { REDIS_URL: redis.url });
+    const b = await startGateway(db, { REDIS_URL: redis.url });
+    const c = await startGateway(db, { REDIS_URL: redis.url });
+    try {
+      const gateways = [a, b, c];
+      const leader = gateways.find((g) => g.gateway.live.source!.mode() === 'redis-leader')!;
+      const rest = gateways.filter((g) => g !== leader);
+      expect(rest.map((g) => g.gateway.live.source!.mode())).toEqual(['redis-follower', 'redis-follower']);
+      await leader.close(); // releases the lock: another gateway takes it at its next renewal (every 2 s)
+      await waitFor(async () => rest.some((g) => g.gateway.live.source!.mode() === 'redis-leader'), 5_000);
+      expect(rest.filter((g) => g.gateway.live.source!.listening())).toHaveLength(1);
+      const subs = rest.map((g) => collect(sse(g.base), 'subscription { blocks { height } }'));
+      for (const g of rest) await whenSubscribed(g, 1);
+      await indexMint(db.sql, tick, A, '1');
+      await waitFor(async () => subs.every((s) => s.events.length === 1), 1_000, 5);
+
+      await redis.kill();
+      await waitFor(async () => rest.every((g) => g.gateway.live.source!.mode() === 'listen' && g.gateway.live.source!.listening()), 5_000);
+      await indexMint(db.sql, tick, A, '1');
+      await waitFor(async () => subs.every((s) => s.events.length === 2), 1_000, 5);
+      expect(subs[0]!.events).toEqual(subs[1]!.events);
+      subs.forEach((s) => s.stop());
+    } finally {
+      await Promise.all([a.close(), b.close(), c.close()]).catch(() => {});
+      await redis.stop();
     }
   });
 });
