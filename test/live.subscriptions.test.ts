@@ -2,6 +2,7 @@ import { createClient, type Client } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/db.js';
 import { Fixture } from './support/fixtures.js';
+import { startGatewayProcess } from './support/gateway-process.js';
 import { startRedis } from './support/redis-server.js';
 import { findRedis, indexMint, startGateway, waitFor, type LiveGateway } from './support/ops.js';
 
@@ -278,6 +279,23 @@ describe('shared LISTEN: handover and a Redis outage', () => {
       await redis.stop();
     }
   });
+});
+
+describe('SIGTERM on the real process', () => {
+  it('ends open subscriptions with complete and exits 0 (drained, not cut at the timeout)', async () => {
+    const gateway = await startGatewayProcess({ DATABASE_URL: db.target.url!, CACHE: 'false', SHUTDOWN_TIMEOUT_MS: '20000' }, 60_000);
+    try {
+      const subs = [collect(sse(gateway.base), 'subscription { blocks { height } }'), collect(sse(gateway.base), 'subscription { blocks { height } }')];
+      await indexMint(db.sql, tick, A, '1');
+      await waitFor(async () => subs.every((s) => s.events.length === 1), 10_000); // open and delivering
+      // exit code 0: drained (a drain cut at SHUTDOWN_TIMEOUT_MS exits 1)
+      expect(await gateway.stop(30_000)).toEqual({ code: 0, signal: null });
+      await waitFor(async () => subs.every((s) => s.done()), 3_000);
+      expect(subs.map((s) => s.failure())).toEqual([null, null]);
+    } finally {
+      await gateway.stop();
+    }
+  }, 90_000);
 });
 
 describe('bulk loads', () => {
