@@ -283,7 +283,7 @@ describe('shared LISTEN: handover and a Redis outage', () => {
 
 describe('SIGTERM on the real process', () => {
   it('ends open subscriptions with complete and exits 0 (drained, not cut at the timeout)', async () => {
-    const gateway = await startGatewayProcess({ DATABASE_URL: db.target.url!, CACHE: 'false', SHUTDOWN_TIMEOUT_MS: '20000' }, 60_000);
+    const gateway = await startGatewayProcess({ DATABASE_URL: db.target.url!, CACHE: 'false', DB_POOL_MAX: '2', SHUTDOWN_TIMEOUT_MS: '20000' }, 60_000);
     try {
       const subs = [collect(sse(gateway.base), 'subscription { blocks { height } }'), collect(sse(gateway.base), 'subscription { blocks { height } }')];
       await indexMint(db.sql, tick, A, '1');
