@@ -286,8 +286,10 @@ describe('SIGTERM on the real process', () => {
     const gateway = await startGatewayProcess({ DATABASE_URL: db.target.url!, CACHE: 'false', DB_POOL_MAX: '2', SHUTDOWN_TIMEOUT_MS: '20000' }, 60_000);
     try {
       const subs = [collect(sse(gateway.base), 'subscription { blocks { height } }'), collect(sse(gateway.base), 'subscription { blocks { height } }')];
+      // admitted (the process's metrics say so), then delivering
+      await waitFor(async () => /^igw_subscriptions_open\{field="blocks"\} 2$/m.test(await (await fetch(`${gateway.base}/metrics`)).text()), 10_000, 50);
       await indexMint(db.sql, tick, A, '1');
-      await waitFor(async () => subs.every((s) => s.events.length === 1), 10_000); // open and delivering
+      await waitFor(async () => subs.every((s) => s.events.length === 1), 10_000);
       // exit code 0: drained (a drain cut at SHUTDOWN_TIMEOUT_MS exits 1)
       expect(await gateway.stop(30_000)).toEqual({ code: 0, signal: null });
       await waitFor(async () => subs.every((s) => s.done()), 3_000);
