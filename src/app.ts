@@ -6,6 +6,10 @@ import { expandHosts, expandUrlList } from './db/urls.js';
 import { createStore, storeLimitDefaults, type Store, type StoreLimits } from './db/store.js';
 import { dataAgeSeconds } from './db/version.js';
 import { createContext } from './graphql/context.js';
+import { subscriptionLimitsPlugin } from './graphql/subscriptions.js';
+import { createLiveHub, type LiveHub } from './live/hub.js';
+import { registerLiveMetrics } from './live/metrics.js';
+import { createLiveSource, type LiveSource } from './live/source.js';
 import { buildFingerprint } from './cache/keys.js';
 import { printSdl } from './graphql/schema.js';
 import { loadManifest } from './graphql/persisted.js';
@@ -28,6 +32,8 @@ export interface Gateway {
   server: Server;
   /** Logger, metrics, data-version watcher, response cache. */
   ops: Operations;
+  /** Live events of subscriptions: the fan-out and where its notifications come from (src/live). */
+  live: { hub: LiveHub; source: LiveSource | null; open(): number };
   /** Settles once the data version is known (before it, answers bypass the cache). */
   ready: Promise<void>;
   close(): Promise<void>;
@@ -41,6 +47,7 @@ export type GatewayConfig = Pick<Config,
   Partial<Pick<Config, 'PERSISTED_OPERATIONS_DIR' | 'PERSISTED_OPERATIONS_ONLY' | 'APQ_MAX_ENTRIES' | 'APQ_MAX_BYTES' |
     'GRAPHQL_CACHE_CONTROL' | 'HTTP_COMPRESSION' | 'HTTP_COMPRESSION_MIN_BYTES'>> &
   Partial<Pick<Config, 'DATABASE_READ_URLS' | 'MAX_REPLICA_LAG_MS' | 'DB_POOLER' | 'DB_ALLOW_UNSAFE_SESSION'>> &
+  Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PER_CLIENT' | 'SUBSCRIPTIONS_MAX_PER_CONNECTION' | 'SUBSCRIPTIONS_MAX_QUEUE'>> &
   Partial<OperationsConfig> & StoreLimits & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>>;
 
 /** The defaults of src/config.ts for the clients' caches settings (gateways built from a partial config). */
@@ -86,6 +93,17 @@ export function createGateway(
     timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: config, router: sources.router, unready: sources.unready,
   }));
   ops.attachPool(store.poolState);
+  const hub = createLiveHub({ store, maxQueue: config.SUBSCRIPTIONS_MAX_QUEUE ?? 1_000, logger: ops.logger });
+  // the embedded engine delivers no notifications (as for the data version): no source there
+  const source = target.socketPath || config.DATA_VERSION_LISTEN === false ? null : createLiveSource({
+    sql: sources.primaryStateSql, redisUrl: config.REDIS_URL, logger: ops.logger,
+    onPayload: (payload) => hub.dispatch(payload),
+  });
+  registerLiveMetrics(ops.metrics.registry, hub, source);
+  const subscriptionLimits = subscriptionLimitsPlugin({
+    maxPerClient: config.SUBSCRIPTIONS_MAX_PER_CLIENT ?? 32,
+    maxPerConnection: config.SUBSCRIPTIONS_MAX_PER_CONNECTION ?? 4,
+  });
   const yoga = createGraphqlServer({
     store,
     paging,
@@ -107,6 +125,8 @@ export function createGateway(
     },
     cacheControl: config.GRAPHQL_CACHE_CONTROL ?? clientDefaults.GRAPHQL_CACHE_CONTROL,
     logging: yogaLogger(ops.logger),
+    live: hub,
+    subscriptionPlugin: subscriptionLimits.plugin,
   });
   // one CORS policy for both surfaces (src/server/cors.ts)
   const cors = corsPolicy(config.CORS_ORIGIN, config.CORS_CREDENTIALS ?? false);
@@ -139,8 +159,13 @@ export function createGateway(
     yoga,
     server,
     ops,
-    ready: ops.ready,
+    live: { hub, source, open: subscriptionLimits.open },
+    ready: Promise.all([ops.ready, source?.start().catch((error: unknown) =>
+      ops.logger.warn({ err: (error as Error).message }, 'live events: no source'))]).then(() => {}),
     async close() {
+      // subscriptions end first (each stream sends `complete`), so that closing the server is not held up by them
+      await hub.close();
+      await source?.stop();
       await new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
       await ops.close();
       await sources.stop();

@@ -101,6 +101,11 @@ export const configSchema = z.object({
   GRAPHQL_CACHE_CONTROL: z.string().regex(/^[\x20-\x7e]+$/, 'must be a Cache-Control value').default('public, max-age=5, stale-while-revalidate=30'),
   HTTP_COMPRESSION: bool.default(true),
   HTTP_COMPRESSION_MIN_BYTES: int(0, 1024 * 1024 * 1024).default(1_024),
+  // live updates (GraphQL subscriptions over SSE, src/live): open subscriptions per client address and per
+  // connection, and events a subscription may leave unread before it is dropped
+  SUBSCRIPTIONS_MAX_PER_CLIENT: int(0, 1_000_000).default(32), // 0: no per-client cap
+  SUBSCRIPTIONS_MAX_PER_CONNECTION: int(1, 10_000).default(4),
+  SUBSCRIPTIONS_MAX_QUEUE: int(1, 100_000).default(1_000),
   // distinct GraphQL operation names reported as metric labels (then "other"; each cut to 64 characters)
   METRICS_MAX_OPERATIONS: int(1, 10_000).default(100),
 });

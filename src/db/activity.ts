@@ -151,6 +151,39 @@ export function createActivityStore(sql: Sql, run: Runner) {
         address_count: Number(r.address_count),
       }));
     },
+
+    /**
+     * Given blocks (a live notification's chain and height): their time (the newest transaction's, else the
+     * indexed height's) and counts; a block without indexed transactions counts 0 (and is left out when
+     * its time is not known any more: the height moved on before it was read).
+     */
+    async blocksAt(blocks: readonly { chain: string; height: string }[]): Promise<(BlockActivityRow & { inscription_count: number })[]> {
+      const rows = await run(sql<Record<string, any>[]>`
+        SELECT c.chain, c.height::text AS block_height, coalesce(agg.block_time, ib.block_time) AS block_time,
+               agg.transaction_count, agg.inscription_count, agg.tick_count, agg.address_count
+          FROM unnest(${blocks.map((b) => b.chain)}::text[], ${blocks.map((b) => b.height)}::numeric[]) WITH ORDINALITY AS c (chain, height, ord)
+          LEFT JOIN indexed_blocks ib ON ib.chain = c.chain AND ib.block_number = c.height
+          CROSS JOIN LATERAL (
+            SELECT max(x.block_time) AS block_time, count(*) AS transaction_count,
+                   count(*) FILTER (WHERE x.tick <> '') AS inscription_count,
+                   count(DISTINCT (x.protocol, x.tick)) FILTER (WHERE x.tick <> '') AS tick_count,
+                   (SELECT count(DISTINCT a.key) FROM transactions z
+                      CROSS JOIN LATERAL (VALUES (z.from_key), (z.to_key)) AS a (key)
+                     WHERE z.chain = c.chain AND z.block_height = c.height::bigint) AS address_count
+              FROM transactions x WHERE x.chain = c.chain AND x.block_height = c.height::bigint) agg
+         -- a block without transactions whose height has moved on since (or not visible yet): no time, no event
+         WHERE coalesce(agg.block_time, ib.block_time) IS NOT NULL
+         ORDER BY c.ord`);
+      return rows.map((r) => ({
+        chain: r.chain,
+        block_height: r.block_height,
+        block_time: r.block_time,
+        transaction_count: Number(r.transaction_count),
+        inscription_count: Number(r.inscription_count),
+        tick_count: Number(r.tick_count),
+        address_count: Number(r.address_count),
+      }));
+    },
   };
 }
 

@@ -76,6 +76,12 @@ export function createMovementStore(sql: Sql, run: Runner) {
     async byIds(ids: readonly string[]): Promise<MovementRow[]> {
       return run(sql<MovementRow[]>`SELECT ${cols} FROM address_txs m WHERE m.id = ANY(${ids}::bigint[])`);
     },
+    /** Movements by id with their tick's key (the ids of a live notification), in log order. */
+    async byIdsWithTick(ids: readonly string[]): Promise<LiveMovementRow[]> {
+      return run(sql<LiveMovementRow[]>`
+        SELECT ${cols}, m.address_key, t.chain, t.protocol, t.tick FROM address_txs m JOIN ticks t ON t.id = m.tick_id
+         WHERE m.id = ANY(${ids as string[]}::bigint[]) ORDER BY m.id`);
+    },
 
     /** Movements caused by a transaction (by hash), in log order. */
     async byTxHashes(hashes: readonly string[]): Promise<MovementRow[]> {
@@ -84,6 +90,14 @@ export function createMovementStore(sql: Sql, run: Runner) {
         ORDER BY m.id`);
     },
   };
+}
+
+/** A movement with its tick's key, as a live event needs it (src/live/hub.ts). */
+export interface LiveMovementRow extends MovementRow {
+  address_key: string;
+  chain: string;
+  protocol: string;
+  tick: string;
 }
 
 export type MovementStore = ReturnType<typeof createMovementStore>;

@@ -1,4 +1,5 @@
 import type { Store } from '../db/store.js';
+import type { LiveHub } from '../live/hub.js';
 import { createLoaders, type Loaders } from '../loaders/index.js';
 import { ResultBudget, type ResultLimits } from './result-budget.js';
 
@@ -13,10 +14,22 @@ export interface Context {
   paging: PagingConfig;
   /** What the operation's result may still grow by: src/graphql/result-budget.ts. */
   budget: ResultBudget;
+  /** Live events for subscriptions (src/live); absent where nothing is subscribed (JSON-RPC). */
+  live?: LiveHub;
 }
 
 /** One context per request: its own loaders, so batching never leaks data between requests. */
 export function createContext(store: Store, paging: PagingConfig, resultLimits: ResultLimits): Context {
   const budget = new ResultBudget(resultLimits);
   return { store, loaders: createLoaders(store, (rows) => budget.admit(rows)), paging, budget };
+}
+
+/**
+ * Before each event of a subscription: fresh loaders (a row loaded for an earlier event would be stale)
+ * and a fresh result budget (the limits hold per event, not per stream).
+ */
+export function renewContext(ctx: Context): void {
+  const budget = ctx.budget.fresh();
+  ctx.budget = budget;
+  ctx.loaders = createLoaders(ctx.store, (rows) => budget.admit(rows));
 }

@@ -62,5 +62,10 @@ export function costLimitPlugin(maxCost: number): Plugin {
       const cost = operationCost(args);
       if (cost !== null && cost > maxCost) setResultAndStopExecution({ errors: [costRejection(cost, maxCost)] });
     },
+    // a subscription: the cost of one event's selection
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const cost = operationCost(args);
+      if (cost !== null && cost > maxCost) setResultAndStopExecution({ errors: [costRejection(cost, maxCost)] });
+    },
   };
 }

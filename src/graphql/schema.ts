@@ -10,6 +10,7 @@ import './types/lookup.js';
 import './types/calldata.js';
 import './types/search.js';
 import './types/activity.js';
+import './types/live.js';
 
 export const schema = builder.toSchema();
 

@@ -1,6 +1,7 @@
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import type { Store } from '../db/store.js';
+import type { LiveHub } from '../live/hub.js';
 import { createContext, type PagingConfig } from './context.js';
 import { maskError } from './errors.js';
 import { guardPlugins, type GraphqlLimits } from './guards.js';
@@ -51,6 +52,9 @@ export interface YogaOptions {
   cacheControl?: string;
   /** Where yoga logs (masked unexpected errors with their stack); default: its console logger. */
   logging?: YogaServerOptions<object, object>['logging'];
+  /** Live events for subscriptions (src/live/hub.ts) and their limits (src/graphql/subscriptions.ts). */
+  live?: LiveHub;
+  subscriptionPlugin?: Plugin;
 }
 
 export function createGraphqlServer(options: YogaOptions) {
@@ -72,8 +76,9 @@ export function createGraphqlServer(options: YogaOptions) {
     plugins: [...guardPlugins({ ...options.limits, introspection: options.introspection }),
       ...persistedOperationsPlugins(options.persisted ?? persistedDefaults),
       httpCachingPlugin(options.cacheControl ?? defaultCacheControl),
-      ...(options.plugins ?? []), jitPlugin(), bodyLimitPlugin(options.maxBodyBytes)],
-    context: () => createContext(options.store, options.paging, options.resultLimits),
+      ...(options.plugins ?? []), jitPlugin(), bodyLimitPlugin(options.maxBodyBytes),
+      ...(options.subscriptionPlugin ? [options.subscriptionPlugin] : [])],
+    context: () => ({ ...createContext(options.store, options.paging, options.resultLimits), live: options.live }),
   });
 }
 

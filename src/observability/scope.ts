@@ -64,6 +64,16 @@ export function newScope(id: string, surface: Surface, pool?: PoolMeter): Reques
 }
 
 /**
+ * A subscription event (src/graphql/types/live.ts): the rest of its execution runs in a scope of its own, so
+ * the per-request limits of the statement runner (REQUEST_MAX_ROWS, concurrent statements) hold per event
+ * rather than accumulating over a stream's lifetime. Called at the start of the event's execution.
+ */
+export function enterEventScope(): void {
+  const parent = storage.getStore();
+  if (parent) storage.enterWith(newScope(parent.id, parent.surface, parent.pool));
+}
+
+/**
  * Runs a node:http handler inside the scope. The request's own events ('data', 'end') are emitted from
  * the socket's context, not from the handler's, so they are re-bound to the scope: otherwise work that
  * starts on 'end' (the JSON-RPC layer, yoga's body reader) would run without it.

@@ -1,0 +1,67 @@
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { clientKey } from '../server/connections.js';
+
+// Caps on open subscriptions, counted from the moment one is admitted until its stream ends (client gone,
+// dropped, or shutdown): per client address (the same key as the HTTP per-client caps) and per connection.
+// A subscription over a cap gets one error event (TOO_MANY_REQUESTS) and its stream ends.
+
+export interface SubscriptionLimits {
+  /** SUBSCRIPTIONS_MAX_PER_CLIENT; 0: none. */
+  maxPerClient: number;
+  /** SUBSCRIPTIONS_MAX_PER_CONNECTION. */
+  maxPerConnection: number;
+}
+
+const tooMany = (what: string) =>
+  new GraphQLError(`Too many open subscriptions ${what}: close one first`, { extensions: { code: 'TOO_MANY_REQUESTS' } });
+
+export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
+  const perClient = new Map<string, number>();
+  const perSocket = new WeakMap<Socket, number>();
+  let open = 0;
+  const plugin: Plugin = {
+    // a proxy in front (deploy/nginx buffers responses by default) passes each event on at once
+    onResponse({ response }) {
+      if (response.headers.get('content-type')?.startsWith('text/event-stream')) response.headers.set('x-accel-buffering', 'no');
+    },
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const req = (args.contextValue as { req?: IncomingMessage }).req;
+      const socket = req?.socket;
+      const key = socket?.remoteAddress !== undefined ? clientKey(socket.remoteAddress) : null;
+      if (key !== null && limits.maxPerClient > 0 && (perClient.get(key) ?? 0) >= limits.maxPerClient) {
+        return setResultAndStopExecution({ errors: [tooMany('from this client address (SUBSCRIPTIONS_MAX_PER_CLIENT)')] });
+      }
+      if (socket && (perSocket.get(socket) ?? 0) >= limits.maxPerConnection) {
+        return setResultAndStopExecution({ errors: [tooMany('on this connection (SUBSCRIPTIONS_MAX_PER_CONNECTION)')] });
+      }
+      if (key !== null) perClient.set(key, (perClient.get(key) ?? 0) + 1);
+      if (socket) perSocket.set(socket, (perSocket.get(socket) ?? 0) + 1);
+      open += 1;
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        open -= 1;
+        if (key !== null) {
+          const left = (perClient.get(key) ?? 1) - 1;
+          if (left > 0) perClient.set(key, left);
+          else perClient.delete(key);
+        }
+        if (socket) perSocket.set(socket, (perSocket.get(socket) ?? 1) - 1);
+      };
+      // the response closing (client gone) releases too, whether or not the stream noticed yet
+      (args.contextValue as { res?: { once(e: string, f: () => void): void } }).res?.once('close', release);
+      return {
+        onSubscribeResult({ result }) {
+          if (!(Symbol.asyncIterator in result)) return release();
+          return { onEnd: release };
+        },
+        onSubscribeError: release,
+      };
+    },
+  };
+  return { plugin, open: () => open };
+}

@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { Sql } from '../db/client.js';
+import type { Logger } from '../observability/logger.js';
+
+// Where live notifications come from. Without Redis each gateway LISTENs on its database itself. With
+// REDIS_URL, gateways of one database share one LISTEN: the holder of a Redis lock (SET NX PX, renewed
+// by its holder only) LISTENs and PUBLISHes each payload; every gateway, the holder included, takes the
+// payloads from its Redis subscription. Fail soft: while Redis does not answer, a gateway LISTENs
+// itself and ignores Redis; a holder that dies loses the lock after its TTL and another one takes over
+// (notifications in that gap are lost, as on any reconnect of a LISTEN).
+
+export const liveChannel = 'igw_live';
+
+export type LiveMode = 'starting' | 'listen' | 'redis-leader' | 'redis-follower' | 'stopped';
+
+export interface LiveSourceOptions {
+  /**
+   * A client of the database, not the request pool's: its one LISTEN connection is shared with the
+   * data-version watcher (postgres.js runs every LISTEN of a client on one connection), so live events
+   * cost no extra connection.
+   */
+  sql: Sql;
+  redisUrl?: string;
+  /** Lock lifetime; renewed every third of it. */
+  lockTtlMs?: number;
+  logger: Logger;
+  onPayload(payload: string): void;
+}
+
+// renews the lock only while this gateway holds it
+const renewScript = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+const releaseScript = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
+
+export function createLiveSource(options: LiveSourceOptions) {
+  const sql = options.sql;
+  const ttl = options.lockTtlMs ?? 6_000;
+  const id = randomUUID();
+  let mode: LiveMode = 'starting';
+  let listener: { unlisten(): Promise<void> } | null = null;
+  let listenWanted = false;
+  let publishing = false;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let pub: Redis | null = null;
+  let sub: Redis | null = null;
+  let channel = '';
+  let lockKey = '';
+
+  const redisReady = () => pub?.status === 'ready' && sub?.status === 'ready';
+
+  function onNotification(payload: string) {
+    if (publishing && pub && redisReady()) {
+      // delivered back to this gateway through its subscription; locally if the publish fails
+      pub.publish(channel, payload).catch(() => options.onPayload(payload));
+    } else {
+      options.onPayload(payload);
+    }
+  }
+
+  async function setListen(on: boolean, publish: boolean) {
+    publishing = publish;
+    listenWanted = on;
+    if (on && !listener) {
+      try {
+        const l = await sql.listen(liveChannel, onNotification);
+        if (!listenWanted || stopped) await l.unlisten().catch(() => {});
+        else listener = l;
+      } catch (error) {
+        options.logger.warn({ err: (error as Error).message }, 'live events: LISTEN failed (retried)');
+      }
+    } else if (!on && listener) {
+      const l = listener;
+      listener = null;
+      await l.unlisten().catch(() => {});
+    }
+  }
+
+  async function tick() {
+    if (stopped) return;
+    let next: LiveMode = 'listen';
+    if (pub && sub && redisReady()) {
+      try {
+        const got = await pub.set(lockKey, id, 'PX', ttl, 'NX');
+        const held = got === 'OK' || Number(await pub.eval(renewScript, 1, lockKey, id, String(ttl))) === 1;
+        next = held ? 'redis-leader' : 'redis-follower';
+      } catch {
+        next = 'listen';
+      }
+    }
+    if (stopped) return;
+    if (next !== mode) options.logger.info({ mode: next, previous: mode }, 'live events source');
+    mode = next;
+    await setListen(next !== 'redis-follower', next === 'redis-leader');
+  }
+
+  return {
+    mode: () => mode,
+    /** Whether this gateway holds a LISTEN now (tests: one per database with Redis). */
+    listening: () => listener !== null,
+    async start(): Promise<void> {
+      if (options.redisUrl) {
+        const rows = await sql<{ epoch: string }[]>`SELECT epoch FROM data_version`.catch(() => []);
+        const epoch = rows[0]?.epoch ?? 'unknown';
+        channel = `igw:live:${epoch}`;
+        lockKey = `igw:live:${epoch}:listener`;
+        const settings = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 1_000,
+          retryStrategy: () => 1_000 };
+        pub = new Redis(options.redisUrl, settings);
+        // a subscriber connection needs its offline queue to re-subscribe after a reconnect
+        sub = new Redis(options.redisUrl, { ...settings, enableOfflineQueue: true });
+        for (const client of [pub, sub]) client.on('error', () => {}); // state is read from `status`
+        sub.on('message', (_channel: string, payload: string) => {
+          if (mode === 'redis-leader' || mode === 'redis-follower') options.onPayload(payload);
+        });
+        await Promise.all([pub.connect().catch(() => {}), sub.connect().catch(() => {})]);
+        await sub.subscribe(channel).catch(() => {});
+      }
+      await tick();
+      timer = setInterval(() => void tick(), Math.max(100, Math.floor(ttl / 3)));
+      timer.unref();
+    },
+    async stop(): Promise<void> {
+      stopped = true;
+      mode = 'stopped';
+      clearInterval(timer);
+      await setListen(false, false);
+      if (pub && redisReady()) await pub.eval(releaseScript, 1, lockKey, id).catch(() => {});
+      pub?.disconnect();
+      sub?.disconnect();
+    },
+  };
+}
+
+export type LiveSource = ReturnType<typeof createLiveSource>;
