@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { createClient, type Client } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/db.js';
@@ -110,6 +111,33 @@ describe('subscriptions over SSE', () => {
       const { h } = (await db.sql<{ h: string }[]>`SELECT block_number::text AS h FROM indexed_blocks WHERE chain = 'eth'`)[0]!;
       expect(sub.events[0]).toEqual({ data: { blocks: { height: h } } });
       sub.stop();
+      await whenSubscribed(live, 0);
+    }
+  });
+  it('streams events uncompressed to a client that accepts gzip and brotli (a compressor would hold them back)', async () => {
+    const url = new URL(`${live.base}/graphql`);
+    const body = JSON.stringify({ query: 'subscription { blocks { height } }' });
+    let received = '';
+    let headers: http.IncomingHttpHeaders = {};
+    const req = http.request({
+      host: url.hostname, port: url.port, path: url.pathname, method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'accept-encoding': 'br, gzip', 'content-length': Buffer.byteLength(body) },
+    }, (res) => {
+      headers = res.headers;
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => { received += chunk; });
+    });
+    req.on('error', () => {});
+    req.end(body);
+    try {
+      await whenSubscribed(live, 1);
+      await indexMint(db.sql, tick, A, '1');
+      await waitFor(async () => received.includes('"blocks"'), 1_000, 5);
+      // yoga marks event streams `content-encoding: none`; either way no compressor touched the stream
+      expect([undefined, 'none']).toContain(headers['content-encoding']);
+      expect(received).toMatch(/event: next\ndata: \{"data":\{"blocks":\{"height":"\d+"\}\}\}/);
+    } finally {
+      req.destroy();
       await whenSubscribed(live, 0);
     }
   });

@@ -23,6 +23,9 @@ export function compressor(settings: CompressionSettings): (req: IncomingMessage
     // the time (quality 11 takes seconds on the GraphiQL page)
     brotli: { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } },
     level: 6,
+    // never an event stream (subscriptions): a compressor holds events back until its buffer fills (yoga's
+    // `content-encoding: none` on them keeps compression off too; this does not depend on it)
+    filter: (req, res) => !String(res.getHeader('content-type') ?? '').startsWith('text/event-stream') && compression.filter(req, res),
   });
   return (req, res, next) => {
     // runs after compression's own header hook (which sets Content-Encoding) and before the headers go out
