@@ -143,17 +143,6 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
       return sendJson(res, 400, surfaceError(path, rpcErrors.invalidRequest('missing Host header'), 'BAD_REQUEST'));
     }
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
-    // a client that has been answered more than its byte budget allows waits (probes above and below are exempt)
-    if (path !== '/readyz' && path !== '/metrics') {
-      const retryAfter = budget.retryAfterS(req);
-      if (retryAfter > 0) {
-        req.resume();
-        res.setHeader('retry-after', String(retryAfter));
-        return sendJson(res, 429, surfaceError(path,
-          rpcErrors.unavailable(`too much data answered to this client address: retry after ${retryAfter} s`), 'TOO_MANY_REQUESTS'));
-      }
-      budget.charge(req, res);
-    }
     if (path !== '/readyz') return compress(req, res, () => route(req, res, path));
     deps.store.ping().then(
       () => sendJson(res, 200, { status: 'ready', ...(deps.freshness?.() ?? {}) }),
@@ -210,9 +199,22 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
     connectionsCheckingInterval: checkInterval(limits),
     requireHostHeader: false, // checked above, to answer with a body
   }, (req, res) => {
-    const admission = tracker.admit(req, res, (req.url ?? '/').split('?')[0]!);
+    const path = (req.url ?? '/').split('?')[0]!;
+    const admission = tracker.admit(req, res, path);
     if (admission === 'ignore') return;
     if (admission === 'over-limit') overLimit.add(req);
+    // a client that has been answered more than its byte budget allows waits (probes are exempt). Refused
+    // here, before the request log and metrics: a client hammering in debt costs a parse and a short write
+    if (path !== '/healthz' && path !== '/readyz' && path !== '/metrics') {
+      const retryAfter = budget.retryAfterS(req);
+      if (retryAfter > 0) {
+        req.resume();
+        res.setHeader('retry-after', String(retryAfter));
+        return sendJson(res, 429, surfaceError(path,
+          rpcErrors.unavailable(`too much data answered to this client address: retry after ${retryAfter} s`), 'TOO_MANY_REQUESTS'));
+      }
+      budget.charge(req, res);
+    }
     handle(req, res);
   });
   const tracker = trackConnections(server, limits, { refuse: refuseConnection, cut: cutRequest });
