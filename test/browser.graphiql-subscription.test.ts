@@ -1,9 +1,5 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium, screenshot, type Browser } from './support/browser.js';
 import { createTestDatabase, type TestDatabase } from './support/db.js';
 import { Fixture } from './support/fixtures.js';
 import { indexMint, startGateway, waitFor, type LiveGateway } from './support/ops.js';
@@ -13,10 +9,6 @@ import { indexMint, startGateway, waitFor, type LiveGateway } from './support/op
 // pane must show it. Screenshot: test/artifacts/graphiql-subscription.png; UPDATE_SCREENSHOT=1 also copies
 // it to docs/graphiql-subscription.png (the README shows it). Skipped where /usr/bin/chromium is missing.
 
-const executablePath = '/usr/bin/chromium';
-const root = fileURLToPath(new URL('..', import.meta.url));
-const artifact = join(root, 'test', 'artifacts', 'graphiql-subscription.png');
-const docsCopy = join(root, 'docs', 'graphiql-subscription.png');
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'live' };
 const A = '0xAbCd000000000000000000000000000000000001';
 const query = `# Each newly indexed block of Ethereum, as soon as it is committed.
@@ -33,11 +25,10 @@ subscription NewBlocks {
 }
 `;
 
-describe.skipIf(!existsSync(executablePath))('a subscription in GraphiQL (headless Chromium)', () => {
+describe.skipIf(!hasChromium)('a subscription in GraphiQL (headless Chromium)', () => {
   let db: TestDatabase;
   let live: LiveGateway;
-  let context: BrowserContext;
-  let profile: string;
+  let browser: Browser;
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -46,26 +37,16 @@ describe.skipIf(!existsSync(executablePath))('a subscription in GraphiQL (headle
     f.block('eth', '19000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
     await f.load(db.sql);
     live = await startGateway(db);
-    profile = mkdtempSync(join(tmpdir(), 'igw-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath,
-      headless: true,
-      viewport: { width: 1440, height: 900 },
-      args: [
-        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
     await live?.close();
     await db?.close();
   });
 
   it('runs a blocks subscription and shows the block committed after it started', async () => {
-    const page = await context.newPage();
+    const page = await browser.context.newPage();
     const response = await page.goto(`${live.base}/graphql?query=${encodeURIComponent(query)}`, { waitUntil: 'load' });
     expect(response?.status()).toBe(200);
     await page.waitForSelector('.graphiql-execute-button', { timeout: 30_000 });
@@ -83,13 +64,7 @@ describe.skipIf(!existsSync(executablePath))('a subscription in GraphiQL (headle
     expect(shown).toMatch(/"inscriptionCount":\s*1/);
     expect(shown).not.toContain('"errors"');
 
-    mkdirSync(join(root, 'test', 'artifacts'), { recursive: true });
-    await page.screenshot({ path: artifact, fullPage: false });
-    if (process.env.UPDATE_SCREENSHOT === '1') {
-      mkdirSync(join(root, 'docs'), { recursive: true });
-      copyFileSync(artifact, docsCopy);
-    }
-    expect(statSync(artifact).size).toBeGreaterThan(20_000);
+    expect(await screenshot(page, 'graphiql-subscription.png')).toBeGreaterThan(20_000);
     await page.close();
   }, 120_000);
 });

@@ -1,9 +1,5 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium, screenshot, type Browser } from './support/browser.js';
 import { seedDemo } from '../src/db/seed/index.js';
 import { createTestDatabase, type TestDatabase } from './support/db.js';
 import { startGateway, type LiveGateway } from './support/ops.js';
@@ -14,42 +10,26 @@ import { startGateway, type LiveGateway } from './support/ops.js';
 // (the README shows it).
 // Skipped (reported as skipped) where /usr/bin/chromium is not installed.
 
-const executablePath = '/usr/bin/chromium';
-const root = fileURLToPath(new URL('..', import.meta.url));
-const artifact = join(root, 'test', 'artifacts', 'graphiql.png');
-const docsCopy = join(root, 'docs', 'graphiql.png');
 
-describe.skipIf(!existsSync(executablePath))('GraphiQL in headless Chromium', () => {
+describe.skipIf(!hasChromium)('GraphiQL in headless Chromium', () => {
   let db: TestDatabase;
   let live: LiveGateway;
-  let context: BrowserContext;
-  let profile: string;
+  let browser: Browser;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     await seedDemo(db.sql);
     live = await startGateway(db);
-    profile = mkdtempSync(join(tmpdir(), 'igw-chromium-'));
-    // a persistent context on a fresh directory: Playwright passes it as --user-data-dir
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath,
-      headless: true,
-      viewport: { width: 1440, height: 900 },
-      args: [
-        '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-        '--disable-background-networking', '--disable-component-update', '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
-    await context?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
+    await browser?.close();
     await live?.close();
     await db?.close();
   });
 
   it('loads GraphiQL at /graphql, runs the pre-filled example query and shows data', async () => {
-    const page = await context.newPage();
+    const page = await browser.context.newPage();
     const offsite: string[] = [];
     page.on('request', (r) => {
       const url = r.url();
@@ -87,14 +67,8 @@ describe.skipIf(!existsSync(executablePath))('GraphiQL in headless Chromium', ()
     expect(JSON.parse(run!.body).extensions.freshness.indexedHeights.btc).toMatch(/^\d+$/);
     expect(offsite, 'GraphiQL is served whole by the gateway (no CDN)').toEqual([]);
 
-    mkdirSync(join(root, 'test', 'artifacts'), { recursive: true });
-    await page.screenshot({ path: artifact, fullPage: false });
-    // the README's copy is refreshed on request only, so a test run leaves the work tree clean
-    if (process.env.UPDATE_SCREENSHOT === '1') {
-      mkdirSync(join(root, 'docs'), { recursive: true });
-      copyFileSync(artifact, docsCopy);
-    }
-    expect(statSync(artifact).size).toBeGreaterThan(20_000);
+    // the README's copy is refreshed on request only (UPDATE_SCREENSHOT=1), so a test run leaves the work tree clean
+    expect(await screenshot(page, 'graphiql.png')).toBeGreaterThan(20_000);
     await page.close();
   }, 120_000);
 });
