@@ -12,8 +12,8 @@
 export const embeddedTypes = [
   'ActivityChange', 'ActivityWindow', 'AddressChainTotal', 'AddressSearchResult', 'AddressTransactionConnection',
   'AddressTransactionEdge', 'BalanceConnection', 'BalanceEdge', 'BlockActivity', 'CallDataOperation', 'ChainActivity',
-  'ChainFigures', 'HolderConnection', 'HolderEdge', 'IndexedBlock', 'PageInfo', 'TickConnection', 'TickEdge',
-  'TickSearchResult', 'TransactionConnection', 'TransactionEdge', 'TransactionSearchResult',
+  'ChainFigures', 'HolderConnection', 'HolderEdge', 'IndexedBlock', 'LiveBlock', 'PageInfo', 'TickActivity',
+  'TickConnection', 'TickEdge', 'TickSearchResult', 'TransactionConnection', 'TransactionEdge', 'TransactionSearchResult',
 ] as const;
 
 /** The implementations of the schema's interfaces and unions (fragments on `Node` and `SearchResult`). */
