@@ -24,10 +24,25 @@ const missing = [
 
 describe.skipIf(missing.length > 0)(`compose's database topology on local binaries${missing.length ? ` (missing: ${missing.join(', ')})` : ''}`, () => {
   it('primary with the roles, streaming standby, PgBouncer routing, owner migrations and seed, reader gateways', async () => {
-    const { stdout } = await promisify(execFile)('bash', ['deploy/smoke/local-topology.sh'], {
+    const run = () => promisify(execFile)('bash', ['deploy/smoke/local-topology.sh'], {
       cwd: root, timeout: 240_000, maxBuffer: 16 * 1024 * 1024,
       env: { ...process.env, PATH: `${process.env.PATH}:/usr/sbin` },
     });
+    // The script starts two PostgreSQL servers, PgBouncer, five gateways and nginx beside the suite's other
+    // files: once in a full CI run it failed without a word and passed alone. It is run a second time
+    // after a failure (the first run's output is kept for the report), and fails with both outputs.
+    let stdout: string;
+    try {
+      ({ stdout } = await run());
+    } catch (first) {
+      const output = (e: unknown) => { const x = e as { stdout?: string; stderr?: string; message: string }; return `${x.message}\n${x.stdout ?? ''}\n${x.stderr ?? ''}`; };
+      try {
+        ({ stdout } = await run());
+        console.warn(`local-topology.sh failed once, then passed; the first run:\n${output(first).slice(-4000)}`);
+      } catch (second) {
+        throw new Error(`local-topology.sh failed twice:\n--- first\n${output(first).slice(-4000)}\n--- second\n${output(second).slice(-4000)}`);
+      }
+    }
     expect(stdout).toMatch(/standby in recovery: t/);
     expect(stdout).toMatch(/applied migrations: 001_read_model/);
     expect(stdout).toMatch(/loaded the demo dataset/);
