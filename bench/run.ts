@@ -9,7 +9,6 @@
 // one-line summary to README.md's `## Benchmarks` section. Nothing is asserted.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +19,7 @@ import { cpuMs, loadAverage, runHttp, sampleRss, type Measurement } from './lib/
 import { measurePlain } from './lib/plain.js';
 import { appendReadme, markdown, summaryLine, targets, verdicts, writeJson, type RunResult, type ScenarioResult } from './lib/report.js';
 import { buildScenarios, loadFixture, resultsDir, selectScenarios, type Scenario } from './lib/scenarios.js';
+import { freePort } from '../test/support/ports.js';
 
 const { values } = parseArgs({
   options: {
@@ -50,17 +50,6 @@ const connections = Number(values.connections);
 const warmupSeconds = Number(values.warmup);
 const poolMax = Number(values.pool);
 const log = (s: string) => console.log(s);
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitReady(base: string, child: ChildProcess | null, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

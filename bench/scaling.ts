@@ -22,7 +22,6 @@
 // load generator, the gateways and both servers compete for the same CPUs: see docs/scaling.md.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,6 +31,7 @@ import { createSql } from '../src/db/client.js';
 import { cpuMs, loadAverage, percentile, runHttp, type Measurement } from './lib/load.js';
 import { createPgInstance, startLoadedPrimary, type PgInstance } from './lib/private-pg.js';
 import { buildScenarios, loadFixture, resultsDir, type Scenario } from './lib/scenarios.js';
+import { freePort } from '../test/support/ports.js';
 
 const { values } = parseArgs({
   options: {
@@ -76,17 +76,6 @@ interface Gw { name: string; child: ChildProcess; base: string }
 const gateways: Gw[] = [];
 let primary: PgInstance | null = null;
 let standby: PgInstance | null = null;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function startGateway(name: string, env: Record<string, string>): Promise<Gw> {
   const port = await freePort();

@@ -2,10 +2,10 @@
 // end), the real gateway as a separate process (`npm start`'s command: the compiled build with its heap limit),
 // and a sampler of that process's RSS every second from /proc/<pid>/status.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { rssMb } from './load.js';
+import { freePort } from '../../test/support/ports.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -48,17 +48,6 @@ export async function createSeededDatabase(adminUrl: string): Promise<SoakDataba
     throw error;
   }
   return db;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export interface GatewayExit {

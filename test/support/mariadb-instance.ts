@@ -1,10 +1,10 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import mysql from 'mysql2/promise';
+import { freePort } from './ports.js';
 
 // A private MariaDB server with a ROW binlog (the shared one on 3306 runs without): its own temporary
 // data directory initialised by mariadb-install-db, its own loopback port, removed at the end (and at
@@ -15,17 +15,6 @@ const mariadbd = '/usr/sbin/mariadbd';
 
 export function mariadbAvailable(): boolean {
   return existsSync(mariadbd) && existsSync('/usr/bin/mariadb-install-db');
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export interface MariaInstance {

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, connect } from 'node:net';
+import { connect } from 'node:net';
+import { freePort } from './ports.js';
 
 // A redis-server of the test's own on a free port, for fault tests: frozen with SIGSTOP (a real hung
 // process: the port accepts, nothing answers), thawed with SIGCONT, killed and started again.
@@ -16,18 +17,6 @@ export interface OwnRedis {
   /** A new redis-server on the same port (after kill). */
   restart(): Promise<void>;
   stop(): Promise<void>;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function pong(port: number): Promise<boolean> {
