@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Sql } from '../db/client.js';
+import { listenLiveEvents, type LiveListener } from '../db/live-events.js';
 import type { Logger } from '../observability/logger.js';
 
 // Where live notifications come from. Without Redis each gateway LISTENs on its database itself. With
@@ -8,9 +9,7 @@ import type { Logger } from '../observability/logger.js';
 // by its holder only) LISTENs and PUBLISHes each payload; every gateway, the holder included, takes the
 // payloads from its Redis subscription. Fail soft: while Redis does not answer, a gateway LISTENs
 // itself and ignores Redis; a holder that dies loses the lock after its TTL and another one takes over
-// (notifications in that gap are lost, as on any reconnect of a LISTEN).
-
-export const liveChannel = 'igw_live';
+// (notifications in that gap are lost, as on any reconnect of a LISTEN). The channel is src/db/live-events.ts.
 
 export type LiveMode = 'starting' | 'listen' | 'redis-leader' | 'redis-follower' | 'stopped';
 
@@ -37,7 +36,7 @@ export function createLiveSource(options: LiveSourceOptions) {
   const ttl = options.lockTtlMs ?? 6_000;
   const id = randomUUID();
   let mode: LiveMode = 'starting';
-  let listener: { unlisten(): Promise<void> } | null = null;
+  let listener: LiveListener | null = null;
   let listenWanted = false;
   let publishing = false;
   let stopped = false;
@@ -63,7 +62,7 @@ export function createLiveSource(options: LiveSourceOptions) {
     listenWanted = on;
     if (on && !listener) {
       try {
-        const l = await sql.listen(liveChannel, onNotification);
+        const l = await listenLiveEvents(sql, onNotification);
         if (!listenWanted || stopped) await l.unlisten().catch(() => {});
         else listener = l;
       } catch (error) {
