@@ -25,8 +25,11 @@ ENV NODE_ENV=production \
     EMBEDDED_DATA_DIR=/app/.data/pglite
 WORKDIR /app
 COPY package.json package-lock.json ./
-# production dependencies only, and no install scripts (none of them needs one)
+COPY patches ./patches
+# production dependencies only, and no install scripts (none of them needs one); then our fixes to them
+# (patches/: see the README's Layout), as the postinstall script applies them elsewhere
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && npx --no-install patch-package \
  && npm cache clean --force \
  && mkdir -p /app/.data \
  && chown node:node /app/.data

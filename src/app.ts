@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { configSchema, type Config } from './config.js';
 import type { Sql } from './db/client.js';
+import { within } from './db/deadline.js';
 import { createSources, type Sources } from './db/sources.js';
 import { expandHosts, expandUrlList } from './db/urls.js';
 import { createStore, storeLimitDefaults, type Store, type StoreLimits } from './db/store.js';
@@ -160,7 +161,8 @@ export function createGateway(
     server,
     ops,
     live: { hub, source, open: subscriptionLimits.open },
-    ready: Promise.all([ops.ready, source?.start().catch((error: unknown) =>
+    // bounded like the sources' start-up steps (src/db/deadline.ts): a LISTEN a pooler never answers
+    ready: Promise.all([ops.ready, source && within(source.start(), config.DB_CONNECT_TIMEOUT_S * 1_000 + 5_000, 'live events LISTEN').catch((error: unknown) =>
       ops.logger.warn({ err: (error as Error).message }, 'live events: no source'))]).then(() => {}),
     async close() {
       // subscriptions end first (each stream sends `complete`), so that closing the server is not held up by them

@@ -36,9 +36,12 @@ describe('the runtime stage of the Dockerfile, rebuilt in a temporary directory'
     // nothing above the directory may lend it packages (Node looks in every parent's node_modules)
     for (let d = dirname(dir); d !== dirname(d); d = dirname(d)) expect(existsSync(join(d, 'node_modules')), d).toBe(false);
     for (const f of ['package.json', 'package-lock.json']) cpSync(join(root, f), join(dir, f));
+    cpSync(join(root, 'patches'), join(dir, 'patches'), { recursive: true });
     const install = /npm ci --omit=dev --ignore-scripts[^\n&]*/.exec(dockerfile)![0].trim().split(/\s+/);
+    const patch = /npx --no-install patch-package/.exec(dockerfile)![0].split(' ');
     await Promise.all([
-      run(install[0]!, install.slice(1), { cwd: dir, env: baseEnv, timeout: 300_000 }),
+      run(install[0]!, install.slice(1), { cwd: dir, env: baseEnv, timeout: 300_000 })
+        .then(() => run(patch[0]!, patch.slice(1), { cwd: dir, env: baseEnv, timeout: 120_000 })),
       // dist/ as the build stage makes it (tsconfig.build.json), written into the temporary directory
       run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'),
         '--outDir', join(dir, 'dist')], { cwd: root, timeout: 300_000 }),
@@ -66,6 +69,8 @@ describe('the runtime stage of the Dockerfile, rebuilt in a temporary directory'
       expect(existsSync(join(dir, 'node_modules', name)), name).toBe(false);
     }
     expect(existsSync(join(dir, 'dist/main.js'))).toBe(true);
+    // the driver fixes of patches/ are applied in the stage too (the pool recovers from killed connections)
+    expect(readFileSync(join(dir, 'node_modules/postgres/src/connection.js'), 'utf8')).toContain('chunk = nextWriteTimer = null');
     expect(existsSync(join(dir, 'dist/cli/migrate.js'))).toBe(true);
   });
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { currentScope } from '../observability/scope.js';
 import { createSql, type RoutedSource, type Router, type Sql } from './client.js';
+import { within } from './deadline.js';
 import { ServiceUnavailableError, isConnectFailure } from './errors.js';
 import { hostLabel } from './urls.js';
 import { createVersionWatcher, readSourceState, type DataSnapshot, type VersionWatcher } from './version.js';
@@ -95,6 +96,7 @@ interface Sighting {
 }
 const sightingsKeptMs = 15 * 60_000;
 const listenProbeChannel = 'igw_listen_probe';
+const stateStatementTimeoutMs = 5_000;
 
 const safetyCheck = (sql: Sql) => sql<{ read_only: string; statement_timeout: string; in_recovery: boolean }[]>`
   SELECT current_setting('transaction_read_only') AS read_only, current_setting('statement_timeout') AS statement_timeout,
@@ -111,11 +113,14 @@ export function createSources(options: SourcesOptions): Sources {
   const sightings: Sighting[] = [];
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  // the bound on one state read or start-up check: a connection, then the state connection's statement
+  // timeout (a misconfigured pooler can hold a statement for ever: src/db/deadline.ts)
+  const stateReadMs = options.connectTimeoutS * 1_000 + stateStatementTimeoutMs;
 
   function makeSource(role: 'primary' | 'replica', target: { url?: string; socketPath?: string }): Member {
     const sql = createSql({ ...target, ...sqlOptions, poolMax: options.poolMax, onQuery: options.onQuery });
     // the state connection: version reads never queue behind the pool's statements
-    const stateSql = createSql({ ...target, ...sqlOptions, statementTimeoutMs: 5_000, poolMax: 1 });
+    const stateSql = createSql({ ...target, ...sqlOptions, statementTimeoutMs: stateStatementTimeoutMs, poolMax: 1 });
     let snapshot: DataSnapshot | null = null;
     const source: Member = {
       role,
@@ -174,6 +179,7 @@ export function createSources(options: SourcesOptions): Sources {
   // the embedded engine's socket server accepts LISTEN but delivers no notifications: poll only
   const watcher: VersionWatcher = createVersionWatcher(primary.stateSql, {
     pollMs: options.pollMs,
+    readTimeoutMs: stateReadMs,
     listen,
     onChange: (next, previous, via) => {
       sightings.push({ epoch: next.epoch, version: BigInt(next.version), at: Date.now() });
@@ -201,7 +207,10 @@ export function createSources(options: SourcesOptions): Sources {
     const arrived = new Promise<void>((resolve) => (heard = resolve));
     const probe = await primary.stateSql.listen(listenProbeChannel, (payload) => payload === token && heard());
     try {
-      await primary.stateSql`SELECT pg_notify(${listenProbeChannel}, ${token})`;
+      // no parameters: postgres.js sends a statement with parameters as Parse/Describe/Flush first and
+      // waits for the description, a reply a transaction pooler in front can lose (see deadline.ts);
+      // both values are ours ([a-z_0-9])
+      await primary.stateSql.unsafe(`SELECT pg_notify('${listenProbeChannel}', '${token}')`);
       listenWorks = await Promise.race([arrived.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 2_000).unref())]);
     } finally {
       await probe.unlisten().catch(() => {});
@@ -259,8 +268,8 @@ export function createSources(options: SourcesOptions): Sources {
 
   async function checkReplica(source: Member) {
     try {
-      await checkSafety(source);
-      const state = await readSourceState(source.stateSql);
+      await within(checkSafety(source), stateReadMs, 'safety check');
+      const state = await within(readSourceState(source.stateSql), stateReadMs, 'replica state read');
       source.setSnapshot(state);
       source.lagMs = lagOf(state, state.replayAgeMs);
       if (source.safety === 'unsafe' && !options.allowUnsafeSession) return outOfRotation(source, 'unsafe session');
@@ -348,9 +357,14 @@ export function createSources(options: SourcesOptions): Sources {
     },
     onVersionChange: (listener) => void listeners.push(listener),
     async start() {
+      // every step is bounded: start-up (and /readyz) must move on even when the server or a pooler in
+      // front never answers; what did not complete is retried by the background loops
+      // the session's safety first: what else is read from a session that will be refused does not matter
+      await within(checkSafety(primary), stateReadMs, 'safety check').catch(() => {});
       await watcher.start();
-      await probeListen().catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'LISTEN probe failed'));
-      await tick(true);
+      await within(probeListen(), stateReadMs + 2_000, 'LISTEN probe')
+        .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'LISTEN probe failed'));
+      await within(tick(true), stateReadMs, 'replica checks').catch(() => {});
       if (!stopped) {
         const loop = () => {
           timer = setTimeout(() => void tick(false).finally(() => !stopped && loop()), options.pollMs);

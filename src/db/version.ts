@@ -1,4 +1,5 @@
 import type { Sql } from './client.js';
+import { within } from './deadline.js';
 
 // The data version (sql/004_data_version.sql) and the indexed height per chain, as one consistent
 // snapshot. The gateway keeps the latest one in memory: cache keys and the freshness extension of every
@@ -59,6 +60,8 @@ export async function readSourceState(sql: Sql): Promise<SourceState> {
 export interface VersionWatcherOptions {
   /** Fallback poll interval; also the bound on staleness when notifications are lost. */
   pollMs: number;
+  /** Client-side bound on one read, and on establishing LISTEN (src/db/deadline.ts). */
+  readTimeoutMs?: number;
   /** LISTEN for the triggers' notifications (off: polling only, e.g. behind a transaction pooler). */
   listen: boolean;
   onChange?: (next: DataSnapshot, previous: DataSnapshot | null, via: 'start' | 'notify' | 'poll') => void;
@@ -99,7 +102,7 @@ export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): 
       do {
         again = false;
         try {
-          const next = await readSnapshot(sql);
+          const next = await (options.readTimeoutMs ? within(readSnapshot(sql), options.readTimeoutMs, 'data version read') : readSnapshot(sql));
           errorReported = false;
           readOk = true;
           // any change counts (not only an increase): a restored database must not reuse old keys' data
@@ -130,14 +133,19 @@ export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): 
       await refresh('start');
       if (options.listen) {
         try {
-          listener = await sql.listen(
+          // established late (after the bound) it is still kept, or dropped if the watcher stopped meanwhile
+          const listening = sql.listen(
             dataVersionChannel,
             (payload) => {
               if (payload !== snapshot?.version) void refresh('notify');
             },
             // also after every reconnect: notifications sent while disconnected are lost
             () => void refresh('notify'),
-          );
+          ).then((established) => {
+            if (stopped) void established.unlisten().catch(() => {});
+            else listener = established;
+          });
+          await (options.readTimeoutMs ? within(listening, options.readTimeoutMs, 'LISTEN') : listening);
         } catch (error) {
           options.onError?.(error, 'listen');
         }
