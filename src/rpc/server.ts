@@ -8,7 +8,7 @@ import type { CacheOutcome } from '../observability/scope.js';
 import type { Context } from '../graphql/context.js';
 import { prepareOperation } from '../graphql/operation.js';
 import { fromGraphqlErrors, isRpcError, rpcErrors, type RpcError } from './errors.js';
-import type { MethodSpec } from './methods.js';
+import type { MethodSpec } from './methods/shared.js';
 import { decodeParams, type PagingLimits } from './params.js';
 
 // JSON-RPC 2.0 over HTTP (reference notes §1): POST only, body and batch size capped, every batch

@@ -1,14 +1,22 @@
-import { methods } from './methods.js';
-import { moreMethods } from './methods-v2-more.js';
-import type { MethodSpec } from './methods.js';
-import type { ParamSpec } from './params.js';
+import type { ParamSpec } from '../params.js';
+import { addressMethods } from './addresses.js';
+import { chainMethods } from './chains.js';
+import {
+  avasHash, crazydogDeployer, lobbyHash, scripted, tomrayMint, type ExampleSpec, type MethodSpec,
+} from './shared.js';
+import { tickMethods } from './ticks.js';
+import { transactionMethods } from './transactions.js';
 
 // The v1 interface (/v1/rpc): the existing service's dotted names, each the same operation as its v2
 // twin with the v1 positional list. v1 lists lack the trailing sort params of their twins: those take
 // the v2 default (descending). The existing service answered most of these with errors (its handlers
-// type-asserted the wrong command structs); here every one of them works.
+// type-asserted the wrong command structs); here every one of them works. Params (and which are
+// required), the document, the reshape and the docs are the twin's; a v1 method declares only its name,
+// its cut of the twin's layout and its examples.
 
-const v2ByName = new Map<string, MethodSpec>([...methods, ...moreMethods].flatMap((s) => s.names.map((n) => [n, s] as const)));
+const v2ByName = new Map<string, MethodSpec>(
+  [...tickMethods, ...addressMethods, ...transactionMethods, ...chainMethods].flatMap((s) => s.names.map((n) => [n, s] as const)),
+);
 
 function v2(name: string): MethodSpec {
   const spec = v2ByName.get(name);
@@ -16,11 +24,16 @@ function v2(name: string): MethodSpec {
   return spec;
 }
 
-/**
- * A v1 method running its v2 twin's document and reshape. `keep` cuts the twin's (first) layout to its
- * first params; `fixed` gives the values of the params that v1 does not have.
- */
-function twin(name: string, of: string, options: { keep?: number; fixed?: Record<string, unknown> } = {}): MethodSpec {
+interface TwinOptions {
+  /** Cut the twin's (first) layout to its first params. */
+  keep?: number;
+  /** The values of the params that v1 does not have. */
+  fixed?: Record<string, unknown>;
+  examples: readonly ExampleSpec[];
+}
+
+/** A v1 method running its v2 twin's document and reshape. */
+function twin(name: string, of: string, options: TwinOptions): MethodSpec {
   const spec = v2(of);
   const layouts: (readonly ParamSpec[])[] = options.keep != null ? [spec.layouts[0]!.slice(0, options.keep)] : [...spec.layouts];
   const withFixed = (p: Record<string, any>) => ({ ...options.fixed, ...p });
@@ -30,6 +43,8 @@ function twin(name: string, of: string, options: { keep?: number; fixed?: Record
     document: spec.document,
     variables: (p) => spec.variables(withFixed(p)),
     reshape: (d, p) => spec.reshape(d, withFixed(p)),
+    doc: { ...spec.doc, summary: `v1 name of ${of}: ${spec.doc.summary}`, examples: options.examples },
+    twinOf: of,
   };
 }
 
@@ -43,9 +58,12 @@ const positive = (amount: string) => !amount.startsWith('-') && /[1-9]/.test(amo
  * neither form (its handler type-asserted the wrong command).
  */
 function tickHolders(): MethodSpec {
-  const spec = v2('inds_getHoldersByTick');
+  const of = 'inds_getHoldersByTick';
+  const spec = v2(of);
   const five = spec.layouts[0]!.slice(0, 5);
-  const six: ParamSpec[] = [five[0]!, five[1]!, { name: 'address', type: 'string' }, ...five.slice(2)];
+  const six: ParamSpec[] = [
+    five[0]!, five[1]!, { name: 'address', type: 'string', description: 'Only this holder; "" = every holder.' }, ...five.slice(2),
+  ];
   const withDefaults = (p: Record<string, any>): Record<string, any> => ({ sort: 'DESC', address: '', ...p });
   return {
     names: ['tick.Holders'],
@@ -72,42 +90,40 @@ function tickHolders(): MethodSpec {
       const page = held.slice(q.offset, q.offset + q.limit);
       return spec.reshape({ tick: { ...d.tick, holders: { totalCount: held.length, edges: page.map((node) => ({ node })) } } }, q);
     },
+    doc: {
+      ...spec.doc,
+      summary: `v1 name of ${of}: ${spec.doc.summary}`,
+      examples: [{ name: 'tomray', params: [3, 0, 'avalanche', 'asc-20', 'tomray'] }],
+    },
+    twinOf: of,
   };
 }
 
-/** v1 name → canonical name of its v2 twin. */
-export const v1Twins: Record<string, string> = {
-  'inscription.All': 'inds_getTicks',
-  'inscription.Tick': 'index_getInscriptionByTick',
-  'address.Transactions': 'inds_getTransactionByAddress',
-  'address.Balances': 'inds_getBalancesByAddress',
-  'address.Balance': 'inds_getAddressBalance',
-  'tick.Holders': 'inds_getHoldersByTick',
-  'block.LastNumber': 'inds_getLastBlockNumberIndexed',
-  'tool.InscriptionTxOperate': 'inds_getTickByCallData',
-  'transaction.Info': 'inds_getTransactionByHash',
-  'tick.GetBriefs': 'inds_getTickBriefs',
-};
-
 export const v1Methods: MethodSpec[] = [
   // limit, offset, chain, protocol, tick, deploy_by, sort (7)
-  twin('inscription.All', 'inds_getTicks', { keep: 7, fixed: { sort_mode: 'DESC' } }),
+  twin('inscription.All', 'inds_getTicks', {
+    keep: 7, fixed: { sort_mode: 'DESC' }, examples: [{ name: 'most-holders', params: [2, 0, '', '', '', '', 3] }],
+  }),
   // chain, protocol, tick (3)
-  twin('inscription.Tick', 'index_getInscriptionByTick'),
+  twin('inscription.Tick', 'index_getInscriptionByTick', { examples: [{ name: 'crazydog', params: ['avalanche', 'asc-20', 'crazydog'] }] }),
   // limit, offset, address, chain, protocol, tick, key, event (8); the 7-param form (event at index 6) too
-  twin('address.Transactions', 'inds_getTransactionByAddress'),
+  twin('address.Transactions', 'inds_getTransactionByAddress', {
+    examples: [{ name: 'crazydog-deployer', params: [2, 0, crazydogDeployer, '', '', '', '', 0] }],
+  }),
   // limit, offset, address, chain, protocol, tick, key (7)
-  twin('address.Balances', 'inds_getBalancesByAddress', { keep: 7, fixed: { sort: 'DESC' } }),
+  twin('address.Balances', 'inds_getBalancesByAddress', {
+    keep: 7, fixed: { sort: 'DESC' }, examples: [{ name: 'scripted-address', params: [5, 0, scripted, '', '', '', ''] }],
+  }),
   // address, chain, protocol, tick (4)
-  twin('address.Balance', 'inds_getAddressBalance'),
+  twin('address.Balance', 'inds_getAddressBalance', { examples: [{ name: 'scripted-tomray', params: [scripted, 'avalanche', 'asc-20', 'tomray'] }] }),
   // limit, offset, chain, protocol, tick (5); limit, offset, address, chain, protocol, tick (6, as documented)
   tickHolders(),
   // [chains] (1)
-  twin('block.LastNumber', 'inds_getLastBlockNumberIndexed'),
+  twin('block.LastNumber', 'inds_getLastBlockNumberIndexed', { examples: [{ name: 'avalanche', params: [['avalanche']] }] }),
   // chain, call data (2)
-  twin('tool.InscriptionTxOperate', 'inds_getTickByCallData'),
+  twin('tool.InscriptionTxOperate', 'inds_getTickByCallData', { examples: [{ name: 'tomray-mint', params: ['avalanche', tomrayMint] }] }),
   // chain, tx hash (2)
-  twin('transaction.Info', 'inds_getTransactionByHash'),
+  twin('transaction.Info', 'inds_getTransactionByHash', { examples: [{ name: 'lobby-deploy', params: ['avalanche', lobbyHash] }] }),
   // [selectors] (1)
-  twin('tick.GetBriefs', 'inds_getTickBriefs'),
+  twin('tick.GetBriefs', 'inds_getTickBriefs', { examples: [{ name: 'avas', params: [[{ chain: 'avalanche', deploy_hash: avasHash }]] }] }),
 ];
