@@ -3,7 +3,7 @@ import { transferTypeCode } from '../format.js';
 import { filter, type ParamSpec } from '../params.js';
 import {
   array, crazydogDeployer, direction, limit, list, movementEntry, notFoundTick, object, offset, page, paging, ref, required,
-  scripted, str, text, type MethodSpec,
+  scripted, str, text, method, type MethodSpec,
 } from './shared.js';
 
 // The address methods: an address's movement log, its balances, its balance of one tick. The address is
@@ -14,7 +14,7 @@ const event: ParamSpec = { name: 'event', type: 'int', oneOf: [0, 1, 2, 3], desc
 const addressBalanceLayout = [required('address'), required('chain'), required('protocol'), required('tick')];
 
 export const addressMethods: MethodSpec[] = [
-  {
+  method({
     names: ['inds_getTransactionByAddress'],
     layouts: [
       [limit, offset, required('address'), text('chain'), text('protocol'), text('tick'), event],
@@ -34,7 +34,7 @@ export const addressMethods: MethodSpec[] = [
       search: filter(p.key ?? ''), event: ['ALL', 'DEPLOY', 'MINT', 'TRANSFER'][p.event],
     }),
     reshape: (d, p) => ({
-      transactions: list<any>(d.addressTransactions).map(movementEntry),
+      transactions: list(d.addressTransactions).map(movementEntry),
       total: d.addressTransactions.totalCount,
       limit: p.limit,
       offset: p.offset,
@@ -45,9 +45,9 @@ export const addressMethods: MethodSpec[] = [
       result: page('transactions', ref('AddressTransaction')),
       examples: [{ name: 'crazydog-deployer', params: [2, 0, crazydogDeployer, '', '', '', 0] }],
     },
-  },
+  }),
 
-  {
+  method({
     names: ['inds_getBalancesByAddress', 'inds_getBalanceByAddress'],
     layouts: [[limit, offset, required('address'), text('chain'), text('protocol'), text('tick'), text('key'), direction('sort')]],
     document: `query AddressBalances($first: Int!, $offset: Int!, $address: String!, $chain: String, $protocol: String,
@@ -63,7 +63,7 @@ export const addressMethods: MethodSpec[] = [
       search: filter(p.key), direction: p.sort,
     }),
     reshape: (d, p) => ({
-      inscriptions: list<any>(d.balances).map((b) => ({
+      inscriptions: list(d.balances).map((b) => ({
         chain: b.tick.chainName,
         protocol: b.tick.protocol,
         tick: b.tick.tick,
@@ -82,9 +82,9 @@ export const addressMethods: MethodSpec[] = [
       examples: [{ name: 'scripted-address', params: [5, 0, scripted, '', '', '', '', 2] }],
     },
     aliases: { inds_getBalanceByAddress: { summary: 'Alias of inds_getBalancesByAddress (its name before a rename).' } },
-  },
+  }),
 
-  {
+  method({
     // an address that never held the tick has balance "0"; utxos only for ticks transferred by UTXO hash
     // that have unspent outputs (as the existing service's omitempty)
     names: ['inds_getAddressBalance'],
@@ -105,7 +105,7 @@ export const addressMethods: MethodSpec[] = [
         tick: t.tick,
         balance: t.balanceOf?.balance ?? '0',
         transfer_type: transferTypeCode(t.transferType),
-        ...(utxos.length > 0 ? { utxos: utxos.map((u: any) => ({ tick: t.tick, amount: u.amount, root_hash: u.rootHash })) } : {}),
+        ...(utxos.length > 0 ? { utxos: utxos.map((u) => ({ tick: t.tick, amount: u.amount, root_hash: u.rootHash })) } : {}),
         deploy_hash: t.deployHash,
         available: t.balanceOf?.available ?? '0',
       };
@@ -126,5 +126,5 @@ export const addressMethods: MethodSpec[] = [
       notFound: notFoundTick,
       examples: [{ name: 'scripted-tomray', params: [scripted, 'avalanche', 'asc-20', 'tomray'] }],
     },
-  },
+  }),
 ];

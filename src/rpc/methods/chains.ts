@@ -1,6 +1,6 @@
 import { rpcErrors, type RpcError } from '../errors.js';
 import { integer, isoTime, unixTime } from '../format.js';
-import { array, chainList, count, listOf, object, ref, required, str, type MethodSpec } from './shared.js';
+import { array, chainList, count, listOf, object, ref, required, str, method, type MethodSpec } from './shared.js';
 
 // The chain methods: the indexed chains, their latest blocks, totals and recent activity.
 
@@ -24,7 +24,7 @@ export const goTime = (iso: string | null): string =>
 const windowFields = 'transactions addresses ticks';
 
 export const chainMethods: MethodSpec[] = [
-  {
+  method({
     names: ['inds_getAllChains', 'inds_getAllChain'],
     layouts: [[chainList]],
     document: `query AllChains($names: [String!]) {
@@ -32,7 +32,7 @@ export const chainMethods: MethodSpec[] = [
     }`,
     variables: (p) => ({ names: p.chains }),
     reshape: (d) =>
-      d.chains.map((c: any) => ({
+      d.chains.map((c) => ({
         chain_id: c.chainId,
         chain: c.chain,
         outer_chain: c.outerChain,
@@ -50,9 +50,9 @@ export const chainMethods: MethodSpec[] = [
       examples: [{ name: 'all', params: [[]] }],
     },
     aliases: { inds_getAllChain: { summary: 'Alias of inds_getAllChains (its name before a rename).' } },
-  },
+  }),
 
-  {
+  method({
     // an empty list means every chain; a chain with no indexed block yet answers "0" and the zero time
     names: ['inds_getLastBlockNumberIndexed'],
     layouts: [[chainList]],
@@ -61,7 +61,7 @@ export const chainMethods: MethodSpec[] = [
     reshape: (d, p) => {
       const missing = missingChains(p.chains, d.chains);
       if (missing.length > 0) throw unknownChains(missing);
-      return d.chains.map((c: any) => ({
+      return d.chains.map((c) => ({
         chain: c.chain,
         block_number: c.latestBlock?.number ?? '0',
         block_time: goTime(c.latestBlock?.time ?? null),
@@ -76,9 +76,9 @@ export const chainMethods: MethodSpec[] = [
       notFound: 'a chain does not exist',
       examples: [{ name: 'avalanche', params: [['avalanche']] }],
     },
-  },
+  }),
 
-  {
+  method({
     // spec 2.8 of the chain, then its totals
     names: ['inds_chainInfo'],
     layouts: [[required('chain')]],
@@ -124,9 +124,9 @@ export const chainMethods: MethodSpec[] = [
       notFound: 'the chain does not exist',
       examples: [{ name: 'avalanche', params: ['avalanche'] }],
     },
-  },
+  }),
 
-  {
+  method({
     // the last 24 h of each chain's indexed activity against the 24 h before; *_change is the percent
     // change as a string with two decimals, null when the previous window is empty
     names: ['inds_chainStat'],
@@ -141,7 +141,7 @@ export const chainMethods: MethodSpec[] = [
     reshape: (d, p) => {
       const missing = missingChains(p.chains, d.chains);
       if (missing.length > 0) throw unknownChains(missing);
-      return d.chains.map((c: any) => {
+      return d.chains.map((c) => {
         const a = c.activity;
         return {
           chain_id: c.chainId,
@@ -176,9 +176,9 @@ export const chainMethods: MethodSpec[] = [
       notFound: 'a chain does not exist',
       examples: [{ name: 'avalanche-and-btc', params: [['avalanche', 'btc']] }],
     },
-  },
+  }),
 
-  {
+  method({
     // the newest 10 blocks of the chain that hold indexed transactions, newest first
     names: ['inds_chainBlockStat'],
     layouts: [[required('chain')]],
@@ -188,7 +188,7 @@ export const chainMethods: MethodSpec[] = [
     variables: (p) => ({ name: p.chain }),
     reshape: (d, p) => {
       if (!d.chain) throw unknownChains([p.chain]);
-      return d.chain.recentBlocks.map((b: any) => ({
+      return d.chain.recentBlocks.map((b) => ({
         block_height: integer(b.height),
         block_time: isoTime(b.time),
         tick_count: b.tickCount,
@@ -204,5 +204,5 @@ export const chainMethods: MethodSpec[] = [
       notFound: 'the chain does not exist',
       examples: [{ name: 'avalanche', params: ['avalanche'] }],
     },
-  },
+  }),
 ];

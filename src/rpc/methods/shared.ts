@@ -1,3 +1,7 @@
+import type { initGraphQLTada, ResultOf } from 'gql.tada';
+// the one introspection of schema/schema.graphql that gql.tada reads (kept fresh by `npm run example:types`;
+// test/clients.example.test.ts fails when it is stale): types only, nothing of it runs
+import type { introspection } from '../../../examples/typed-client/graphql-env.js';
 import { eventCode, integer, isoTime, percent4, tickStatusCode, transferTypeCode, unixTime } from '../format.js';
 import type { ParamSpec } from '../params.js';
 
@@ -28,22 +32,47 @@ export interface MethodDoc {
   examples?: readonly ExampleSpec[];
 }
 
+// --- typed documents ----------------------------------------------------------------------------------
+// A method's GraphQL document stays a plain string at run time; at compile time gql.tada parses its
+// literal type against the schema, so `reshape` gets the result type of exactly that document.
+
+type Tada = ReturnType<typeof initGraphQLTada<{
+  introspection: introspection;
+  scalars: { Decimal: string; BigInt: string; DateTime: string };
+  disableMasking: true;
+}>>;
+declare const graphql: Tada; // a type only: never called
+/** The result (`data`) type of the GraphQL document whose text is S. */
+// @ts-expect-error gql.tada's first overload (its persisted-document cache) takes no document type; TypeScript
+// reports it and then instantiates the second, the document parser, which is the one used here
+export type Result<S extends string> = ResultOf<ReturnType<typeof graphql<S, []>>>;
+
+/** What reshape gets: its document's result; in a table of methods of different documents, unknown. */
+type Data<Document extends string> = string extends Document ? unknown : Result<Document>;
+
+/** Decoded params by name (src/rpc/params.ts: numbers, strings, 'ASC' | 'DESC', lists). */
+export type Params = Record<string, any>;
+
 /** One RPC method: names, positional params, the GraphQL document it runs, the v2 reshape and its docs. */
-export interface MethodSpec {
+export interface MethodSpec<Document extends string = string> {
   /** Canonical name first, then aliases (renamed or older names). */
   names: readonly string[];
   /** Accepted positional layouts; the one whose length equals the params sent wins. */
   layouts: readonly (readonly ParamSpec[])[];
-  document: string;
-  // the GraphQL results are untyped here (issue item 2: typed documents)
-  variables(p: Record<string, any>): Record<string, unknown>;
-  reshape(data: any, p: Record<string, any>): unknown;
+  document: Document;
+  variables(p: Params): Record<string, unknown>;
+  reshape(data: Data<Document>, p: Params): unknown;
   doc: MethodDoc;
   /** Per alias: its own summary (and examples); everything else is the canonical name's. */
   aliases?: Readonly<Record<string, { summary: string; examples?: readonly ExampleSpec[] }>>;
   /** v1 methods: the canonical name of the v2 method they are the same operation as. */
   twinOf?: string;
 }
+
+/** A method declaration whose reshape is checked against its own document's result type. */
+export const method = <const Document extends string>(spec: MethodSpec<Document>): MethodSpec =>
+  // the table holds methods of different documents: each was checked here against its own
+  spec as unknown as MethodSpec;
 
 // --- params ----------------------------------------------------------------------------------------
 
@@ -76,7 +105,7 @@ export const commonParamDescriptions: Record<string, string> = {
 
 // --- GraphQL variables and results -------------------------------------------------------------------
 
-export const paging = (p: Record<string, any>) => ({ first: p.limit, offset: p.offset });
+export const paging = (p: Params) => ({ first: p.limit, offset: p.offset });
 export const list = <T>(connection: { edges: { node: T }[] }) => connection.edges.map((e) => e.node);
 
 // --- JSON Schema helpers -----------------------------------------------------------------------------
@@ -195,8 +224,12 @@ export const notFoundTick = 'the tick does not exist';
 export const tickListFields = `chainName protocol tick deployBy deployHash totalSupply limitPerMint transferType createdAt
   stats { minted holders txCount progress status }`;
 
+type Tick<Fields extends string> =
+  Result<`{ tick(chain: "", protocol: "", tick: "") { ${Fields} } }`> extends { tick: infer T } ? NonNullable<T> : never;
+export type TickListNode = Tick<typeof tickListFields>;
+
 /** Spec 2.1 */
-export const tickListEntry = (t: any) => ({
+export const tickListEntry = (t: TickListNode) => ({
   chain: t.chainName,
   protocol: t.protocol,
   tick: t.tick,
@@ -213,8 +246,12 @@ export const tickListEntry = (t: any) => ({
   created_at: unixTime(t.createdAt),
 });
 
+// the selection of index_getInscriptionByTick (its document spells it out)
+export type TickEntryNode =
+  Tick<'chainName protocol tick name limitPerMint deployBy totalSupply deployHash deployTime transferType createdAt updatedAt decimals'>;
+
 /** Spec 2.2 */
-export const tickEntry = (t: any) => ({
+export const tickEntry = (t: TickEntryNode) => ({
   chain: t.chainName,
   protocol: t.protocol,
   tick: t.tick,
@@ -233,8 +270,10 @@ export const tickEntry = (t: any) => ({
 export const transactionFields = `id: recordId chainName protocol blockHeight positionInBlock blockTime txHash from to op tickName amount
   gas gasPrice status createdAt updatedAt`;
 
+export type TransactionNode = NonNullable<Result<`{ transaction(chain: "", hash: "") { ${typeof transactionFields} } }`>['transaction']>;
+
 /** Spec 2.7 */
-export const transactionEntry = (x: any) => ({
+export const transactionEntry = (x: TransactionNode) => ({
   id: integer(x.id),
   chain: x.chainName,
   protocol: x.protocol,
@@ -254,8 +293,12 @@ export const transactionEntry = (x: any) => ({
   updated_at: isoTime(x.updatedAt),
 });
 
+// the movement selection of inds_getTransactionByAddress and inds_getTransactionByHash
+type MovementFields = 'address txHash amount event operate createdAt updatedAt tick { chainName protocol tick }';
+export type MovementNode = NonNullable<Result<`{ transaction(chain: "", hash: "") { movements { ${MovementFields} } } }`>['transaction']>['movements'][number];
+
 /** Spec 2.6 */
-export const movementEntry = (m: any) => ({
+export const movementEntry = (m: MovementNode) => ({
   chain: m.tick.chainName,
   protocol: m.tick.protocol,
   tick: m.tick.tick,
@@ -271,8 +314,10 @@ export const movementEntry = (m: any) => ({
 export const tickDetailFields = `chainName protocol tick name limitPerMint deployBy totalSupply deployHash deployTime
   transferType createdAt updatedAt decimals stats { minted holders txCount progress }`;
 
+export type TickDetailNode = Tick<typeof tickDetailFields>;
+
 /** Spec 2.2 plus the live stats (the existing service's InscriptionInfo, in its key order). */
-export const tickDetailEntry = (t: any) => ({
+export const tickDetailEntry = (t: TickDetailNode) => ({
   ...tickEntry(t),
   minted: t.stats.minted,
   holders: t.stats.holders,

@@ -4,7 +4,7 @@ import { integer, isoTime, transferTypeCode } from '../format.js';
 import { filter, type ParamSpec } from '../params.js';
 import {
   array, avasHash, direction, limit, list, notFoundTick, object, offset, page, paging, ref, satsHash, text, tickDetailEntry,
-  tickDetailFields, tickEntry, tickListEntry, tickListFields, type MethodSpec,
+  tickDetailFields, tickEntry, tickListEntry, tickListFields, method, type MethodSpec,
 } from './shared.js';
 
 // The tick methods: lists, one tick, its holders, briefs by deploy hash.
@@ -26,7 +26,7 @@ const getTickLayout = [
 ];
 
 export const tickMethods: MethodSpec[] = [
-  {
+  method({
     names: ['inds_getTicks', 'inds_getInscriptions'],
     layouts: [getTicksLayout],
     document: `query InscriptionTicks($first: Int!, $offset: Int!, $chain: String, $protocol: String, $tick: String,
@@ -55,9 +55,9 @@ export const tickMethods: MethodSpec[] = [
         examples: [{ name: 'avalanche-by-holders', summary: 'The documented 7-param form (no sort_mode).', params: [2, 0, 'avalanche', '', '', '', 3] }],
       },
     },
-  },
+  }),
 
-  {
+  method({
     names: ['inds_getHoldersByTick'],
     layouts: [[limit, offset, text('chain'), text('protocol'), text('tick'), direction('sort')]],
     document: `query TickHolders($first: Int!, $offset: Int!, $chain: String!, $protocol: String!, $tick: String!,
@@ -75,7 +75,7 @@ export const tickMethods: MethodSpec[] = [
       const t = d.tick;
       if (!t) throw rpcErrors.notFound(`no tick ${p.tick} of ${p.protocol} on ${p.chain}`);
       return {
-        holders: list<any>(t.holders).map((h) => ({
+        holders: list(t.holders).map((h) => ({
           chain: t.chainName,
           protocol: t.protocol,
           tick: t.tick,
@@ -95,9 +95,9 @@ export const tickMethods: MethodSpec[] = [
       notFound: notFoundTick,
       examples: [{ name: 'tomray', params: [3, 0, 'avalanche', 'asc-20', 'tomray', 2] }],
     },
-  },
+  }),
 
-  {
+  method({
     names: ['index_getInscriptionByTick'],
     layouts: [[text('chain'), text('protocol'), text('tick')]],
     document: `query InscriptionByTick($chain: String!, $protocol: String!, $tick: String!) {
@@ -118,9 +118,9 @@ export const tickMethods: MethodSpec[] = [
       notFound: notFoundTick,
       examples: [{ name: 'crazydog', params: ['avalanche', 'asc-20', 'crazydog'] }],
     },
-  },
+  }),
 
-  {
+  method({
     names: ['inds_getTickBriefs'],
     layouts: [[{ name: 'selectors', type: 'selectors' }]],
     document: `query TickBriefs($selectors: [TickSelector!]!) {
@@ -131,7 +131,7 @@ export const tickMethods: MethodSpec[] = [
     }`,
     variables: (p) => ({ selectors: p.selectors }),
     reshape: (d) => ({
-      inscriptions: d.ticksByDeployHash.map((t: any) => ({
+      inscriptions: d.ticksByDeployHash.map((t) => ({
         id: integer(t.id),
         chain: t.chainName,
         protocol: t.protocol,
@@ -157,9 +157,9 @@ export const tickMethods: MethodSpec[] = [
       result: object({ inscriptions: array(ref('TickBrief')) }),
       examples: [{ name: 'avas', params: [[{ chain: 'avalanche', deploy_hash: avasHash }]] }],
     },
-  },
+  }),
 
-  {
+  method({
     // any identifier may be empty; the ones given must pick exactly one tick
     names: ['inds_getTick'],
     layouts: [getTickLayout],
@@ -185,5 +185,5 @@ export const tickMethods: MethodSpec[] = [
         { name: 'by-deploy-hash', summary: 'The deploy hash alone (btc, stored without 0x).', params: ['', '', '', satsHash] },
       ],
     },
-  },
+  }),
 ];

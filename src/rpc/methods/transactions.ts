@@ -3,7 +3,7 @@ import { filter } from '../params.js';
 import {
   array, direction, int, limit, list, lobbyHash, movementEntry, object, offset, page, paging, ref, required, scripted, str,
   text, tickDetailEntry, tickDetailFields, tickListEntry, tickListFields, tomrayMint, transactionEntry, transactionFields,
-  type MethodSpec,
+  method, type MethodSpec,
 } from './shared.js';
 
 // The transaction methods: raw transactions, one by hash, decoding call data, and the keyword search.
@@ -11,7 +11,7 @@ import {
 const callDataResult = object({ operate: str(), protocol: str(), tick: str(), deploy_hash: str() });
 
 export const transactionMethods: MethodSpec[] = [
-  {
+  method({
     names: ['inds_getTransactions'],
     layouts: [[limit, offset, text('address'), text('chain'), text('protocol'), text('tick'), direction('sortmode')]],
     document: `query Transactions($first: Int!, $offset: Int!, $address: String, $chain: String, $protocol: String,
@@ -27,7 +27,7 @@ export const transactionMethods: MethodSpec[] = [
       direction: p.sortmode,
     }),
     reshape: (d, p) => ({
-      data: list<any>(d.transactions).map(transactionEntry),
+      data: list(d.transactions).map(transactionEntry),
       total: d.transactions.totalCount,
       limit: p.limit,
       offset: p.offset,
@@ -40,9 +40,9 @@ export const transactionMethods: MethodSpec[] = [
       result: page('data', ref('Transaction'), { code: int({ const: 0 }), msg: int({ const: 0 }) }),
       examples: [{ name: 'avalanche-newest', params: [2, 0, '', 'avalanche', '', '', 2] }],
     },
-  },
+  }),
 
-  {
+  method({
     // the existing service's current shape, with its defects fixed: is_inscription is true only for an
     // inscription operation, `inscriptions` is the tick it touched (when indexed), `address` lists every
     // address leg (the existing service returned only the first), `data` is the decoded operation
@@ -82,9 +82,9 @@ export const transactionMethods: MethodSpec[] = [
       notFound: 'no such transaction on the chain',
       examples: [{ name: 'lobby-deploy', params: ['avalanche', lobbyHash] }],
     },
-  },
+  }),
 
-  {
+  method({
     names: ['inds_getTickByCallData', 'inds_getInscriptionTxOperate'],
     layouts: [[text('chain', { description: 'Chain whose tick the operation refers to (for deploy_hash).' }), required('call_data')]],
     document: `query TickByCallData($chain: String!, $data: String!) {
@@ -111,9 +111,9 @@ export const transactionMethods: MethodSpec[] = [
         examples: [{ name: 'tomray-mint-without-0x', summary: 'The documented form, without 0x.', params: ['avalanche', tomrayMint] }],
       },
     },
-  },
+  }),
 
-  {
+  method({
     // type by the keyword's shape; data as the existing service: the tick list object, per-chain sums,
     // or the transactions with that hash (2.7 entries)
     names: ['inds_search'],
@@ -136,7 +136,7 @@ export const transactionMethods: MethodSpec[] = [
             data: { inscriptions: s.ticks.map(tickListEntry), total: s.totalCount, limit: 100, offset: 0 },
           };
         case 'AddressSearchResult':
-          return { type: 'Address', data: s.chains.map((c: any) => ({ chain: c.chainName, address: c.address, balance: c.balance })) };
+          return { type: 'Address', data: s.chains.map((c) => ({ chain: c.chainName, address: c.address, balance: c.balance })) };
         default:
           return { type: 'TxHash', data: s.transactions.map(transactionEntry) };
       }
@@ -160,5 +160,5 @@ export const transactionMethods: MethodSpec[] = [
         { name: 'tx-hash', params: [lobbyHash, 'avalanche'] },
       ],
     },
-  },
+  }),
 ];

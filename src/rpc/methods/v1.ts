@@ -2,7 +2,7 @@ import type { ParamSpec } from '../params.js';
 import { addressMethods } from './addresses.js';
 import { chainMethods } from './chains.js';
 import {
-  avasHash, crazydogDeployer, lobbyHash, scripted, tomrayMint, type ExampleSpec, type MethodSpec,
+  avasHash, crazydogDeployer, lobbyHash, method, scripted, tomrayMint, type ExampleSpec, type MethodSpec, type Params,
 } from './shared.js';
 import { tickMethods } from './ticks.js';
 import { transactionMethods } from './transactions.js';
@@ -36,7 +36,7 @@ interface TwinOptions {
 function twin(name: string, of: string, options: TwinOptions): MethodSpec {
   const spec = v2(of);
   const layouts: (readonly ParamSpec[])[] = options.keep != null ? [spec.layouts[0]!.slice(0, options.keep)] : [...spec.layouts];
-  const withFixed = (p: Record<string, any>) => ({ ...options.fixed, ...p });
+  const withFixed = (p: Params) => ({ ...options.fixed, ...p });
   return {
     names: [name],
     layouts,
@@ -64,8 +64,8 @@ function tickHolders(): MethodSpec {
   const six: ParamSpec[] = [
     five[0]!, five[1]!, { name: 'address', type: 'string', description: 'Only this holder; "" = every holder.' }, ...five.slice(2),
   ];
-  const withDefaults = (p: Record<string, any>): Record<string, any> => ({ sort: 'DESC', address: '', ...p });
-  return {
+  const withDefaults = (p: Params): Params => ({ sort: 'DESC', address: '', ...p });
+  return method({
     names: ['tick.Holders'],
     layouts: [five, six],
     document: `query TickHoldersV1($first: Int!, $offset: Int!, $chain: String!, $protocol: String!, $tick: String!,
@@ -96,7 +96,7 @@ function tickHolders(): MethodSpec {
       examples: [{ name: 'tomray', params: [3, 0, 'avalanche', 'asc-20', 'tomray'] }],
     },
     twinOf: of,
-  };
+  });
 }
 
 export const v1Methods: MethodSpec[] = [
