@@ -179,6 +179,11 @@ for (const version of ['v2', 'v1'] as RpcInterface[]) {
         expect(reply.error).toBeUndefined();
         expect(reply.result, path).toEqual(document);
       }
+      // and it is what its (local) result schema says
+      const m = methods.findIndex((method) => method.name === 'rpc.discover');
+      const validate = documentValidator(document)(`/methods/${m}/result/schema`);
+      expect(validate(document), JSON.stringify(validate.errors)).toBe(true);
+      expect(validate({ ...document, openrpc: '1.2.6' })).toBe(false);
       expect((await call(base, 'rpc.discover', [1], rpcPaths[version])).error.code).toBe(-32602);
       expect((await call(base, 'rpc.other', [], rpcPaths[version])).error.code).toBe(-32601);
     });
