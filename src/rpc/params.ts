@@ -15,9 +15,9 @@ export type ParamType =
   | 'strings' // array of strings
   | 'selectors'; // array of {chain, deploy_hash}
 
-export interface ParamSpec {
-  name: string;
-  type: ParamType;
+export interface ParamSpec<Name extends string = string, Type extends ParamType = ParamType> {
+  name: Name;
+  type: Type;
   default?: unknown;
   oneOf?: readonly number[];
   /** Must be given and not be empty: left out, null or '' is -32602 naming it. */
@@ -25,6 +25,19 @@ export interface ParamSpec {
   /** For the OpenRPC document (over src/rpc/methods/shared.ts commonParamDescriptions). */
   description?: string;
 }
+
+/** What a param of a type decodes to (a default included). */
+export type Decoded<Type extends ParamType> =
+  Type extends 'limit' | 'offset' | 'int' ? number
+    : Type extends 'direction' ? 'ASC' | 'DESC'
+    : Type extends 'string' ? string
+    : Type extends 'strings' ? string[]
+    : { chain: string; deployHash: string }[];
+
+/** The decoded params of a method with these layouts, by name (a param of only some layouts included). */
+export type DecodedParams<Layouts extends readonly (readonly ParamSpec[])[]> = {
+  [P in Layouts[number][number] as P['name']]: Decoded<P['type']>;
+};
 
 export interface PagingLimits {
   defaultPageSize: number;

@@ -10,7 +10,7 @@ import {
 // required in each: an empty one is -32602 naming it (not an empty page: it is what the method is about,
 // not a filter; the spec's examples all send one).
 
-const event: ParamSpec = { name: 'event', type: 'int', oneOf: [0, 1, 2, 3], description: '0 = all, 1 = deploy, 2 = mint, 3 = transfer (in and out).' };
+const event: ParamSpec<'event', 'int'> = { name: 'event', type: 'int', oneOf: [0, 1, 2, 3], description: '0 = all, 1 = deploy, 2 = mint, 3 = transfer (in and out).' };
 const addressBalanceLayout = [required('address'), required('chain'), required('protocol'), required('tick')];
 
 export const addressMethods: MethodSpec[] = [

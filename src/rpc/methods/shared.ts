@@ -3,7 +3,7 @@ import type { initGraphQLTada, ResultOf } from 'gql.tada';
 // test/clients.example.test.ts fails when it is stale): types only, nothing of it runs
 import type { introspection } from '../../../examples/typed-client/graphql-env.js';
 import { eventCode, integer, isoTime, percent4, tickStatusCode, transferTypeCode, unixTime } from '../format.js';
-import type { ParamSpec } from '../params.js';
+import type { DecodedParams, ParamSpec } from '../params.js';
 
 // What every RPC method declaration (src/rpc/methods/<group>.ts) is made of, and the pieces several
 // groups share: param constructors, JSON Schema helpers and the shared result schemas
@@ -50,18 +50,18 @@ export type Result<S extends string> = ResultOf<ReturnType<typeof graphql<S, []>
 /** What reshape gets: its document's result; in a table of methods of different documents, unknown. */
 type Data<Document extends string> = string extends Document ? unknown : Result<Document>;
 
-/** Decoded params by name (src/rpc/params.ts: numbers, strings, 'ASC' | 'DESC', lists). */
-export type Params = Record<string, any>;
+/** Decoded params by name, as a table of methods with different params sees them. */
+export type Params = Record<string, unknown>;
 
 /** One RPC method: names, positional params, the GraphQL document it runs, the v2 reshape and its docs. */
-export interface MethodSpec<Document extends string = string> {
+export interface MethodSpec<Document extends string = string, P = Params> {
   /** Canonical name first, then aliases (renamed or older names). */
   names: readonly string[];
   /** Accepted positional layouts; the one whose length equals the params sent wins. */
   layouts: readonly (readonly ParamSpec[])[];
   document: Document;
-  variables(p: Params): Record<string, unknown>;
-  reshape(data: Data<Document>, p: Params): unknown;
+  variables(p: P): Record<string, unknown>;
+  reshape(data: Data<Document>, p: P): unknown;
   doc: MethodDoc;
   /** Per alias: its own summary (and examples); everything else is the canonical name's. */
   aliases?: Readonly<Record<string, { summary: string; examples?: readonly ExampleSpec[] }>>;
@@ -69,21 +69,31 @@ export interface MethodSpec<Document extends string = string> {
   twinOf?: string;
 }
 
-/** A method declaration whose reshape is checked against its own document's result type. */
-export const method = <const Document extends string>(spec: MethodSpec<Document>): MethodSpec =>
+/**
+ * A method declaration whose variables and reshape are checked against its own params (as its layouts
+ * decode them) and its own document's result type.
+ */
+export const method = <const Document extends string, const Layouts extends readonly (readonly ParamSpec[])[]>(
+  spec: MethodSpec<Document, DecodedParams<Layouts>> & { layouts: Layouts },
+): MethodSpec =>
   // the table holds methods of different documents: each was checked here against its own
   spec as unknown as MethodSpec;
 
 // --- params ----------------------------------------------------------------------------------------
 
-export const limit: ParamSpec = { name: 'limit', type: 'limit' };
-export const offset: ParamSpec = { name: 'offset', type: 'offset' };
+// (names and types keep their literal types: a method's decoded params are typed from its layouts)
+type Extra = Omit<Partial<ParamSpec>, 'name' | 'type'>;
+export const limit: ParamSpec<'limit', 'limit'> = { name: 'limit', type: 'limit' };
+export const offset: ParamSpec<'offset', 'offset'> = { name: 'offset', type: 'offset' };
 /** A string param; '' (or left out) = no filter unless `required`. */
-export const text = (name: string, extra: Partial<ParamSpec> = {}): ParamSpec => ({ name, type: 'string', ...extra });
+export const text = <const Name extends string>(name: Name, extra: Extra = {}): ParamSpec<Name, 'string'> =>
+  ({ name, type: 'string', ...extra });
 /** A string param that must be given and not be empty (-32602 naming it otherwise). */
-export const required = (name: string, extra: Partial<ParamSpec> = {}): ParamSpec => text(name, { ...extra, required: true });
-export const chainList: ParamSpec = { name: 'chains', type: 'strings' };
-export const direction = (name: string): ParamSpec => ({ name, type: 'direction', description: '1 = ascending, anything else descending.' });
+export const required = <const Name extends string>(name: Name, extra: Extra = {}): ParamSpec<Name, 'string'> =>
+  text(name, { ...extra, required: true });
+export const chainList: ParamSpec<'chains', 'strings'> = { name: 'chains', type: 'strings' };
+export const direction = <const Name extends string>(name: Name): ParamSpec<Name, 'direction'> =>
+  ({ name, type: 'direction', description: '1 = ascending, anything else descending.' });
 
 /** Descriptions of params that mean the same in every method that has them (a param's own wins). */
 export const commonParamDescriptions: Record<string, string> = {
@@ -105,7 +115,7 @@ export const commonParamDescriptions: Record<string, string> = {
 
 // --- GraphQL variables and results -------------------------------------------------------------------
 
-export const paging = (p: Params) => ({ first: p.limit, offset: p.offset });
+export const paging = (p: { limit: number; offset: number }) => ({ first: p.limit, offset: p.offset });
 export const list = <T>(connection: { edges: { node: T }[] }) => connection.edges.map((e) => e.node);
 
 // --- JSON Schema helpers -----------------------------------------------------------------------------

@@ -9,12 +9,12 @@ import {
 
 // The tick methods: lists, one tick, its holders, briefs by deploy hash.
 
-const getTicksLayout: ParamSpec[] = [
-  limit, offset, text('chain'), text('protocol'), text('tick'), text('deploy_by'),
-  {
-    name: 'sort', type: 'int', default: 0, oneOf: [0, 1, 2, 3, 4],
-    description: '0 = default (record id), 1 = deploy time, 2 = mint progress, 3 = holders, 4 = transaction count.',
-  },
+const sort: ParamSpec<'sort', 'int'> = {
+  name: 'sort', type: 'int', default: 0, oneOf: [0, 1, 2, 3, 4],
+  description: '0 = default (record id), 1 = deploy time, 2 = mint progress, 3 = holders, 4 = transaction count.',
+};
+const getTicksLayout = [
+  limit, offset, text('chain'), text('protocol'), text('tick'), text('deploy_by'), sort,
   direction('sort_mode'),
 ];
 
@@ -122,7 +122,7 @@ export const tickMethods: MethodSpec[] = [
 
   method({
     names: ['inds_getTickBriefs'],
-    layouts: [[{ name: 'selectors', type: 'selectors' }]],
+    layouts: [[{ name: 'selectors', type: 'selectors' } satisfies ParamSpec<'selectors', 'selectors'>]],
     document: `query TickBriefs($selectors: [TickSelector!]!) {
       ticksByDeployHash(selectors: $selectors) {
         id: recordId chainName protocol tick name limitPerMint deployBy totalSupply deployHash deployTime transferType

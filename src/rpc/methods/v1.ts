@@ -2,7 +2,7 @@ import type { ParamSpec } from '../params.js';
 import { addressMethods } from './addresses.js';
 import { chainMethods } from './chains.js';
 import {
-  avasHash, crazydogDeployer, lobbyHash, method, scripted, tomrayMint, type ExampleSpec, type MethodSpec, type Params,
+  avasHash, crazydogDeployer, limit, lobbyHash, method, offset, scripted, text, tomrayMint, type ExampleSpec, type MethodSpec, type Params,
 } from './shared.js';
 import { tickMethods } from './ticks.js';
 import { transactionMethods } from './transactions.js';
@@ -60,11 +60,10 @@ const positive = (amount: string) => !amount.startsWith('-') && /[1-9]/.test(amo
 function tickHolders(): MethodSpec {
   const of = 'inds_getHoldersByTick';
   const spec = v2(of);
-  const five = spec.layouts[0]!.slice(0, 5);
-  const six: ParamSpec[] = [
-    five[0]!, five[1]!, { name: 'address', type: 'string', description: 'Only this holder; "" = every holder.' }, ...five.slice(2),
-  ];
-  const withDefaults = (p: Params): Params => ({ sort: 'DESC', address: '', ...p });
+  // the twin's first five params, and the documented six
+  const five = [limit, offset, text('chain'), text('protocol'), text('tick')];
+  const six = [limit, offset, text('address', { description: 'Only this holder; "" = every holder.' }), text('chain'), text('protocol'), text('tick')];
+  const withDefaults = <P extends object>(p: P) => ({ sort: 'DESC', address: '', ...p });
   return method({
     names: ['tick.Holders'],
     layouts: [five, six],
