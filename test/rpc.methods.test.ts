@@ -413,9 +413,19 @@ describe('inds_getTransactionByAddress', () => {
     expect(await ok('inds_getTransactionByAddress', [null, null, A, null, null, null, null])).toEqual(all);
   });
 
-  it('an unknown or empty address: an empty list, total 0', async () => {
-    for (const address of ['0x0000000000000000000000000000000000000bad', '']) {
-      expect(await ok('inds_getTransactionByAddress', [10, 0, address, '', '', '', 0])).toEqual({ transactions: [], total: 0, limit: 10, offset: 0 });
+  it('an unknown address: an empty list, total 0', async () => {
+    expect(await ok('inds_getTransactionByAddress', [10, 0, '0x0000000000000000000000000000000000000bad', '', '', '', 0]))
+      .toEqual({ transactions: [], total: 0, limit: 10, offset: 0 });
+  });
+
+  it('an empty or missing address (required): -32602 naming it', async () => {
+    for (const params of [[10, 0, '', '', '', '', 0], [10, 0, null], [10, 0], []]) {
+      const error = await fails('inds_getTransactionByAddress', params);
+      expect(error, JSON.stringify(params)).toEqual({
+        code: -32602,
+        message: "Invalid params: parameter #3 'address' must not be empty",
+        data: { reason: "parameter #3 'address' must not be empty", param: 'address', position: 3 },
+      });
     }
   });
 });

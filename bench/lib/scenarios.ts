@@ -1,4 +1,4 @@
-// The benchmark's fixed mix: every v2 method of the spec (src/rpc/methods.ts) with realistic params —
+// The benchmark's fixed mix: every v2 method of the spec (src/rpc/methods/) with realistic params —
 // page 1 and a deep page, the biggest tick's holders, the busiest address, all transactions, the tick
 // list under each sort — and, for each, the equivalent GraphQL request: the method's own document and the
 // variables it would run with, posted to /graphql. Plus the GraphQL cursor at the position of the
@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Sql } from '../../src/db/client.js';
 import { encodeCursor } from '../../src/graphql/paging.js';
-import { methods } from '../../src/rpc/methods.js';
+import { createRpcTables } from '../../src/rpc/tables.js';
 import { decodeParams } from '../../src/rpc/params.js';
 
 export type Surface = 'rpc' | 'graphql';
@@ -105,11 +105,12 @@ export async function loadFixture(sql: Sql, database: string, deepHolderOffset =
 }
 
 const paging = { defaultPageSize: 10, maxPageSize: 1_000 };
+const v2Methods = createRpcTables().v2;
 const rpcBody = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 
 /** The GraphQL request a v2 call runs in-process: its document with the variables it decodes to. */
 function graphqlBody(method: string, params: unknown[]): string {
-  const spec = methods.find((m) => m.names.includes(method));
+  const spec = v2Methods.find((m) => m.names.includes(method));
   if (!spec) throw new Error(`no v2 method ${method}`);
   const p = decodeParams(spec.layouts, params, paging);
   return JSON.stringify({ query: spec.document, variables: spec.variables(p) });

@@ -1,14 +1,16 @@
 import { readFileSync } from 'node:fs';
-import type { MethodSpec } from './methods.js';
-import { v1Twins } from './methods-v1.js';
-import { commonParamDescriptions, componentSchemas, methodDocs, v1Examples, type ExampleSpec, type MethodDoc } from './openrpc-docs.js';
+import { commonParamDescriptions, componentSchemas, type ExampleSpec, type MethodDoc, type MethodSpec } from './methods/shared.js';
 import { pickLayout, type PagingLimits, type ParamSpec } from './params.js';
 
-// schema/openrpc.json, the machine-readable contract: an OpenRPC 1.3 document generated from the RPC
-// method tables (names, aliases, positional params with their types and defaults) and the method docs
-// (src/rpc/openrpc-docs.ts: summaries, result schemas, errors, examples). Example results are not
-// written by hand: `npm run openrpc:print` runs every example against the demo dataset and records
-// what the gateway answered, and test/openrpc.test.ts checks that it still answers exactly that.
+// schema/openrpc.json (v2, /v2/rpc) and schema/openrpc-v1.json (v1, /v1/rpc), the machine-readable
+// contract: one OpenRPC 1.3 document per interface, rendered from the method declarations of that
+// interface's table (src/rpc/methods/<group>.ts: names, aliases, positional params with their types,
+// defaults and whether they are required, result schemas, errors, examples). Nothing is said here about
+// any one method. Example results are not written by hand: `npm run openrpc:print` runs every example
+// against the demo dataset and records what the gateway answered, and test/openrpc.test.ts checks that
+// it still answers exactly that, and that the official validator and client generator accept each file.
+
+export type RpcInterface = 'v1' | 'v2';
 
 export interface RpcTables {
   v1: readonly MethodSpec[];
@@ -28,10 +30,16 @@ const maxStringLength = 1_024;
 const maxListLength = 1_000;
 const maxInt32 = 2_147_483_647;
 
-const servers = {
-  v2: { name: 'v2', url: '{baseUrl}/v2/rpc', variables: { baseUrl: { default: 'http://127.0.0.1:8080' } } },
-  v1: { name: 'v1', url: '{baseUrl}/v1/rpc', variables: { baseUrl: { default: 'http://127.0.0.1:8080' } } },
-};
+/** Where each interface is served. */
+export const rpcPaths: Record<RpcInterface, string> = { v2: '/v2/rpc', v1: '/v1/rpc' };
+
+// The meta-schema wants an absolute URI (format uri): a relative one or a {variable} is rejected by the
+// validator. The default listen address (HOST, PORT) stands for the deployment's own.
+const servers = (version: RpcInterface) => [{
+  name: version,
+  url: `http://127.0.0.1:8080${rpcPaths[version]}`,
+  description: `Interface ${version} at ${rpcPaths[version]} of the gateway (the default listen address; use your deployment's).`,
+}];
 
 const errors = {
   ParseError: { code: -32700, message: 'Parse error' },
@@ -44,7 +52,7 @@ const errors = {
 };
 const errorRef = (name: keyof typeof errors) => ({ $ref: `#/components/errors/${name}` });
 
-function paramSchema(spec: ParamSpec, limits: PagingLimits): Json {
+export function paramSchema(spec: ParamSpec, limits: PagingLimits): Json {
   switch (spec.type) {
     case 'limit':
       return { type: 'integer', minimum: 0, default: limits.defaultPageSize, description: `Clamped to ${limits.maxPageSize}.` };
@@ -55,7 +63,7 @@ function paramSchema(spec: ParamSpec, limits: PagingLimits): Json {
     case 'direction':
       return { type: 'integer', default: 2, description: '1 = ascending, anything else descending.' };
     case 'string':
-      return { type: 'string', maxLength: maxStringLength, default: spec.default ?? '' };
+      return { type: 'string', maxLength: maxStringLength, ...(spec.required ? { minLength: 1 } : { default: spec.default ?? '' }) };
     case 'strings':
       return { type: 'array', items: { type: 'string', maxLength: maxStringLength }, maxItems: maxListLength, default: [] };
     case 'selectors':
@@ -72,14 +80,25 @@ function paramSchema(spec: ParamSpec, limits: PagingLimits): Json {
   }
 }
 
-function contentDescriptors(layout: readonly ParamSpec[], doc: MethodDoc, limits: PagingLimits): Json[] {
+/**
+ * The params of a layout. OpenRPC forbids a required param after an optional one; where a required param
+ * follows optional ones (limit, offset before an address), those are declared required too, with null
+ * standing for their default: the wire accepts exactly that (null = the default), so the document stays
+ * valid and true while a generated client must send the positions up to the required param, as it must.
+ */
+export function contentDescriptors(layout: readonly ParamSpec[], limits: PagingLimits): Json[] {
+  const lastRequired = layout.reduce((last, spec, i) => (spec.required ? i : last), -1);
   return layout.map((spec, position) => {
-    const description = doc.params?.[spec.name] ?? commonParamDescriptions[spec.name];
+    const description = spec.description ?? commonParamDescriptions[spec.name];
+    const placeholder = !spec.required && position < lastRequired;
+    const schema = paramSchema(spec, limits);
     return {
       name: spec.name,
-      ...(description ? { description } : {}),
-      required: doc.required?.includes(spec.name) ?? false,
-      schema: paramSchema(spec, limits),
+      ...(description || placeholder
+        ? { description: [description, placeholder ? 'Positional: send null for the default.' : ''].filter(Boolean).join(' ') }
+        : {}),
+      required: spec.required === true || placeholder,
+      schema: placeholder ? { oneOf: [schema, { type: 'null' }], default: schema.default } : schema,
       'x-position': position,
     };
   });
@@ -99,62 +118,37 @@ function examplePairings(method: string, spec: MethodSpec, examples: readonly Ex
   });
 }
 
-interface Entry {
-  name: string;
-  spec: MethodSpec;
-  doc: MethodDoc;
-  examples: readonly ExampleSpec[];
-  versions: Set<'v1' | 'v2'>;
-  extensions: Json;
-}
-
-/** Every registered name, in table order (v2 first), with the doc it is described by. */
-function entries(tables: RpcTables): Entry[] {
-  const byName = new Map<string, Entry>();
-  const add = (version: 'v1' | 'v2', spec: MethodSpec) => {
+/** Every name of a table (canonical names and aliases, in table order) with the doc it is described by. */
+function entries(table: readonly MethodSpec[]) {
+  return table.flatMap((spec) => {
     const [canonical, ...aliases] = spec.names;
-    for (const name of spec.names) {
-      const seen = byName.get(name);
-      if (seen) {
-        seen.versions.add(version);
-        continue;
-      }
-      let doc: MethodDoc | undefined;
-      let examples: readonly ExampleSpec[] = [];
-      const extensions: Json = {};
-      if (version === 'v1' && v1Twins[name]) {
-        const twin = v1Twins[name]!;
-        const twinDoc = methodDocs[twin];
-        doc = twinDoc && { ...twinDoc, summary: `v1 name of ${twin}: ${twinDoc.summary}` };
-        examples = v1Examples[name] ?? [];
-        extensions['x-v2-twin'] = twin;
-      } else {
-        doc = methodDocs[name];
-        examples = doc?.examples ?? [];
-        if (name !== canonical) extensions['x-alias-of'] = canonical;
-        else if (aliases.length > 0) extensions['x-aliases'] = aliases;
-      }
-      if (!doc) throw new Error(`method ${name} has no documentation in src/rpc/openrpc-docs.ts`);
-      byName.set(name, { name, spec, doc, examples, versions: new Set([version]), extensions });
-    }
-  };
-  tables.v2.forEach((s) => add('v2', s));
-  tables.v1.forEach((s) => add('v1', s));
-  return [...byName.values()];
+    return spec.names.map((name) => {
+      const alias = name === canonical ? undefined : spec.aliases?.[name];
+      const doc: MethodDoc = alias
+        ? { ...spec.doc, summary: alias.summary, examples: alias.examples ?? [] }
+        : name === canonical ? spec.doc : { ...spec.doc, summary: `Alias of ${canonical}.`, examples: [] };
+      const extensions: Json = name !== canonical ? { 'x-alias-of': canonical }
+        : aliases.length > 0 ? { 'x-aliases': aliases } : {};
+      if (spec.twinOf) extensions['x-v2-twin'] = spec.twinOf;
+      return { name, spec, doc, extensions };
+    });
+  });
 }
 
-export function buildOpenRpcDocument(tables: RpcTables, options: { limits: PagingLimits; results?: ExampleResults }): Json {
-  const methods = entries(tables).map(({ name, spec, doc, examples, versions, extensions }) => {
+/** The OpenRPC document of one interface, from its method table. */
+export function buildOpenRpcDocument(
+  table: readonly MethodSpec[], version: RpcInterface, options: { limits: PagingLimits; results?: ExampleResults },
+): Json {
+  const methods = entries(table).map(({ name, spec, doc, extensions }) => {
     const layouts = [...spec.layouts].sort((a, b) => b.length - a.length);
     const longest = layouts[0] ?? [];
+    const examples = doc.examples ?? [];
     return {
       name,
       summary: doc.summary,
       ...(doc.description ? { description: doc.description } : {}),
-      tags: [...versions].sort().reverse().map((v) => ({ name: v })),
-      ...(versions.has('v2') && !versions.has('v1') ? {} : { servers: [...versions].sort().reverse().map((v) => servers[v]) }),
       paramStructure: 'by-position',
-      params: contentDescriptors(longest, doc, options.limits),
+      params: contentDescriptors(longest, options.limits),
       result: { name: doc.resultName ?? 'result', schema: doc.result },
       errors: [
         errorRef('InvalidParams'),
@@ -168,19 +162,21 @@ export function buildOpenRpcDocument(tables: RpcTables, options: { limits: Pagin
       ...extensions,
     };
   });
+  const other = version === 'v2' ? 'v1' : 'v2';
   return {
     openrpc: openRpcVersion,
     info: {
-      title: 'Inscription gateway JSON-RPC',
-      version: '2.0.0',
+      title: `Inscription gateway JSON-RPC ${version}`,
+      version: version === 'v2' ? '2.0.0' : '1.0.0',
       description:
-        'Read-only queries over an index of token inscriptions. Version 2 at /v2/rpc (the default server); the older ' +
-        'version 1 names at /v1/rpc (their methods name that server). Params are positional (paramStructure ' +
-        'by-position; x-position is the 0-based index): trailing params may be left out or null and take their ' +
-        'default; x-layouts lists every accepted arity when there are several. Every method may also answer the ' +
-        'transport errors -32700, -32600 and -32601 (components.errors).',
+        `Read-only queries over an index of token inscriptions: interface ${version}, served at ${rpcPaths[version]} ` +
+        `(interface ${other} is at ${rpcPaths[other]}, with its own document; rpc.discover on each endpoint answers that ` +
+        "endpoint's). Params are positional (paramStructure by-position; x-position is the 0-based index): trailing " +
+        'params may be left out or null and take their default; a param before a required one is declared required ' +
+        'and takes null for its default; x-layouts lists every accepted arity when there are several. Every method may ' +
+        'also answer the transport errors -32700, -32600 and -32601 (components.errors).',
     },
-    servers: [servers.v2],
+    servers: servers(version),
     methods,
     components: { schemas: componentSchemas, errors },
   };
@@ -198,30 +194,28 @@ export function recordedResults(document: Json): Map<string, unknown> {
   return results;
 }
 
-export const openRpcFile = new URL('../../schema/openrpc.json', import.meta.url);
+export const openRpcFiles: Record<RpcInterface, URL> = {
+  v2: new URL('../../schema/openrpc.json', import.meta.url),
+  v1: new URL('../../schema/openrpc-v1.json', import.meta.url),
+};
 
-let cached: Json | undefined;
-/** The checked-in document (read once). */
-export function readOpenRpcDocument(): Json {
-  return (cached ??= JSON.parse(readFileSync(openRpcFile, 'utf8')) as Json);
+const cached: Partial<Record<RpcInterface, Json>> = {};
+/** The checked-in document of an interface (read once). */
+export function readOpenRpcDocument(version: RpcInterface): Json {
+  return (cached[version] ??= JSON.parse(readFileSync(openRpcFiles[version], 'utf8')) as Json);
 }
 
-/** rpc.discover: answers with the checked-in document (kept fresh by test/openrpc.test.ts). */
-export function discoverMethod(): MethodSpec {
+/** rpc.discover: answers with the checked-in document of its endpoint (kept fresh by test/openrpc.test.ts). */
+export function discoverMethod(version: RpcInterface): MethodSpec {
   return {
     names: ['rpc.discover'],
     layouts: [[]],
     // no data needed: the cheapest valid operation, so the method fits the table's one-document form
     document: 'query Discover { __typename }',
     variables: () => ({}),
-    reshape: () => readOpenRpcDocument(),
+    reshape: () => readOpenRpcDocument(version),
+    doc: { summary: 'This OpenRPC document.', resultName: 'OpenRPC Schema', result: { $ref: '#/components/schemas/OpenrpcDocument' } },
   };
-}
-
-/** The endpoint path of a documented method: its own server when it names one, else /v2/rpc. */
-export function methodPath(method: Json): string {
-  const own = (method.servers as { name: string }[] | undefined)?.map((s) => s.name) ?? ['v2'];
-  return own.includes('v2') ? '/v2/rpc' : '/v1/rpc';
 }
 
 export interface ExampleRun {
@@ -233,14 +227,14 @@ export interface ExampleRun {
   reply: { result?: unknown; error?: { code: number; message: string } };
 }
 
-/** Calls every example of a document on a running gateway (base URL), one at a time. */
-export async function runExamples(base: string, document: Json): Promise<ExampleRun[]> {
+/** Calls every example of an interface's document on a running gateway (base URL), one at a time. */
+export async function runExamples(base: string, document: Json, version: RpcInterface): Promise<ExampleRun[]> {
   const runs: ExampleRun[] = [];
   let id = 0;
   for (const method of document.methods as Json[]) {
     for (const example of (method.examples ?? []) as Json[]) {
       const params = (example.params as { value: unknown }[]).map((p) => p.value);
-      const path = methodPath(method);
+      const path = rpcPaths[version];
       const response = await fetch(`${base}${path}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

@@ -1,9 +1,10 @@
 import { isLosslessNumber } from 'lossless-json';
 import { rpcErrors } from './errors.js';
 
-// Positional parameters: each method declares its list (position, name, type, default); decoding is
-// strict about types, lets trailing params be left out or null (= default), and names the 1-based
-// position and the spec's name in every error.
+// Positional parameters: each method declares its list (position, name, type, default, required);
+// decoding is strict about types, lets trailing params be left out or null (= default), refuses a
+// required param left out, null or empty, and names the 1-based position and the spec's name in every
+// error.
 
 export type ParamType =
   | 'limit' // page size: integer ≥ 0, clamped to the configured maximum
@@ -14,12 +15,29 @@ export type ParamType =
   | 'strings' // array of strings
   | 'selectors'; // array of {chain, deploy_hash}
 
-export interface ParamSpec {
-  name: string;
-  type: ParamType;
+export interface ParamSpec<Name extends string = string, Type extends ParamType = ParamType> {
+  name: Name;
+  type: Type;
   default?: unknown;
   oneOf?: readonly number[];
+  /** Must be given and not be empty: left out, null or '' is -32602 naming it. */
+  required?: boolean;
+  /** For the OpenRPC document (over src/rpc/methods/shared.ts commonParamDescriptions). */
+  description?: string;
 }
+
+/** What a param of a type decodes to (a default included). */
+export type Decoded<Type extends ParamType> =
+  Type extends 'limit' | 'offset' | 'int' ? number
+    : Type extends 'direction' ? 'ASC' | 'DESC'
+    : Type extends 'string' ? string
+    : Type extends 'strings' ? string[]
+    : { chain: string; deployHash: string }[];
+
+/** The decoded params of a method with these layouts, by name (a param of only some layouts included). */
+export type DecodedParams<Layouts extends readonly (readonly ParamSpec[])[]> = {
+  [P in Layouts[number][number] as P['name']]: Decoded<P['type']>;
+};
 
 export interface PagingLimits {
   defaultPageSize: number;
@@ -53,6 +71,13 @@ export function decodeParams(
   const out: Record<string, unknown> = {};
   layout.forEach((spec, index) => {
     out[spec.name] = decodeOne(spec, index + 1, params[index], limits);
+  });
+  // after the type checks, in position order: a type error anywhere is reported before an empty value
+  layout.forEach((spec, index) => {
+    if (spec.required && out[spec.name] === '') {
+      const position = index + 1;
+      throw rpcErrors.invalidParams(`parameter #${position} '${spec.name}' must not be empty`, { position, name: spec.name });
+    }
   });
   return out;
 }

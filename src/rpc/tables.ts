@@ -1,13 +1,14 @@
-import { methods } from './methods.js';
-import { v1Methods } from './methods-v1.js';
-import { moreMethods } from './methods-v2-more.js';
+import { addressMethods } from './methods/addresses.js';
+import { chainMethods } from './methods/chains.js';
+import { tickMethods } from './methods/ticks.js';
+import { transactionMethods } from './methods/transactions.js';
+import { v1Methods } from './methods/v1.js';
 import { discoverMethod, type RpcTables } from './openrpc.js';
 
-/** The method tables served at /v2/rpc and /v1/rpc; rpc.discover answers on both. */
+/** The method tables served at /v2/rpc and /v1/rpc; rpc.discover on each answers its own document. */
 export function createRpcTables(): RpcTables {
-  const discover = discoverMethod();
   return {
-    v2: [...methods, ...moreMethods, discover],
-    v1: [...v1Methods, discover],
+    v2: [...tickMethods, ...addressMethods, ...transactionMethods, ...chainMethods, discoverMethod('v2')],
+    v1: [...v1Methods, discoverMethod('v1')],
   };
 }

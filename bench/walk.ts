@@ -1,0 +1,46 @@
+// npm run bench:walk -- [method] [params-json]
+//
+// Counts the src/ files whose code runs while the gateway answers one JSON-RPC call on /v2/rpc, from the
+// socket to SQL and back (issue 16: "the RPC walk crosses visibly fewer files"). V8 precise coverage is
+// reset after three warm-up calls (so lazy set-up is not counted), then the call is made once and every
+// src/ file with a function that ran is listed. The in-process embedded database (src/db/embedded*) and
+// the result cache (off) are left out. Timers that fire in that window (the data-version watcher) may
+// add a file; compare runs on one machine.
+import { Session } from 'node:inspector/promises';
+import type { AddressInfo } from 'node:net';
+import { createGateway } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { startEmbedded } from '../src/db/embedded.js';
+import { prepareDatabase } from '../src/db/prepare.js';
+
+const method = process.argv[2] ?? 'inds_getHoldersByTick';
+const params = JSON.parse(process.argv[3] ?? '[3, 0, "avalanche", "asc-20", "tomray", 2]');
+const session = new Session();
+session.connect();
+await session.post('Profiler.enable');
+await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: true });
+const config = loadConfig({ LOG_LEVEL: 'silent', CACHE: 'false' } as never);
+const embedded = await startEmbedded({ maxConnections: config.DB_POOL_MAX + 2 });
+const target = { socketPath: embedded.socketPath };
+await prepareDatabase(target, config, 'always');
+const gateway = createGateway(config, target);
+await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
+const base = `http://127.0.0.1:${(gateway.server.address() as AddressInfo).port}`;
+const once = async (id: number) => {
+  const r = await fetch(`${base}/v2/rpc`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) });
+  return r.text();
+};
+for (let i = 0; i < 3; i++) await once(i);
+await session.post('Profiler.takePreciseCoverage'); // resets the counters
+const reply = await once(99);
+const { result } = await session.post('Profiler.takePreciseCoverage');
+const files = result
+  .filter((s) => s.url.includes('/src/') && !s.url.includes('node_modules') && !s.url.includes('/src/db/embedded'))
+  .filter((s) => s.functions.some((f) => f.ranges.some((r) => r.count > 0)))
+  .map((s) => s.url.replace(/^.*\/src\//, 'src/'))
+  .sort();
+console.log(reply.slice(0, 120));
+console.log(`${files.length} files:\n${files.join('\n')}`);
+await gateway.close();
+await embedded.stop();
+process.exit(0);

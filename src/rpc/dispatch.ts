@@ -1,0 +1,78 @@
+import jayson from 'jayson/promise/index.js';
+import type { RpcRequestCache } from '../cache/rpc.js';
+import type { Context } from '../graphql/context.js';
+import { prepareOperation } from '../graphql/operation.js';
+import type { CacheOutcome } from '../observability/scope.js';
+import { fromGraphqlErrors, isRpcError, rpcErrors, type RpcError } from './errors.js';
+import type { MethodSpec } from './methods/shared.js';
+import { decodeParams, type PagingLimits } from './params.js';
+
+// Dispatch of one checked request to its method through jayson (method lookup, notification semantics):
+// decode the positional params, answer from the cache or run the method's GraphQL document in-process,
+// reshape. Errors are JSON-RPC errors; anything unexpected is -32604 and goes to `onError`.
+
+/** What a method handler gets: the request's GraphQL context and cache, and its own call's outcome. */
+export interface CallContext { graphql: Context; cache: RpcRequestCache | null; outcome: { cache?: CacheOutcome } }
+
+export interface DispatchOptions {
+  limits: PagingLimits;
+  onError?: (error: unknown, method: string) => void;
+}
+
+/** Calls a method: the success or error response, or nothing for a notification. */
+export type Dispatch = (method: string, params: unknown[], notification: boolean, context: CallContext) =>
+  Promise<{ result?: unknown; error?: RpcError } | undefined>;
+
+export function createDispatch(table: readonly MethodSpec[], options: DispatchOptions, naming: { anyCase?: boolean } = {}): Dispatch {
+  const server = buildServer(table, options, naming);
+  return async (method, params, notification, context) => {
+    // the id jayson sees is a placeholder: the envelope keeps the real one
+    const call = { jsonrpc: '2.0', method, params, ...(notification ? {} : { id: 0 }) };
+    // callp resolves with a success response and rejects with an error response (or nothing, for notifications)
+    return (await server.callp(call, context).catch((errorResponse: unknown) => errorResponse)) as
+      | { result?: unknown; error?: RpcError }
+      | undefined;
+  };
+}
+
+function buildServer(table: readonly MethodSpec[], options: DispatchOptions, naming: { anyCase?: boolean }): jayson.Server {
+  const handlers: Record<string, (params: unknown[], context: CallContext) => Promise<unknown>> = {};
+  const reserved = new Map<string, jayson.Method>();
+  for (const spec of table) {
+    const run = prepareOperation(spec.document, (error) => options.onError?.(error, spec.names[0]!));
+    // one handler per name: the cache key holds the method as called
+    const handler = (name: string) => async (params: unknown[], context: CallContext) => {
+      try {
+        const p = decodeParams(spec.layouts, params, options.limits);
+        const cached = context.cache ? await context.cache.get(name, params) : null;
+        context.outcome.cache = cached ? (cached.hit ? 'hit' : 'miss') : 'bypass';
+        if (cached?.hit) return cached.value;
+        const result = await run(spec.variables(p), context.graphql);
+        if (result.errors?.length) throw fromGraphqlErrors(result.errors);
+        const value = spec.reshape(result.data, p);
+        return cached ? context.cache!.set(cached.key, value) : value;
+      } catch (error) {
+        if (isRpcError(error)) throw error;
+        options.onError?.(error, spec.names[0]!);
+        throw rpcErrors.internal();
+      }
+    };
+    for (const name of spec.names) {
+      // jayson refuses to register rpc.* names (reserved for extensions such as rpc.discover): route them here
+      if (name.startsWith('rpc.')) reserved.set(name, new jayson.Method(handler(name) as never, { useContext: true } as never));
+      else handlers[name] = handler(name);
+    }
+  }
+  const byLowerCase = new Map(Object.keys(handlers).map((name) => [name.toLowerCase(), name]));
+  const server = new jayson.Server(handlers as never, {
+    useContext: true,
+    // an unknown method answers with its name in `data`
+    router(this: jayson.Server, method: string) {
+      const exact = this.getMethod(method) ?? reserved.get(method);
+      const named = !exact && naming.anyCase && typeof method === 'string' ? byLowerCase.get(method.toLowerCase()) : undefined;
+      return exact ?? (named ? this.getMethod(named) : undefined) ??
+        new jayson.Method(async () => { throw rpcErrors.methodNotFound(method); });
+    },
+  } as never);
+  return server;
+}
