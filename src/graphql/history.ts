@@ -24,18 +24,32 @@ export const historyComplexity = (args: ConnectionArgs & { atBlock?: string | nu
   multiplier: pageSize(args, ctx.paging),
 });
 
-/** The height to answer at on `chain`, checked against what is indexed; null when `atBlock` is omitted. */
-export async function heightOn(ctx: Context, chain: string, atBlock: string | null | undefined): Promise<string | null> {
+/** The height asked, as the canonical decimal string; null when `atBlock` is omitted. No statement. */
+export function parseHeight(atBlock: string | null | undefined): string | null {
   if (atBlock == null) return null;
   // the BigInt scalar already refused negatives and non-digits
   if (atBlock.length > 19 || BigInt(atBlock) > maxHeight) throw badInput(`atBlock ${atBlock} is out of range`);
-  const h = BigInt(atBlock).toString();
+  return BigInt(atBlock).toString();
+}
+
+/** Throws unless `chain` has indexed block `h` (one look-up per chain and request, batched). */
+export async function checkIndexed(ctx: Context, chain: string, h: string): Promise<void> {
   const block = await ctx.loaders.latestBlock.load(chain.toLowerCase());
   if (!block) throw badInput(`atBlock: chain ${chain} has no indexed block`);
   if (BigInt(h) > BigInt(block.block_number)) {
     throw badInput(`atBlock ${h} is above the indexed height ${block.block_number} of chain ${block.chain}`);
   }
-  return h;
+}
+
+/**
+ * `load` at height `h` on `chain`, with the indexed-height check sent alongside (not before it: one round
+ * trip less; a refused height discards the answer).
+ */
+export async function atHeight<T>(ctx: Context, chain: string, h: string, load: () => Promise<T>): Promise<T> {
+  const answer = load();
+  answer.catch(() => {}); // awaited below unless the check fails first
+  await checkIndexed(ctx, chain, h);
+  return answer;
 }
 
 export interface BalanceAtKey { tickId: string; address: string; atBlock: string }

@@ -1,7 +1,7 @@
 import { holderSortKeys, type BalanceRow } from '../../db/balances.js';
 import { builder, OrderDirection } from '../builder.js';
 import { balanceKey, parseBalanceKey } from '../ids.js';
-import { atBlockDescription, balanceAtLoader, heightOn, historyComplexity, holderCountAtLoader } from '../history.js';
+import { atBlockDescription, atHeight, balanceAtLoader, historyComplexity, holderCountAtLoader, parseHeight } from '../history.js';
 import { offsetArg, planPage, toConnection } from '../paging.js';
 import { balanceLoader } from './balance.js';
 import { TickRef } from './tick.js';
@@ -44,9 +44,9 @@ builder.objectField(TickRef, 'holders', (t) =>
     },
     resolve: async (tick, args, ctx) => {
       const plan = planPage(args, holderSortKeys, args.direction, ctx);
-      const h = await heightOn(ctx, tick.chain, args.atBlock);
+      const h = parseHeight(args.atBlock);
       if (h !== null) {
-        const page = await ctx.loaders.holdersOfTickAt({ ...plan.request, extra: h }).load(tick.id);
+        const page = await atHeight(ctx, tick.chain, h, () => ctx.loaders.holdersOfTickAt({ ...plan.request, extra: h }).load(tick.id));
         return toConnection<BalanceRow>(page, plan, holderSortKeys, () => holderCountAtLoader(ctx, h).load(tick.id));
       }
       const page = await ctx.loaders.holdersOfTick(plan.request).load(tick.id);

@@ -6,7 +6,7 @@ import type { UtxoRow } from '../../db/utxos.js';
 import { hashCandidates, isTxHash } from '../../domain/keyword.js';
 import { builder } from '../builder.js';
 import type { Context } from '../context.js';
-import { atBlockDescription, balanceAtLoader, heightOn } from '../history.js';
+import { atBlockDescription, atHeight, balanceAtLoader, parseHeight } from '../history.js';
 import { badInput } from '../paging.js';
 import { BalanceRef, balanceLoader } from './balance.js';
 import { AddressTransactionRef } from './movement.js';
@@ -76,8 +76,8 @@ builder.objectFields(TickRef, (t) => ({
     args: { address: t.arg.string({ required: true }), atBlock: t.arg({ type: 'BigInt', description: atBlockDescription }) },
     resolve: async (tick, args, ctx) => {
       requireText('address', args.address, maxAddressLength);
-      const h = await heightOn(ctx, tick.chain, args.atBlock);
-      if (h !== null) return balanceAtLoader(ctx).load({ tickId: tick.id, address: args.address, atBlock: h });
+      const h = parseHeight(args.atBlock);
+      if (h !== null) return atHeight(ctx, tick.chain, h, () => balanceAtLoader(ctx).load({ tickId: tick.id, address: args.address, atBlock: h }));
       return balanceLoader(ctx).load({ tickId: tick.id, address: args.address });
     },
   }),
