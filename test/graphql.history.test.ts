@@ -216,6 +216,17 @@ describe('balances(address, chain, atBlock)', () => {
     expect(ticks(await list({ chain: 'bsc', at: String(bscIndexed) }))).toEqual([]);
   });
 
+  it('takes the tick filters of the current list', async () => {
+    const res = await graphql(gw.gateway, `query($a: String!, $at: BigInt) {
+      byTick: balances(address: $a, chain: "eth", tick: "TWIN", atBlock: $at) { totalCount edges { node { balance } } }
+      bySearch: balances(address: $a, chain: "eth", search: "is", atBlock: $at) { edges { node { tick { tick } } } }
+      byProtocol: balances(address: $a, chain: "eth", protocol: "bsc-20", atBlock: $at) { totalCount } }`, { a: A, at: String(indexed) });
+    expect(res.errors).toBeUndefined();
+    expect(res.data.byTick).toEqual({ totalCount: 1, edges: [{ node: { balance: '5' } }] });
+    expect(res.data.bySearch.edges.map((e: any) => e.node.tick.tick)).toEqual(['hist']);
+    expect(res.data.byProtocol.totalCount).toBe(0);
+  });
+
   it('pages by keyset cursor at a past height', async () => {
     const p1 = await list({ at: String(indexed), first: 1 });
     expect(ticks(p1)).toEqual([['hist', '150']]);
