@@ -274,6 +274,10 @@ describe('bad input', () => {
     const huge = await run(holdersQuery, { at: '99999999999999999999999' });
     expect(code(huge)).toBe('BAD_USER_INPUT');
     expect(huge.errors![0]!.message).toMatch(/out of range/);
+    // leading zeros are the same height
+    const padded = await run(holdersQuery, { at: `0000000000000000000000${h.mintA}` });
+    expect(padded.errors).toBeUndefined();
+    expect(padded.data.tick.holders.edges.map((e: any) => e.node.address)).toEqual([A]);
   });
 
   it('balances at a height needs a chain; a chain with nothing indexed is named', async () => {
