@@ -48,6 +48,20 @@ const checks: Check[] = [
        WHERE t.holders <> coalesce(h.n, 0)`,
   },
   {
+    name: 'balance history: the current row (valid_to NULL) of each (tick, address) is its balance, nothing else is current',
+    query: `SELECT count(*) AS bad, min(coalesce(b.tick_id, h.tick_id)) AS example
+              FROM (SELECT * FROM balances WHERE balance > 0) b
+              FULL JOIN (SELECT * FROM balance_history WHERE valid_to IS NULL AND balance > 0) h
+                ON h.tick_id = b.tick_id AND h.address_key = b.address_key
+             WHERE b.balance IS DISTINCT FROM h.balance`,
+  },
+  {
+    name: 'balance history: intervals follow (block_height, id) per (tick, address)',
+    query: `SELECT count(*) AS bad, min(id) AS example FROM (
+              SELECT id, valid_to, lead(block_height) OVER (PARTITION BY tick_id, address_key ORDER BY block_height, id) AS next
+                FROM balance_history) x WHERE valid_to IS DISTINCT FROM next`,
+  },
+  {
     name: '0 ≤ available ≤ balance',
     query: `SELECT count(*) AS bad, min(tick_id) AS example FROM balances
              WHERE balance < 0 OR available < 0 OR available > balance`,

@@ -21,7 +21,7 @@ import { captureIndexes, dropIndexes, rebuildIndexes } from './lib/indexes.js';
 import { BENCH_NOTABLE, DEFAULT_SEED, buildPlan } from './lib/plan.js';
 import { Rows } from './lib/rows.js';
 
-const LOADED_TABLES = ['ticks', 'balances', 'address_txs', 'transactions'];
+const LOADED_TABLES = ['ticks', 'balances', 'address_txs', 'transactions', 'balance_history'];
 
 const { values } = parseArgs({
   options: {
@@ -81,7 +81,9 @@ copies.push(await copyInto(target.url, 'ticks', Rows.ticksColumns, rows.ticks(),
 copies.push(await copyInto(target.url, 'balances', Rows.balancesColumns, rows.balances(), c.balances, { freeze: true }));
 copies.push(await copyInto(target.url, 'address_txs', Rows.movementsColumns, rows.movements(), c.movements, { freeze: true }));
 copies.push(await copyInto(target.url, 'transactions', Rows.transactionsColumns, rows.transactions(), c.transactions, { freeze: true }));
-for (const table of ['ticks', 'address_txs', 'transactions']) {
+// one history row per movement but the deploys (every tick has one)
+copies.push(await copyInto(target.url, 'balance_history', Rows.historyColumns, rows.history(), c.movements - c.ticks, { freeze: true }));
+for (const table of ['ticks', 'address_txs', 'transactions', 'balance_history']) {
   await sql.unsafe(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), greatest((SELECT max(id) FROM ${table}), 1))`);
 }
 
@@ -135,7 +137,8 @@ const round = (x: number) => Math.round(x * 100) / 100;
 const result = {
   scale, seed, database: target.database, server: serverVersion, node: process.version,
   finishedAt: new Date().toISOString(),
-  rows: { chains: 7, indexed_blocks: 7, ticks: c.ticks, balances: c.balances, address_txs: c.movements, transactions: c.transactions },
+  rows: { chains: 7, indexed_blocks: 7, ticks: c.ticks, balances: c.balances, address_txs: c.movements, transactions: c.transactions,
+    balance_history: c.movements - c.ticks },
   shape: {
     transfers: c.transfers, nonInscriptionTransactions: c.noise, neverMintedTicks: c.zeroTicks,
     biggestTick: { ...BENCH_NOTABLE.biggestTick, holders: Number(stats?.sats_holders) },

@@ -175,6 +175,16 @@ try {
         yield `${f.slice(0, 5).join('\t')}\t${wall(f[5]!)}\t${f.slice(6, 15).join('\t')}\t${wall(f[15]!)}\t${wall(f[16]!)}\n`;
       }
     })());
+  // the per-movement history (GraphQL atBlock): the generator's rows in the indexer's form (an outgoing leg is
+  // event 3 with a negative amount; available written 0, as the indexer writes it)
+  await load('balance_txn', 'id, chain, protocol, event, address, tick, amount, available, balance, @h, created_at, updated_at',
+    'SET tx_hash = UNHEX(SUBSTRING(@h, 3))', (function* () {
+      for (const l of rows.history()) {
+        const [id, tickId, address, , , amount, balance, , event, hash, created] = l.trimEnd().split('\t');
+        const [chain, protocol, tick] = ticks.get(tickId!)!;
+        yield `${id}\t${chain}\t${protocol}\t${event === '4' ? 3 : event}\t${address}\t${tick}\t${amount}\t0\t${balance}\t${hash}\t${wall(created!)}\t${wall(created!)}\n`;
+      }
+    })());
   if (values['index-updated-at']) {
     await src.conn.query('CREATE INDEX igw_updated_at ON balances (updated_at)');
     await src.conn.query('CREATE INDEX igw_updated_at ON utxos (updated_at)');
@@ -183,7 +193,7 @@ try {
   await src.conn.query('SET unique_checks = 1, foreign_key_checks = 1, sql_log_bin = 1');
   result.sourceLoadSeconds = seconds(tLoad);
   const counts: Record<string, number> = {};
-  for (const t of ['inscriptions', 'balances', 'address_txs', 'txs']) {
+  for (const t of ['inscriptions', 'balances', 'address_txs', 'txs', 'balance_txn']) {
     const [[r]] = (await src.conn.query(`SELECT count(*) AS n FROM \`${t}\``)) as any;
     counts[t] = Number(r.n);
   }
@@ -251,7 +261,8 @@ try {
     }
     await pg.end();
     const perFlush = Math.max(3, Math.round(rate / 5));
-    const mints = Math.floor(perFlush / 3);
+    // a mint is 4 rows: txs, address_txs, balances, balance_txn
+    const mints = Math.floor(perFlush / 4);
     const pending: { h: number; committed: number }[] = [];
     const lags: number[] = [];
     let writing = true;
@@ -262,7 +273,7 @@ try {
       while (Date.now() < tEnd) {
         const h = ++height;
         const bt = new Date(Date.UTC(2024, 1, 12) + h).toISOString().slice(0, 19).replace('T', ' ');
-        const txs: unknown[] = []; const moves: unknown[] = []; const bals: unknown[] = [];
+        const txs: unknown[] = []; const moves: unknown[] = []; const bals: unknown[] = []; const history: unknown[] = [];
         for (let i = 0; i < mints; i++) {
           const a = `0x${(++addressSeq).toString(16).padStart(40, '0')}`;
           const hash = Buffer.alloc(32); hash.writeUInt32BE(h, 0); hash.writeUInt32BE(i, 4);
@@ -271,16 +282,18 @@ try {
           // balances carry the indexer host's clock (polling reads them by updated_at)
           const now = new Date().toISOString().slice(0, 19).replace('T', ' ');
           bals.push([addressSeq + 10_000_000, tk.chain, tk.protocol, a, tk.tick, '0', '1', now, now]);
+          history.push([tk.chain, tk.protocol, 2, a, tk.tick, '1', '0', '1', hash, bt, bt]);
         }
         await src.conn.beginTransaction();
         await src.conn.query('INSERT INTO txs (chain, protocol, block_height, position_in_block, block_time, tx_hash, `from`, `to`, op, tick, amt, gas, gas_price, status, created_at, updated_at) VALUES ?', [txs]);
         await src.conn.query('INSERT INTO address_txs (chain, event, protocol, operate, tx_hash, address, related_address, amount, tick, created_at, updated_at) VALUES ?', [moves]);
         await src.conn.query('INSERT INTO balances (sid, chain, protocol, address, tick, available, balance, created_at, updated_at) VALUES ? ON DUPLICATE KEY UPDATE balance = VALUES(balance)', [bals]);
+        await src.conn.query('INSERT INTO balance_txn (chain, protocol, event, address, tick, amount, available, balance, tx_hash, created_at, updated_at) VALUES ?', [history]);
         await src.conn.query(`INSERT INTO block (chain, block_hash, block_number, block_time, chain_id) VALUES ('eth', ?, ?, ?, 1)
           ON DUPLICATE KEY UPDATE block_hash = VALUES(block_hash), block_number = VALUES(block_number), block_time = VALUES(block_time)`, [`0x${h.toString(16)}`, h, bt]);
         await src.conn.commit();
         pending.push({ h, committed: performance.now() });
-        written += mints * 3 + 1;
+        written += mints * 4 + 1;
         next += 200;
         await new Promise((r) => setTimeout(r, Math.max(0, next - Date.now())));
       }

@@ -4,6 +4,7 @@ import { parseOptions, type SyncOptions } from '../src/sync/options.js';
 import { createLogger } from '../src/sync/log.js';
 import { createTestDatabase, createTestGateway, findServer, graphql, type TestDatabase } from './support/db.js';
 import { call, listen } from './support/http.js';
+import { historyDifferences } from './support/history.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from './support/indexer.js';
 
 // Backfill of a fixture written in the indexer's schema by an indexer host at +08:00 (a non-UTC zone),
@@ -86,6 +87,30 @@ describe.skipIf(!server)('sync: backfill and polling from an indexer database', 
     expect((block!.block_time as Date).toISOString()).toBe(new Date(w.now()).toISOString());
   });
 
+  it('backfills balance_txn into the history: every height answers like the source, atBlock through GraphQL too', async () => {
+    const { heights, differences } = await historyDifferences(src.conn, db.sql);
+    expect(differences).toEqual([]);
+    expect(heights).toBeGreaterThan(3);
+    const [[{ n }]] = await src.conn.query('SELECT count(*) AS n FROM balance_txn') as any;
+    const [mine] = await db.sql`SELECT count(*)::int AS n FROM balance_history`;
+    expect(mine!.n).toBe(Number(n));
+    expect(Number(n)).toBe(5); // two mints and a transfer's two legs on pepe, one mint on huge
+    // the block of each change is its transaction's: the transfer's height
+    const [[{ h }]] = await src.conn.query(`SELECT block_height AS h FROM txs WHERE op = 'transfer'`) as any;
+    const { gateway } = createTestGateway(db);
+    try {
+      const q = `query($at: BigInt) { tick(chain: "eth", protocol: "erc-20", tick: "pepe") {
+        holders(atBlock: $at) { totalCount edges { node { address balance } } } } }`;
+      const before = await graphql(gateway, q, { at: String(Number(h) - 1) });
+      expect(before.errors).toBeUndefined();
+      expect(before.data.tick.holders.edges.map((e: any) => [e.node.address, e.node.balance])).toEqual([[alice, '1500.25']]);
+      const at = await graphql(gateway, q, { at: String(h) });
+      expect(at.data.tick.holders.edges.map((e: any) => [e.node.address, e.node.balance])).toEqual([[alice, '1199.75'], [bob, '300.5']]);
+    } finally {
+      await gateway.close();
+    }
+  });
+
   it('the gateway answers the synced data over v2 JSON-RPC and GraphQL', async () => {
     const { gateway } = createTestGateway(db);
     const base = await listen(gateway);
@@ -150,6 +175,23 @@ describe.skipIf(!server)('sync: backfill and polling from an indexer database', 
     const [dupes] = await db.sql`SELECT count(*)::int AS n FROM transactions`;
     const [[{ m }]] = await src.conn.query('SELECT count(*) AS m FROM txs') as any;
     expect(dupes!.n).toBe(Number(m));
+    // the history polled by id watermark like the other insert-only tables
+    expect((await historyDifferences(src.conn, db.sql)).differences).toEqual([]);
+    const [[{ k }]] = await src.conn.query('SELECT count(*) AS k FROM balance_txn') as any;
+    expect((await db.sql`SELECT count(*)::int AS n FROM balance_history`)[0]!.n).toBe(Number(k));
+  });
+
+  it('a balance_txn row whose transaction is not in txs has no block height: a bad row, named', async () => {
+    await src.conn.query(`INSERT INTO balance_txn (chain, protocol, event, address, tick, amount, available, balance, tx_hash, created_at,
+      updated_at) VALUES ('eth', 'erc-20', 2, ?, 'pepe', 1, 0, 1, ?, '2024-03-02 00:00:00', '2024-03-02 00:00:00')`, [bob, Buffer.alloc(32, 0xcd)]);
+    const [[{ id }]] = await src.conn.query('SELECT max(id) AS id FROM balance_txn') as any;
+    const lines: string[] = [];
+    const log = createLogger('error');
+    const capture = Object.assign(Object.create(log), { error: (o: unknown, msg: string) => lines.push(JSON.stringify({ o, msg })) });
+    expect(await runSync(options(), capture)).toBe(1);
+    expect(lines.join('\n')).toContain(`balance_txn row ${id}: no txs row of its chain and tx_hash`);
+    expect(await runSync(options(['--skip-bad-rows']), capture)).toBe(0);
+    expect((await db.sql`SELECT count(*)::int AS n FROM balance_history WHERE id = ${Number(id)}`)[0]!.n).toBe(0);
   });
 
   it('a row that cannot be mapped stops the sync, named by table and id; --skip-bad-rows reports and goes on', async () => {

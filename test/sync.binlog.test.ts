@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, createTestGateway, findServer, graphql, type TestDatabase } from './support/db.js';
 import { call, listen } from './support/http.js';
+import { historyDifferences } from './support/history.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from './support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from './support/mariadb-instance.js';
 import { startSyncProcess, waitFor, type SyncProcess } from './support/sync-process.js';
@@ -37,6 +38,9 @@ describe.skipIf(!server || !mariadbAvailable())('sync: binlog follow', { timeout
     expect(mine.map((r) => [r.a, Number(r.b)])).toEqual(rows.map((r: any) => [r.a, Number(r.b)]));
     const [ids] = await db.sql`SELECT count(DISTINCT id)::int AS d, count(*)::int AS n FROM transactions`;
     expect(ids!.d).toBe(ids!.n);
+    // the balance history: same rows, and every height answers like the source's balance_txn
+    expect(await pg('balance_history')).toBe(await count('SELECT count(*) AS n FROM balance_txn'));
+    expect((await historyDifferences(src.conn, db.sql)).differences).toEqual([]);
   }
   const caughtUp = () => waitFor(async () => {
     const [[{ n }]] = (await src.conn.query('SELECT count(*) AS n FROM txs')) as any;

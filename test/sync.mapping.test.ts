@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BadRowError, isZoneName, mapBalance, mapMovement, mapTick, normalizeDecimal, normalizeHash, parseZone, wallToUtc } from '../src/sync/mapping.js';
+import { BadRowError, isZoneName, mapBalance, mapBalanceTxn, mapMovement, mapTick, normalizeDecimal, normalizeHash, parseZone, wallToUtc } from '../src/sync/mapping.js';
 import { parseOptions } from '../src/sync/options.js';
 
 // The source → read-model mapping, value by value (pure functions; the database tests cover the rest).
@@ -12,6 +12,22 @@ describe('sync mapping', () => {
     expect(normalizeHash(Buffer.from(hex, 'latin1'))).toBe(`0x${hex}`);
     expect(normalizeHash(`0X${hex}`.replace('0X', '0x'))).toBe(`0x${hex}`);
     expect(normalizeHash(null)).toBe('');
+  });
+
+  it('balance_txn: signed change, balance after it, the height attached by the source read (or none), bad rows named', () => {
+    const row = { id: 7, chain: 'ETH', protocol: 'erc-20', tick: 'Pepe', event: 3, address: '0xAbC', amount: '-300.500000000000000000',
+      available: '0.000000000000000000', balance: '1199.750000000000000000', tx_hash: Buffer.from('cd'.repeat(32), 'hex'),
+      created_at: '2024-03-01 20:01:00', block_height: '1000005' };
+    expect(mapBalanceTxn(row, { zoneMinutes: 480 })).toEqual({
+      id: '7', chain: 'eth', protocol: 'erc-20', tick: 'pepe', address: '0xAbC', block_height: '1000005', amount: '-300.5',
+      balance: '1199.75', available: '0', event: 3, tx_hash: `0x${'cd'.repeat(32)}`, created_at: '2024-03-01T12:01:00.000Z',
+    });
+    // a binlog row: no height (the apply takes it from the read model's transactions)
+    expect(mapBalanceTxn({ ...row, block_height: undefined }, { zoneMinutes: 480 }).block_height).toBeNull();
+    expect(mapBalanceTxn({ ...row, block_height: null }, { zoneMinutes: 480 }).block_height).toBeNull();
+    expect(() => mapBalanceTxn({ ...row, balance: '-1' }, { zoneMinutes: 0 })).toThrow(/balance_txn row 7: negative balance -1/);
+    expect(() => mapBalanceTxn({ ...row, event: 9 }, { zoneMinutes: 0 })).toThrow(BadRowError);
+    expect(() => mapBalanceTxn({ ...row, address: '' }, { zoneMinutes: 0 })).toThrow(/empty address/);
   });
 
   it('DECIMAL(38,18) stays exact, without trailing zeros', () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectSource, parseSourceUrl } from '../src/sync/source/connection.js';
 import { verify } from '../src/sync/verify.js';
 import { createTestDatabase, createTestGateway, findServer, type TestDatabase } from './support/db.js';
+import { historyDifferences } from './support/history.js';
 import { call, listen } from './support/http.js';
 import { createSourceDatabase, IndexerWriter, type MariaServer, type SourceDb } from './support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from './support/mariadb-instance.js';
@@ -74,6 +75,8 @@ function rewindSuite(mode: 'binlog' | 'polling') {
     // only the lowered height tells
     await src.conn.query(`DELETE a FROM address_txs a JOIN txs t ON t.tx_hash = a.tx_hash AND t.chain = a.chain
                            WHERE t.chain = 'eth' AND t.block_height > ?`, [height]);
+    await src.conn.query(`DELETE b FROM balance_txn b JOIN txs t ON t.tx_hash = b.tx_hash AND t.chain = b.chain
+                           WHERE t.chain = 'eth' AND t.block_height > ?`, [height]);
     if (mode === 'binlog') await src.conn.query('SET SESSION sql_log_bin = 0');
     await src.conn.query(`DELETE FROM txs WHERE chain = 'eth' AND block_height > ?`, [height]);
     if (mode === 'binlog') await src.conn.query('SET SESSION sql_log_bin = 1');
@@ -90,6 +93,9 @@ function rewindSuite(mode: 'binlog' | 'polling') {
     expect(await db.sql`SELECT count(*)::int AS n FROM transactions WHERE block_height > ${height}`.then((x) => x[0]!.n)).toBe(0);
     expect(await db.sql`SELECT count(*)::int AS n FROM balances WHERE address_key LIKE '%bbbb%'`.then((x) => x[0]!.n)).toBe(0);
     expect(sync!.output()).toMatch(/rewind in the source: re-syncing the chain/);
+    // the history lost the rewound changes: the early holders' balances are current again at every height
+    expect(await db.sql`SELECT count(*)::int AS n FROM balance_history WHERE block_height > ${height}`.then((x) => x[0]!.n)).toBe(0);
+    expect((await historyDifferences(src.conn, db.sql)).differences).toEqual([]);
 
     const { gateway } = createTestGateway(db);
     const base = await listen(gateway);
@@ -110,6 +116,7 @@ function rewindSuite(mode: 'binlog' | 'polling') {
     const [[{ b }]] = (await src.conn.query('SELECT CAST(balance AS CHAR) AS b FROM balances WHERE address = ?', [early[5]])) as any;
     expect(Number(b)).toBe(109);
     expect(await db.sql`SELECT balance::text AS b FROM balances WHERE address = ${early[5]!}`.then((x) => x[0]?.b)).toBe('109');
+    expect((await historyDifferences(src.conn, db.sql)).differences).toEqual([]);
   });
 }
 

@@ -68,6 +68,15 @@ describe.skipIf(!server)('sync --verify', { timeout: 120_000 }, () => {
     expect(code).toBe(1);
   });
 
+  it('the balance history is counted per chain against balance_txn', async () => {
+    const [[{ n }]] = await src.conn.query(`SELECT count(*) AS n FROM balance_txn WHERE chain = 'eth'`) as any;
+    expect(Number(n)).toBeGreaterThan(0);
+    await db.sql`DELETE FROM balance_history WHERE id = (SELECT max(id) FROM balance_history)`;
+    const { code, out } = await verify();
+    expect(out).toMatch(new RegExp(`rows\\s+balance_txn → balance_history\\s+\\w+\\s+-\\s+\\d+\\s+\\d+`));
+    expect(code).toBe(1);
+  });
+
   it('an unreachable source is an operational error: exit 2', async () => {
     const p = startSyncProcess(['--source', 'mysql://root@127.0.0.1:1/none', '--database-url', db.target.url!, '--verify']);
     expect((await p.exited).code).toBe(2);

@@ -33,7 +33,7 @@ export async function startLoadedPrimary(scale: number, database = 'igw_bench', 
   const sql = createSql({ url, poolMax: 2, statementTimeoutMs: 0, connectTimeoutS: 10, readOnly: false });
   try {
     await migrate(sql);
-    const tables = ['ticks', 'balances', 'address_txs', 'transactions'];
+    const tables = ['ticks', 'balances', 'address_txs', 'transactions', 'balance_history'];
     const defs = await captureIndexes(sql, tables);
     await dropIndexes(sql, defs);
     const plan = buildPlan(scale, DEFAULT_SEED);
@@ -45,7 +45,8 @@ export async function startLoadedPrimary(scale: number, database = 'igw_bench', 
     await copyInto(url, 'balances', Rows.balancesColumns, rows.balances(), c.balances, { freeze: true });
     await copyInto(url, 'address_txs', Rows.movementsColumns, rows.movements(), c.movements, { freeze: true });
     await copyInto(url, 'transactions', Rows.transactionsColumns, rows.transactions(), c.transactions, { freeze: true });
-    for (const table of ['ticks', 'address_txs', 'transactions']) {
+    await copyInto(url, 'balance_history', Rows.historyColumns, rows.history(), c.movements - c.ticks, { freeze: true });
+    for (const table of ['ticks', 'address_txs', 'transactions', 'balance_history']) {
       await sql.unsafe(`SELECT setval(pg_get_serial_sequence('${table}', 'id'), greatest((SELECT max(id) FROM ${table}), 1))`);
     }
     await sql`SELECT refresh_counters()`;

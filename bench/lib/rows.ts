@@ -246,6 +246,57 @@ export class Rows {
     }
   }
 
+  /**
+   * The balance history (sql/011): one row per movement leg (ids = the leg's movement id; the deploy has
+   * none) with the balance after it, the leg's block height, and valid_to (the height of the holder's next
+   * change) computed here: a first pass of the simulation finds each leg's next height, a second writes the
+   * rows, so the load's link_balance_history() has nothing left to update. available = balance.
+   */
+  static readonly historyColumns = ['id', 'tick_id', 'address', 'block_height', 'valid_to', 'amount', 'balance', 'available',
+    'event', 'tx_hash', 'created_at'];
+  *history(): Generator<string> {
+    const seed = this.plan.seed;
+    for (const t of this.plan.ticks) {
+      if (t.holders === 0) continue;
+      const c = t.chain;
+      const legs = t.holders + 2 * t.transfers;
+      const next = new Float64Array(legs).fill(-1);
+      const last = new Int32Array(t.holders).fill(-1);
+      let i = 0;
+      for (const e of simulate(seed, t)) {
+        if (e.kind === EV_DEPLOY) continue;
+        const h = heightAt(c, e.t);
+        const touch = (j: number) => {
+          if (last[j]! >= 0) next[last[j]!] = h;
+          last[j] = i++;
+        };
+        if (e.kind === EV_MINT) touch(e.to);
+        else { touch(e.from); touch(e.to); }
+      }
+      const state: SimState = { balances: new Array<bigint>(t.holders), lastT: new Uint32Array(t.holders) };
+      i = 0;
+      let id = t.moveBase + 2;
+      for (const e of simulate(seed, t, state)) {
+        if (e.kind === EV_DEPLOY) continue;
+        const h = heightAt(c, e.t);
+        const at = iso(blockTimeOf(c, h) + c.lag);
+        const hash = this.hash(t, e.k);
+        const amt = fmt(e.amount, t.decimals);
+        const row = (j: number, sign: string, event: number) => {
+          const b = fmt(state.balances[j]!, t.decimals);
+          const to = next[i++]!;
+          return `${id++}\t${t.id}\t${this.holder(t, j)}\t${h}\t${to < 0 ? NULL : to}\t${sign}${amt}\t${b}\t${b}\t${event}\t${hash}\t${at}\n`;
+        };
+        if (e.kind === EV_MINT) yield row(e.to, '', 2);
+        else {
+          yield row(e.from, e.amount === 0n ? '' : '-', 4);
+          yield row(e.to, '', 3);
+        }
+      }
+      if (i !== legs) throw new Error(`tick ${t.id}: ${i} history rows, planned ${legs}`);
+    }
+  }
+
   static readonly transactionsColumns = ['id', 'chain', 'protocol', 'block_height', 'position_in_block', 'block_time',
     'tx_hash', 'from_address', 'to_address', 'op', 'tick', 'amt', 'gas', 'gas_price', 'status', 'created_at', 'updated_at'];
   *transactions(): Generator<string> {

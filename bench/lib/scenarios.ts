@@ -2,7 +2,8 @@
 // page 1 and a deep page, the biggest tick's holders, the busiest address, all transactions, the tick
 // list under each sort — and, for each, the equivalent GraphQL request: the method's own document and the
 // variables it would run with, posted to /graphql. Plus the GraphQL cursor at the position of the
-// deepest holders page (offset 100,000), which only the GraphQL surface offers.
+// deepest holders page (offset 100,000), which only the GraphQL surface offers, and the biggest tick's
+// holders at a past block height (atBlock: page 1, and a cursor page after its 1,000th holder then).
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Sql } from '../../src/db/client.js';
@@ -12,7 +13,7 @@ import { decodeParams } from '../../src/rpc/params.js';
 
 export type Surface = 'rpc' | 'graphql';
 /** Which target of the issue a scenario is held to (section 3). */
-export type Kind = 'page1' | 'deep' | 'holders-offset' | 'holders-cursor';
+export type Kind = 'page1' | 'deep' | 'holders-offset' | 'holders-cursor' | 'holders-history';
 
 export interface Scenario {
   name: string;
@@ -39,6 +40,10 @@ export interface Fixture {
   holderCursor: string;
   deepHolderOffset: number;
   ticks: number;
+  /** A past height of the biggest tick's chain: the median height of its balance changes (half its history). */
+  pastHeight: string;
+  /** Cursor of the 1,000th holder of the biggest tick at pastHeight (or its last, if fewer). */
+  pastHolderCursor: string;
 }
 
 export const resultsDir = fileURLToPath(new URL('../results/', import.meta.url));
@@ -92,7 +97,18 @@ export async function loadFixture(sql: Sql, database: string, deepHolderOffset =
     SELECT balance::text AS balance, address_key FROM balances
      WHERE tick_id = ${biggest.id} AND balance > 0
      ORDER BY balance DESC, address_key DESC OFFSET ${Math.max(0, offset - 1)} LIMIT 1`;
+  // the biggest tick's holders at the median height of its history: half its changes behind, half ahead
+  const [past] = await sql<{ h: string }[]>`
+    SELECT (percentile_disc(0.5) WITHIN GROUP (ORDER BY block_height))::text AS h FROM balance_history WHERE tick_id = ${biggest.id}`;
+  const pastHeight = past?.h ?? '0';
+  const [pastRow] = await sql<{ balance: string; address_key: string }[]>`
+    SELECT balance::text AS balance, address_key FROM balance_history
+     WHERE tick_id = ${biggest.id} AND balance > 0 AND block_height <= ${pastHeight}::bigint
+       AND (valid_to IS NULL OR valid_to > ${pastHeight}::bigint)
+     ORDER BY balance DESC, address_key DESC OFFSET 999 LIMIT 1`;
   return {
+    pastHeight,
+    pastHolderCursor: encodeCursor(pastRow ? [pastRow.balance, pastRow.address_key] : ['0', '']),
     scale: data?.scale ?? null,
     biggestTick: { ...biggest, holders },
     busiestAddress,
@@ -175,6 +191,31 @@ export function buildScenarios(f: Fixture): Scenario[] {
       variables: { first: 10, after: f.holderCursor, chain: t.chain, protocol: t.protocol, tick: t.tick, direction: 'DESC' },
     }),
   });
+  // the biggest tick's holders at a past height (balance_history), page 1 and a cursor page; no totalCount
+  // (an exact count at a height reads every holder then)
+  const atBlockQuery = `query TickHoldersAt($first: Int!, $after: String, $atBlock: BigInt!, $chain: String!, $protocol: String!,
+      $tick: String!) {
+    tick(chain: $chain, protocol: $protocol, tick: $tick) {
+      chainName protocol tick
+      holders(first: $first, after: $after, atBlock: $atBlock) {
+        edges { node { address balance } }
+        pageInfo { hasNextPage endCursor }
+      }
+    }
+  }`;
+  for (const [label, after] of [['', null], ['/after@1000', f.pastHolderCursor]] as const) {
+    out.push({
+      name: `gql holders/atBlock${label}`,
+      surface: 'graphql',
+      kind: 'holders-history',
+      method: 'inds_getHoldersByTick',
+      path: '/graphql',
+      body: JSON.stringify({
+        query: atBlockQuery,
+        variables: { first: 10, after, atBlock: f.pastHeight, chain: t.chain, protocol: t.protocol, tick: t.tick },
+      }),
+    });
+  }
   return out;
 }
 

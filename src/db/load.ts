@@ -1,7 +1,8 @@
 import type { Sql } from './client.js';
 
 // The write side used by the demo seed, the benchmark loader and test fixtures: whole datasets loaded in
-// one transaction with row triggers off, then every counter recomputed once (refresh_counters).
+// one transaction with row triggers off, then every counter recomputed once (refresh_counters) and the
+// balance history derived from the movements (derive_balance_history, sql/011).
 // An indexer writing row by row needs none of this: the triggers keep its counters right.
 
 export interface ChainInput {
@@ -108,6 +109,8 @@ export async function loadDataset(sql: Sql, data: Partial<Dataset>): Promise<voi
                              greatest((SELECT max(id) FROM ${tx(table)}), 1))`;
     }
     await tx`SELECT refresh_counters()`;
+    // the balance history (sql/011) of data without an indexer's: summed from the movements
+    await tx`SELECT derive_balance_history()`;
     for (const t of data.ticks ?? []) {
       if (!t.stats) continue;
       await tx`

@@ -4,6 +4,7 @@ import { ServiceUnavailableError } from './errors.js';
 import { createActivityStore } from './activity.js';
 import { createBalanceStore } from './balances.js';
 import { createChainStore } from './chains.js';
+import { createHistoryStore } from './history.js';
 import { createLookupStore } from './lookups.js';
 import { createMovementStore } from './movements.js';
 import { createTickStore } from './ticks.js';
@@ -46,6 +47,7 @@ export function createStore(sql: Sql, options: { timeoutMs: number; limits?: Sto
     chains: createChainStore(sql, run),
     ticks: createTickStore(sql, run),
     balances: createBalanceStore(sql, run),
+    history: createHistoryStore(sql, run),
     movements: createMovementStore(sql, run),
     transactions: createTransactionStore(sql, run),
     lookups: createLookupStore(sql, run),

@@ -1,7 +1,7 @@
 import type postgres from 'postgres';
 // Only types come from src/sync: the row shapes the mapping produces.
 import type {
-  BalanceRow, BlockRow, ChainRow, MovementRow, TickKey, TickRow, TransactionRow, UtxoRow,
+  BalanceRow, BlockRow, ChainRow, HistoryRow, MovementRow, TickKey, TickRow, TransactionRow, UtxoRow,
 } from '../sync/mapping.js';
 
 /** The (chain, protocol, tick) key of a tick as one string (the same as src/sync/mapping.ts). */
@@ -224,6 +224,50 @@ export async function upsertUtxos(tx: Tx, rows: UtxoRow[]): Promise<void> {
 }
 export async function deleteUtxos(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length) await tx`DELETE FROM utxos WHERE id = ANY(${ids}::bigint[])`;
+}
+
+/**
+ * Block heights of history rows that came without one (binlog rows): their transaction's in the read
+ * model (same chain and hash; the flush's txs rows are written before its balance_txn rows). Returns the
+ * rows with a height, and the ids of those whose transaction is not there (the caller's bad rows).
+ */
+export async function withBlockHeights(tx: Tx, rows: HistoryRow[]): Promise<{ rows: HistoryRow[]; missing: string[] }> {
+  const need = rows.filter((r) => r.block_height === null);
+  if (!need.length) return { rows, missing: [] };
+  const found = await tx<{ i: number; h: string | null }[]>`
+    SELECT r.i, (SELECT min(t.block_height)::text FROM transactions t WHERE t.chain = r.chain AND t.tx_hash_key = lower(r.tx_hash)) AS h
+      FROM jsonb_to_recordset(${tx.json(need.map((r, i) => ({ i, chain: r.chain, tx_hash: r.tx_hash })) as never)}::jsonb)
+           AS r (i int, chain text, tx_hash text)`;
+  const heights = new Map(found.map((f) => [f.i, f.h]));
+  const missing = new Set<HistoryRow>();
+  need.forEach((r, i) => {
+    const h = heights.get(i) ?? null;
+    if (h === null || r.tx_hash === '') missing.add(r);
+    else r.block_height = h;
+  });
+  return { rows: rows.filter((r) => !missing.has(r)), missing: [...missing].map((r) => r.id) };
+}
+
+/** balance_txn rows by source id; the intervals (valid_to) follow by the table's statement triggers (sql/011). */
+export async function upsertHistory(tx: Tx, rows: HistoryRow[]): Promise<void> {
+  if (!rows.length) return;
+  const withIds = await withTickIds(tx, rows);
+  await tx`
+    INSERT INTO balance_history (id, tick_id, address, block_height, amount, balance, available, event, tx_hash, created_at)
+    SELECT id, tick_id, address, block_height, amount, balance, available, event, tx_hash, created_at
+      FROM jsonb_to_recordset(${tx.json(lastBy(withIds, byId) as never)}::jsonb) AS r (id bigint, tick_id bigint, address text,
+           block_height bigint, amount numeric, balance numeric, available numeric, event smallint, tx_hash text, created_at timestamptz)
+    ON CONFLICT (id) DO UPDATE SET tick_id = EXCLUDED.tick_id, address = EXCLUDED.address, block_height = EXCLUDED.block_height,
+       amount = EXCLUDED.amount, balance = EXCLUDED.balance, available = EXCLUDED.available, event = EXCLUDED.event,
+       tx_hash = EXCLUDED.tx_hash, created_at = EXCLUDED.created_at
+     WHERE (balance_history.tick_id, balance_history.address, balance_history.block_height, balance_history.amount,
+            balance_history.balance, balance_history.available, balance_history.event, balance_history.tx_hash,
+            balance_history.created_at) IS DISTINCT FROM
+           (EXCLUDED.tick_id, EXCLUDED.address, EXCLUDED.block_height, EXCLUDED.amount, EXCLUDED.balance, EXCLUDED.available,
+            EXCLUDED.event, EXCLUDED.tx_hash, EXCLUDED.created_at)`;
+}
+export async function deleteHistory(tx: Tx, ids: string[]): Promise<void> {
+  if (ids.length) await tx`DELETE FROM balance_history WHERE id = ANY(${ids}::bigint[])`;
 }
 
 /** The balances whose amounts differ from the read model's (polling re-reads a window of unchanged rows:

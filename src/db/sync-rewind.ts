@@ -10,6 +10,7 @@ const chainScope: Record<string, { table: string; from: string; chain: string }>
   txs: { table: 'transactions', from: 'transactions x', chain: 'x.chain' },
   address_txs: { table: 'address_txs', from: 'address_txs x JOIN ticks t ON t.id = x.tick_id', chain: 't.chain' },
   utxos: { table: 'utxos', from: 'utxos x JOIN ticks t ON t.id = x.tick_id', chain: 't.chain' },
+  balance_txn: { table: 'balance_history', from: 'balance_history x JOIN ticks t ON t.id = x.tick_id', chain: 't.chain' },
 };
 
 /** The highest id of a chain's rows of a source table's read-model table. */

@@ -40,6 +40,8 @@ function pageLoaders<Parent, Row>(
 export function createPageLoaders(store: Store, admit: AdmitRows = () => {}) {
   return {
     holdersOfTick: pageLoaders((ids: readonly string[], req) => store.balances.holdersOfTicks(ids, req), (id) => id, admit),
+    /** Holders at a block height: `extra` is the height (one statement per height and page shape). */
+    holdersOfTickAt: pageLoaders((ids: readonly string[], req) => store.history.holdersOfTicksAt(ids, req.extra!, req), (id) => id, admit),
     transactionsOfTick: pageLoaders(
       (ticks: readonly TickRow[], req) => store.transactions.ofTicks(ticks, req),
       (t) => t.id,

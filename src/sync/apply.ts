@@ -3,7 +3,7 @@
 // source transaction's tick insert lands before its balances.
 import * as write from '../db/sync-apply.js';
 import {
-  BadRowError, mapBalance, mapBlock, mapChain, mapMovement, mapTick, mapTransaction, mapUtxo, tickKeyString,
+  BadRowError, mapBalance, mapBalanceTxn, mapBlock, mapChain, mapMovement, mapTick, mapTransaction, mapUtxo, tickKeyString,
   type MapContext, type SourceRow, type TickKey,
 } from './mapping.js';
 
@@ -18,8 +18,8 @@ export interface Change {
 }
 
 /** Source tables the read model has no place for (no v2 answer reads them); their changes are skipped. */
-export const ignoredTables = new Set(['inscriptions_stats', 'balance_txn', 'chain_stats_hour']);
-export const syncedTables = ['chain_info', 'block', 'inscriptions', 'balances', 'address_txs', 'txs', 'utxos'] as const;
+export const ignoredTables = new Set(['inscriptions_stats', 'chain_stats_hour']);
+export const syncedTables = ['chain_info', 'block', 'inscriptions', 'balances', 'address_txs', 'txs', 'utxos', 'balance_txn'] as const;
 
 export interface ApplyOptions {
   ctx: MapContext;
@@ -99,6 +99,18 @@ async function applyBatch(tx: write.Tx, table: string, kind: ChangeKind, changes
       if (upsert) await write.upsertUtxos(tx, await knownTicks(tx, table, mapOrReport(rows, (r) => mapUtxo(r, o.ctx), o), o));
       else await write.deleteUtxos(tx, ids());
       break;
+    case 'balance_txn':
+      if (upsert) {
+        const known = await knownTicks(tx, table, mapOrReport(rows, (r) => mapBalanceTxn(r, o.ctx), o), o);
+        const { rows: placed, missing } = await write.withBlockHeights(tx, known);
+        for (const id of missing) {
+          const error = new BadRowError(table, id, 'no txs row of its chain and tx_hash: its block height is unknown');
+          if (!o.skipBadRows) throw error;
+          o.onBadRow(error);
+        }
+        await write.upsertHistory(tx, placed);
+      } else await write.deleteHistory(tx, ids());
+      break;
     default:
       return;
   }
@@ -106,6 +118,12 @@ async function applyBatch(tx: write.Tx, table: string, kind: ChangeKind, changes
 }
 
 export async function applyChanges(tx: write.Tx, changes: Change[], options: ApplyOptions): Promise<void> {
+  // a balance_txn row takes its block height from its transaction: written after the flush's txs rows;
+  // its deletes go first (nothing refers to a history row, and a tick deleted in the same flush needs them gone)
+  if (changes.some((c) => c.table === 'balance_txn')) {
+    const history = (kind: boolean) => changes.filter((c) => c.table === 'balance_txn' && (c.kind === 'delete') === kind);
+    changes = [...history(true), ...changes.filter((c) => c.table !== 'balance_txn'), ...history(false)];
+  }
   let i = 0;
   while (i < changes.length) {
     const first = changes[i]!;

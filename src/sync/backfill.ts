@@ -14,12 +14,12 @@ import * as state from '../db/sync-state.js';
 import { progressBar } from '../cli/progress.js';
 import { applyChanges, type ApplyOptions } from './apply.js';
 import {
-  BadRowError, mapBalance, mapMovement, mapTick, mapTransaction, mapUtxo, tickKeyString, type SourceRow,
+  BadRowError, mapBalance, mapBalanceTxn, mapMovement, mapTick, mapTransaction, mapUtxo, tickKeyString, type SourceRow,
 } from './mapping.js';
 import { crossCheckStats } from './cross-check.js';
 import { currentPosition, sourceNow, type BinlogPosition } from './source/cdc.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
-import { estimateRows } from './source/schema.js';
+import { estimateRows, selectRows } from './source/schema.js';
 import type { Logger } from './log.js';
 import type { SyncMetrics } from './metrics.js';
 
@@ -34,12 +34,15 @@ const rangeTables: { source: string; target: string; columns: string[]; needsTic
     'block_time', 'tx_hash', 'from_address', 'to_address', 'op', 'tick', 'amt', 'gas', 'gas_price', 'status', 'created_at', 'updated_at'] },
   { source: 'utxos', target: 'utxos', needsTicks: true, columns: ['id', 'tick_id', 'address', 'root_hash', 'amount', 'status',
     'created_at', 'updated_at'] },
+  // read with its transaction's block height (selectRows); intervals linked once at the end (refresh_counters)
+  { source: 'balance_txn', target: 'balance_history', needsTicks: true, columns: ['id', 'tick_id', 'address', 'block_height', 'amount',
+    'balance', 'available', 'event', 'tx_hash', 'created_at'] },
 ];
 /** Tables whose secondary indexes are dropped for the copy (ticks keeps its keys: the others reference it). */
-const bulkTargets = ['balances', 'address_txs', 'transactions', 'utxos'];
+const bulkTargets = ['balances', 'address_txs', 'transactions', 'utxos', 'balance_history'];
 /** Polling: insert-only tables are followed by id watermark; the tables updated in place by updated_at
  *  window (their ids are no watermark: an upsert that updates still burns an auto-increment id). */
-export const idTables = ['inscriptions', 'address_txs', 'txs'];
+export const idTables = ['inscriptions', 'address_txs', 'txs', 'balance_txn'];
 export const windowTables = ['balances', 'utxos'];
 /** How far below the snapshot's highest id missing ids are remembered as gaps (rows committed late). */
 const gapScan = 10_000n;
@@ -109,7 +112,7 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
       for (const t of idTables) gaps.set(t, await missingIds(conn, t, tops.get(t)!));
       const [counts] = await c.sql<{ n: string }[]>`
         SELECT ((SELECT count(*) FROM balances) + (SELECT count(*) FROM address_txs) + (SELECT count(*) FROM transactions)
-               + (SELECT count(*) FROM utxos))::text AS n`;
+               + (SELECT count(*) FROM utxos) + (SELECT count(*) FROM balance_history))::text AS n`;
       const defs = counts!.n === '0' ? await captureIndexes(c.sql, bulkTargets) : [];
       await c.sql.begin(async (tx) => {
         for (const t of rangeTables) await state.planBackfill(tx, t.source, String(tops.get(t.source)));
@@ -150,8 +153,9 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
         await r`SET session_replication_role = replica`;
         let ticks: Map<string, string> | null = null;
         for (const t of rangeTables) {
-          const p = plan.get(t.source)!;
-          if (p.done) continue;
+          const p = plan.get(t.source);
+          // a backfill planned before this table was synced (resumed across an upgrade) leaves it out
+          if (!p || p.done) continue;
           if (t.needsTicks && !ticks) {
             const rows = await r<{ id: string; chain: string; protocol: string; tick: string }[]>`
               SELECT id::text AS id, chain, protocol, tick FROM ticks`;
@@ -207,6 +211,11 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, r: postgres
         return copyLine([m.id, m.chain, m.protocol, m.block_height, m.position_in_block, m.block_time, m.tx_hash, m.from_address,
           m.to_address, m.op, m.tick, m.amt, m.gas, m.gas_price, m.status, m.created_at, m.updated_at]);
       }
+      case 'balance_txn': {
+        const m = mapBalanceTxn(row, ctx);
+        if (m.block_height === null) throw new BadRowError(t.source, m.id, 'no txs row of its chain and tx_hash: its block height is unknown');
+        return copyLine([m.id, tickId(row, m), m.address, m.block_height, m.amount, m.balance, m.available, m.event, m.tx_hash, m.created_at]);
+      }
       default: {
         const m = mapUtxo(row, ctx);
         return copyLine([m.id, tickId(row, m), m.address, m.root_hash, m.amount, m.status, m.created_at, m.updated_at]);
@@ -217,7 +226,7 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, r: postgres
   try {
     // the next range is read from the source while this one is written to PostgreSQL (two servers busy at
     // once; at most two ranges in memory)
-    const read = (from: bigint) => conn.query(`SELECT * FROM \`${t.source}\` WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`,
+    const read = (from: bigint) => conn.query(`${selectRows(t.source)} WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`,
       [String(from), String(top), c.batchSize]).then(([rows]) => rows as SourceRow[]);
     next = last < top ? read(last) : null;
     next?.catch(() => {}); // awaited below; a stop or a failed COPY may leave it unawaited

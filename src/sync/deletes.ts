@@ -3,12 +3,13 @@
 // range by range and deletes from the read model the rows the source no longer has. Blocks are compared
 // on every poll (whole reads); balances are not swept (a rewind corrects them by update).
 import type { Sql } from '../db/client.js';
-import { deleteMovements, deleteTicks, deleteTransactions, deleteUtxos, type Tx } from '../db/sync-apply.js';
+import { deleteHistory, deleteMovements, deleteTicks, deleteTransactions, deleteUtxos, type Tx } from '../db/sync-apply.js';
 import type { SourceConnection } from './source/connection.js';
 import type { Logger } from './log.js';
 
 /** Children before their tick, so that a rewind's tick delete finds no rows pointing at it. */
 const sweeps: { source: string; target: string; remove: (tx: Tx, ids: string[]) => Promise<void> }[] = [
+  { source: 'balance_txn', target: 'balance_history', remove: deleteHistory },
   { source: 'address_txs', target: 'address_txs', remove: deleteMovements },
   { source: 'txs', target: 'transactions', remove: deleteTransactions },
   { source: 'utxos', target: 'utxos', remove: deleteUtxos },

@@ -251,3 +251,28 @@ export function mapUtxo(row: SourceRow, ctx: MapContext): UtxoRow {
     created_at: time(t, row, 'created_at', ctx)!, updated_at: time(t, row, 'updated_at', { zoneMinutes: 0 })!,
   };
 }
+
+export interface HistoryRow extends TickKey {
+  id: string; address: string; block_height: string | null; amount: string; balance: string; available: string;
+  event: number; tx_hash: string; created_at: string;
+}
+/**
+ * balance_txn → balance_history. The block height is not in the row: the source read attaches it as
+ * `block_height` (its transaction's txs.block_height, same chain and hash: src/sync/source/schema.ts); a
+ * binlog row has none and gets it from the read model's transactions when written (src/db/sync-apply.ts).
+ * amount stays signed (the change); event is the source's code (0–6).
+ */
+export function mapBalanceTxn(row: SourceRow, ctx: MapContext): HistoryRow {
+  const t = 'balance_txn';
+  const balance = decimal(t, row, 'balance');
+  const available = decimal(t, row, 'available');
+  if (balance.startsWith('-') || available.startsWith('-')) throw new BadRowError(t, id(row), `negative balance ${balance}`);
+  if (!str(row.address)) throw new BadRowError(t, id(row), 'empty address');
+  const event = Number(row.event);
+  if (!(event >= 0 && event <= 6)) throw new BadRowError(t, id(row), `event ${String(row.event)} is not 0–6`);
+  const height = row.block_height === null || row.block_height === undefined ? null : str(row.block_height);
+  return {
+    id: id(row), ...tickKeyOf(row), address: str(row.address), block_height: height, amount: decimal(t, row, 'amount'),
+    balance, available, event, tx_hash: normalizeHash(row.tx_hash), created_at: time(t, row, 'created_at', ctx)!,
+  };
+}

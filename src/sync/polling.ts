@@ -16,6 +16,7 @@ import { currentZoneMinutes, mapBalance, mapBlock, mapChain, type SourceRow } fr
 import { sweepDeletes } from './deletes.js';
 import { resyncChain } from './rewind.js';
 import { sourceNow } from './source/cdc.js';
+import { selectRows } from './source/schema.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
 import type { Logger } from './log.js';
 import type { SyncMetrics } from './metrics.js';
@@ -85,14 +86,14 @@ export async function pollOnce(c: PollingContext, conn: SourceConnection): Promi
     for (const table of idTables) {
       const s = polls.get(table) ?? { source_table: table, high_id: '0', gaps: {}, window_from: null };
       const high = BigInt(s.high_id.split('.')[0]!);
-      const [fresh] = await conn.query(`SELECT * FROM \`${table}\` WHERE id > ? ORDER BY id LIMIT ?`, [String(high), c.batchSize]);
+      const [fresh] = await conn.query(`${selectRows(table)} WHERE id > ? ORDER BY id LIMIT ?`, [String(high), c.batchSize]);
       const rows = fresh as SourceRow[];
       if (rows.length === c.batchSize) more = true;
       const gaps = { ...s.gaps };
       const gapIds = Object.keys(gaps);
       let late: SourceRow[] = [];
       if (gapIds.length) {
-        const [found] = await conn.query(`SELECT * FROM \`${table}\` WHERE id IN (?) ORDER BY id`, [gapIds]);
+        const [found] = await conn.query(`${selectRows(table)} WHERE id IN (?) ORDER BY id`, [gapIds]);
         late = found as SourceRow[];
         for (const r of late) delete gaps[String(r.id)];
         if (late.length) c.log.info({ table, ids: late.map((r) => String(r.id)) }, 'rows committed late below the watermark');

@@ -8,11 +8,12 @@
 import type { Sql } from '../db/client.js';
 import { changedBalances, type Tx } from '../db/sync-apply.js';
 import { beginKeptBalances, chainIds, deleteUnkeptBalances, keepBalances, maxChainId } from '../db/sync-rewind.js';
-import { deleteMovements, deleteTicks, deleteTransactions, deleteUtxos } from '../db/sync-apply.js';
+import { deleteHistory, deleteMovements, deleteTicks, deleteTransactions, deleteUtxos } from '../db/sync-apply.js';
 import * as state from '../db/sync-state.js';
 import { applyChanges, type ApplyOptions, type Change } from './apply.js';
 import { mapBalance, type SourceRow } from './mapping.js';
 import type { SourceConnection } from './source/connection.js';
+import { selectRows } from './source/schema.js';
 import type { Logger } from './log.js';
 
 /** Ticks first when copying (children need them), children first when deleting. */
@@ -21,6 +22,7 @@ const tables: { source: string; remove: (tx: Tx, ids: string[]) => Promise<void>
   { source: 'address_txs', remove: deleteMovements },
   { source: 'txs', remove: deleteTransactions },
   { source: 'utxos', remove: deleteUtxos },
+  { source: 'balance_txn', remove: deleteHistory },
 ];
 const span = 50_000n;
 const page = 5_000;
@@ -70,7 +72,7 @@ export async function resyncChain(sql: Sql, conn: SourceConnection, chain: strin
       gone.push(...[...mine].filter((id) => !theirs.has(id)));
       const missing = [...theirs].filter((id) => !mine.has(id));
       for (let i = 0; i < missing.length; i += page) {
-        const [found] = await conn.query(`SELECT * FROM \`${t.source}\` WHERE id IN (?) ORDER BY id`, [missing.slice(i, i + page)]);
+        const [found] = await conn.query(`${selectRows(t.source)} WHERE id IN (?) ORDER BY id`, [missing.slice(i, i + page)]);
         const changes: Change[] = (found as SourceRow[]).map((row) => ({ table: t.source, kind: 'insert', row }));
         await sql.begin((tx) => applyChanges(tx as Tx, changes, apply));
         copied += changes.length;
@@ -104,7 +106,7 @@ export async function resyncChain(sql: Sql, conn: SourceConnection, chain: strin
     }
     // polling: rows the indexer writes again get new ids; the watermarks may not stay above vanished ones
     const polls = await state.readPollState(tx as Tx);
-    for (const t of ['inscriptions', 'address_txs', 'txs']) {
+    for (const t of ['inscriptions', 'address_txs', 'txs', 'balance_txn']) {
       const s = polls.get(t);
       if (!s) continue;
       const max = await sourceMax(conn, t);

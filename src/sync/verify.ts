@@ -29,6 +29,7 @@ const perChain: [string, string, string][] = [
   ['address_txs', 'address_txs', 'SELECT t.chain, count(*)::text AS n FROM address_txs a JOIN ticks t ON t.id = a.tick_id GROUP BY t.chain'],
   ['txs', 'transactions', 'SELECT chain, count(*)::text AS n FROM transactions GROUP BY chain'],
   ['utxos', 'utxos', 'SELECT t.chain, count(*)::text AS n FROM utxos u JOIN ticks t ON t.id = u.tick_id GROUP BY t.chain'],
+  ['balance_txn', 'balance_history', 'SELECT t.chain, count(*)::text AS n FROM balance_history h JOIN ticks t ON t.id = h.tick_id GROUP BY t.chain'],
 ];
 
 const SCALE = 18;

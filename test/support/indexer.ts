@@ -106,12 +106,18 @@ export class IndexerWriter {
     [t.chain, event, t.protocol, operate, this.hashValue(hex, form), address, related, amount, t.tick, this.local(this.clock), this.local(this.clock)]]);
   }
 
-  private credit(t: TickRef, address: string, delta: bigint, scale = 18n) {
+  private credit(t: TickRef, address: string, delta: bigint, move: { event: number; hex: string; form: 'raw' | 'text' }, scale = 18n) {
     const key = `${t.chain}|${t.protocol}|${t.tick}|${address.toLowerCase()}`;
     const next = (this.balances.get(key) ?? 0n) + delta;
     this.balances.set(key, next);
     const unit = 10n ** scale;
-    const text = `${next / unit}.${(next % unit).toString().padStart(Number(scale), '0')}`;
+    const units = (v: bigint) => `${v < 0n ? '-' : ''}${(v < 0n ? -v : v) / unit}.${((v < 0n ? -v : v) % unit).toString().padStart(Number(scale), '0')}`;
+    const text = units(next);
+    // the per-movement history: the signed change and the balance after it (the indexer's balance_txn)
+    this.pending.push([`INSERT INTO balance_txn (chain, protocol, event, address, tick, amount, available, balance, tx_hash, created_at,
+        updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+    [t.chain, t.protocol, move.event, address, t.tick, units(delta), this.dialect === 'mysql' ? 0 : '0', text,
+      this.hashValue(move.hex, move.form), this.local(this.clock), this.local(this.clock)]]);
     // absolute values, inserted with the host's clock (now, as wall-clock text of its zone); an existing row
     // is updated in place (database clock)
     this.pending.push(this.dialect === 'mysql' ? [`INSERT INTO balances (sid, chain, protocol, address, tick, available, balance, created_at, updated_at)
@@ -130,7 +136,7 @@ export class IndexerWriter {
     const hex = nextHash();
     this.tx(t, 'mint', address, address, amount, hex, form);
     this.movement(t, 2, address, amount, hex, form, 'mint');
-    this.credit(t, address, toUnits(amount));
+    this.credit(t, address, toUnits(amount), { event: 2, hex, form });
     return this;
   }
 
@@ -140,8 +146,8 @@ export class IndexerWriter {
     this.tx(t, 'transfer', from, to, amount, hex, form);
     this.movement(t, 3, from, `-${amount}`, hex, form, 'transfer', to);
     this.movement(t, 3, to, amount, hex, form, 'transfer', from);
-    this.credit(t, from, -toUnits(amount));
-    this.credit(t, to, toUnits(amount));
+    this.credit(t, from, -toUnits(amount), { event: 3, hex, form });
+    this.credit(t, to, toUnits(amount), { event: 3, hex, form });
     return this;
   }
 

@@ -3,7 +3,8 @@ import { addressBalanceSortKeys, type BalanceRow } from '../../db/balances.js';
 import { builder, OrderDirection } from '../builder.js';
 import type { Context } from '../context.js';
 import { balanceKey, parseBalanceKey } from '../ids.js';
-import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
+import { atBlockDescription, atHeight, balanceAtLoader, historyComplexity, parseHeight } from '../history.js';
+import { badInput, offsetArg, planPage, toConnection } from '../paging.js';
 import { ChainRef } from './chain.js';
 import { requestLoader } from './per-request.js';
 import { TickRef } from './tick.js';
@@ -21,9 +22,12 @@ export function balanceLoader(ctx: Context) {
     ));
 }
 
-export const BalanceRef = builder.nodeRef<BalanceRow, { tickId: string; address: string }>('Balance', {
-  id: { resolve: balanceKey, parse: parseBalanceKey, description: 'Global id (Relay): base64 of `Balance:<tick record id>:<address>`.' },
-  loadOne: (key, ctx) => balanceLoader(ctx).load(key),
+export const BalanceRef = builder.nodeRef<BalanceRow, { tickId: string; address: string; atBlock?: string }>('Balance', {
+  id: {
+    resolve: balanceKey, parse: parseBalanceKey,
+    description: 'Global id (Relay): base64 of `Balance:<tick record id>:<address>`, with `@<height>` for a balance at a block height.',
+  },
+  loadOne: (key, ctx) => (key.atBlock != null ? balanceAtLoader(ctx).load({ ...key, atBlock: key.atBlock }) : balanceLoader(ctx).load(key)),
 });
 BalanceRef.implement({
   description: "An address's holding of one tick.",
@@ -31,7 +35,7 @@ BalanceRef.implement({
     address: t.exposeString('address'),
     balance: t.field({ type: 'Decimal', resolve: (b) => b.balance }),
     available: t.field({ type: 'Decimal', description: 'Part of the balance not locked in pending transfers.', resolve: (b) => b.available }),
-    updatedAt: t.field({ type: 'DateTime', resolve: (b) => b.updated_at }),
+    updatedAt: t.field({ type: 'DateTime', description: 'Last change (at a block height: the block time of the last change by then).', resolve: (b) => b.updated_at }),
     tick: t.field({ type: TickRef, resolve: (b, _a, ctx) => ctx.loaders.tickById.load(b.tick_id).then((r) => r!) }),
     chain: t.field({
       type: ChainRef,
@@ -51,8 +55,9 @@ export const BalanceConnection = builder.connectionObject(
 builder.queryFields((t) => ({
   balances: t.connection({
     type: BalanceRef,
-    complexity: connectionComplexity,
-    description: 'Positive balances of an address, by balance (the tick breaks ties).',
+    complexity: historyComplexity,
+    description: 'Positive balances of an address, by balance (the tick breaks ties). With atBlock (which needs chain): ' +
+      'the balances as of the end of that block of the chain, zero balances left out.',
     args: {
       ...offsetArg(),
       address: t.arg.string({ required: true }),
@@ -61,9 +66,18 @@ builder.queryFields((t) => ({
       tick: t.arg.string(),
       search: t.arg.string({ description: 'Case-insensitive substring of the tick (plain text, no wildcards).' }),
       direction: t.arg({ type: OrderDirection, defaultValue: 'DESC', required: true }),
+      atBlock: t.arg({ type: 'BigInt', description: `${atBlockDescription} Needs chain: block heights are per chain.` }),
     },
     resolve: async (_root, args, ctx) => {
       const plan = planPage(args, addressBalanceSortKeys, args.direction, ctx);
+      if (args.atBlock != null) {
+        if (args.chain == null) throw badInput('atBlock needs chain: block heights are per chain');
+        const chain = args.chain;
+        const h = parseHeight(args.atBlock)!;
+        const page = await atHeight(ctx, chain, h, () => ctx.store.history.ofAddressAt(args.address, chain, h, args, plan.request));
+        return toConnection<BalanceRow>(page, plan, addressBalanceSortKeys,
+          () => ctx.store.history.countOfAddressAt(args.address, chain, h, args));
+      }
       const page = await ctx.store.balances.ofAddress(args.address, args, plan.request);
       return toConnection(page, plan, addressBalanceSortKeys, () => ctx.store.balances.countOfAddress(args.address, args));
     },

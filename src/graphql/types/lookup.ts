@@ -6,6 +6,7 @@ import type { UtxoRow } from '../../db/utxos.js';
 import { hashCandidates, isTxHash } from '../../domain/keyword.js';
 import { builder } from '../builder.js';
 import type { Context } from '../context.js';
+import { atBlockDescription, atHeight, balanceAtLoader, parseHeight } from '../history.js';
 import { badInput } from '../paging.js';
 import { BalanceRef, balanceLoader } from './balance.js';
 import { AddressTransactionRef } from './movement.js';
@@ -70,10 +71,13 @@ builder.objectFields(TickRef, (t) => ({
   balanceOf: t.field({
     type: BalanceRef,
     nullable: true,
-    description: "The address's balance of this tick (zero balances included); null if the address never held it.",
-    args: { address: t.arg.string({ required: true }) },
-    resolve: (tick, args, ctx) => {
+    description: "The address's balance of this tick (zero balances included); null if the address never held it " +
+      '(with atBlock: had no change of it by the end of that block).',
+    args: { address: t.arg.string({ required: true }), atBlock: t.arg({ type: 'BigInt', description: atBlockDescription }) },
+    resolve: async (tick, args, ctx) => {
       requireText('address', args.address, maxAddressLength);
+      const h = parseHeight(args.atBlock);
+      if (h !== null) return atHeight(ctx, tick.chain, h, () => balanceAtLoader(ctx).load({ tickId: tick.id, address: args.address, atBlock: h }));
       return balanceLoader(ctx).load({ tickId: tick.id, address: args.address });
     },
   }),

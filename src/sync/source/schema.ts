@@ -24,7 +24,23 @@ export const expectedSchema: Record<string, Record<string, string>> = {
   },
   utxos: Object.fromEntries(['id', 'sn', 'chain', 'protocol', 'address', 'tick', 'amount', 'root_hash', 'tx_hash', 'status',
     'created_at', 'updated_at'].map((c) => [c, base])),
+  balance_txn: Object.fromEntries(['id', 'chain', 'protocol', 'event', 'address', 'tick', 'amount', 'available', 'balance',
+    'tx_hash', 'created_at', 'updated_at'].map((c) => [c, base])),
 };
+
+/**
+ * How every read of a source table's rows begins (add `WHERE`/`ORDER BY` on its own columns). A
+ * balance_txn row carries no block height: it gets its transaction's (the txs row of the same chain and
+ * hash — the indexer writes both in one flush; the lowest height if a hash was written twice), through
+ * the txs index on (tx_hash, chain). NULL when there is none (the row is then a bad row).
+ */
+export function selectRows(table: string): string {
+  if (table === 'balance_txn') {
+    return 'SELECT b.*, (SELECT min(x.block_height) FROM `txs` x WHERE x.tx_hash = b.tx_hash AND x.chain = b.chain) AS block_height ' +
+      'FROM `balance_txn` b';
+  }
+  return `SELECT * FROM \`${table}\``;
+}
 
 export interface SchemaProblem { table: string; column?: string; addedBy: string }
 
