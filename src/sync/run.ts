@@ -127,7 +127,7 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
         } else {
           await followPolling({
             sql, target, apply, log, metrics, stopSignal, once: options.once, intervalMs: options['poll-interval-ms'],
-            overlapS: options['poll-overlap-s'], gapExpiryS: options['gap-expiry-s'], batchSize: options['batch-size'],
+            overlapS: options['poll-overlap-s'], sweepIds: options['poll-sweep-ids'], gapExpiryS: options['gap-expiry-s'], batchSize: options['batch-size'],
             reconcileIntervalS: options['reconcile-interval-s'],
           });
         }
