@@ -42,6 +42,8 @@ export interface PollingContext {
   sweepIds: number;
   stopSignal: Promise<void>;
   once: boolean;
+  /** see knownBalancesMax */
+  knownBalances?: Map<string, string>;
 }
 
 /** Missing ids remembered per table at most. */
@@ -54,6 +56,25 @@ const fromSeconds = (seconds: number) => new Date(seconds * 1000).toISOString().
 
 /** Addresses per balance look-up statement. */
 const lookupChunk = 1_000;
+/** Rows the sweep holds per cycle at most (its id range may hold more when many rows changed: the rest
+ *  are read by the next cycles). */
+const sweepRowLimit = 5_000;
+/** Balances known to be in the read model as the source has them (source id → fingerprint), newest last:
+ *  the sweep re-reads every row updated since the previous pass, nearly all of them applied by the
+ *  derivation already; those it skips without a comparison. In memory only (per follow), bounded. */
+const knownBalancesMax = 200_000;
+const fingerprint = (r: SourceRow) => [r.chain, r.protocol, r.tick, r.address, r.balance, r.available, r.updated_at].map(text).join('\u0000');
+function remember(knownBalances: Map<string, string>, rows: SourceRow[]) {
+  for (const r of rows) {
+    const id = String(r.id);
+    knownBalances.delete(id);
+    knownBalances.set(id, fingerprint(r));
+  }
+  for (const id of knownBalances.keys()) {
+    if (knownBalances.size <= knownBalancesMax) break;
+    knownBalances.delete(id);
+  }
+}
 
 const text = (v: unknown) => (v === null || v === undefined ? '' : Buffer.isBuffer(v) ? v.toString('utf8') : String(v));
 
@@ -90,6 +111,10 @@ async function readTouchedBalances(conn: SourceConnection, keys: ReturnType<type
 /** One cycle; returns whether a table had more new rows than one batch (poll again at once). */
 export async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<boolean> {
   const polls = await state.readPollState(c.sql);
+  const knownBalances = (c.knownBalances ??= new Map());
+  // a balance skipped as a bad row is not remembered: the sweep tries it again
+  let badBalances = false;
+  const apply: ApplyOptions = { ...c.apply, onBadRow: (e) => { if (e.table === 'balances') badBalances = true; c.apply.onBadRow(e); } };
   const changes: Change[] = [];
   const next: state.PollState[] = [];
   let more = false;
@@ -101,6 +126,7 @@ export async function pollOnce(c: PollingContext, conn: SourceConnection): Promi
   await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
   let dbNow: string;
   let byIdSize = 0;
+  let mappedBalances: SourceRow[] = [];
   try {
     dbNow = await sourceNow(conn);
     // whole reads, written only where they differ (an unchanged write would still bump the data version)
@@ -181,16 +207,19 @@ export async function pollOnce(c: PollingContext, conn: SourceConnection): Promi
       // time): the window is read on both clocks; the id range bounds the scan and the rows held
       const zone = currentZoneMinutes(c.apply.ctx) * 60;
       const [updated] = await conn.query(
-        `SELECT * FROM \`${table}\` WHERE id > ? AND id <= ? AND ((updated_at >= ? AND updated_at <= ?) OR (updated_at >= ? AND updated_at <= ?)) ORDER BY id`,
-        [String(cursor), String(hi), windowFrom, shift(dbNow, 1), shift(windowFrom, zone), shift(dbNow, 1 + zone)]);
+        `SELECT * FROM \`${table}\` WHERE id > ? AND id <= ? AND ((updated_at >= ? AND updated_at <= ?) OR (updated_at >= ? AND updated_at <= ?)) ORDER BY id LIMIT ?`,
+        [String(cursor), String(hi), windowFrom, shift(dbNow, 1), shift(windowFrom, zone), shift(dbNow, 1 + zone), sweepRowLimit]);
       const rows = updated as SourceRow[];
       c.metrics.pollRows.inc({ read: 'sweep' }, rows.length);
       const [top] = await conn.query(`SELECT coalesce(max(id), 0) AS m FROM \`${table}\``);
-      if (hi >= BigInt(String((top as { m: unknown }[])[0]!.m))) {
+      if (rows.length === sweepRowLimit) cursor = BigInt(String(rows[rows.length - 1]!.id));
+      else if (hi >= BigInt(String((top as { m: unknown }[])[0]!.m))) {
         cursor = 0n;
         windowFrom = nextFrom;
       } else cursor = hi;
-      if (table === 'balances') for (const row of rows) byId.set(String(row.id), row);
+      if (table === 'balances') {
+        for (const row of rows) if (!byId.has(String(row.id)) && knownBalances.get(String(row.id)) !== fingerprint(row)) byId.set(String(row.id), row);
+      }
       else for (const row of rows) changes.push({ table, kind: 'update', row });
       next.push({ source_table: table, high_id: String(cursor), gaps: cursor === 0n ? {} : { next_from: wallSeconds(nextFrom) }, window_from: windowFrom });
     }
@@ -202,19 +231,32 @@ export async function pollOnce(c: PollingContext, conn: SourceConnection): Promi
     const mappable = new Set(mapped.map((m) => m.row));
     // unchanged rows are left out; unmappable ones go on to be reported by the apply
     for (const row of balances) if (changed.has(row) || !mappable.has(row)) changes.push({ table: 'balances', kind: 'update', row });
+    mappedBalances = mapped.map((m) => m.row);
     lap('compare');
   } finally {
     await conn.query('COMMIT');
   }
+  const applyMs: Record<string, number> = {};
   await c.sql.begin(async (tx) => {
-    await applyChanges(tx as Tx, changes, c.apply);
+    // table by table (as applyChanges groups them anyway), timed
+    for (let i = 0; i < changes.length;) {
+      let j = i + 1;
+      while (j < changes.length && changes[j]!.table === changes[i]!.table) j++;
+      const t0 = performance.now();
+      await applyChanges(tx as Tx, changes.slice(i, j), apply);
+      applyMs[changes[i]!.table] = Math.round((applyMs[changes[i]!.table] ?? 0) + performance.now() - t0);
+      i = j;
+    }
     for (const s of next) await state.savePollState(tx, s);
     await state.savePosition(tx, { mode: 'polling', sourceTime: new Date(`${dbNow!.replace(' ', 'T')}Z`) });
   });
   lap('apply');
+  // the balances now match the source's rows (written, or compared equal)
+  if (!badBalances) remember(knownBalances, mappedBalances);
   for (const [phase, ms] of Object.entries(phases)) c.metrics.pollSeconds.inc({ phase }, ms / 1000);
-  c.log.debug({ ms: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])), changes: changes.length,
+  c.log.debug({ ms: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])), applyMs, changes: changes.length,
     balancesRead: byIdSize, rssMB: Math.round(process.memoryUsage().rss / 2 ** 20) }, 'poll');
+  if (rewinds.size) knownBalances.clear();
   for (const [chain, height] of rewinds) await resyncChain(c.sql, conn, chain, height, c.apply, c.log);
   c.metrics.transactions.inc();
   c.metrics.lastApplied.set(Date.now() / 1000);
