@@ -62,7 +62,7 @@ const sweepRowLimit = 5_000;
 /** Balances known to be in the read model as the source has them (source id → fingerprint), newest last:
  *  the sweep re-reads every row updated since the previous pass, nearly all of them applied by the
  *  derivation already; those it skips without a comparison. In memory only (per follow), bounded. */
-const knownBalancesMax = 200_000;
+const knownBalancesMax = 100_000;
 const fingerprint = (r: SourceRow) => [r.chain, r.protocol, r.tick, r.address, r.balance, r.available, r.updated_at].map(text).join('\u0000');
 function remember(knownBalances: Map<string, string>, rows: SourceRow[]) {
   for (const r of rows) {
