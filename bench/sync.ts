@@ -249,8 +249,13 @@ try {
     const deadline = Date.now() + 600_000;
     const pg = postgres(pgUrl, { max: 1, onnotice: () => {} });
     const [[srcTxs]] = (await src.conn.query('SELECT count(*) AS n FROM txs')) as any;
+    // polling starts from the watermarks of the backfill: the rows the binlog phase wrote are in the read
+    // model already but are read again; the writer starts once the watermarks reach the source's ids
+    const [[srcMax]] = (await src.conn.query('SELECT (SELECT max(id) FROM txs) AS txs, (SELECT max(id) FROM address_txs) AS address_txs')) as any;
+    const watermarksUp = async () => mode === 'binlog' || (await pg`SELECT source_table, high_id::text AS h FROM sync_poll_state
+      WHERE source_table IN ('txs', 'address_txs')`).filter((r) => BigInt(r.h) >= BigInt(srcMax[r.source_table])).length === 2;
     const caughtUp = async () => (await height$()) >= height
-      && Number((await pg`SELECT count(*) AS n FROM transactions`)[0]!.n) === Number(srcTxs.n);
+      && Number((await pg`SELECT count(*) AS n FROM transactions`)[0]!.n) === Number(srcTxs.n) && (await watermarksUp());
     while (!(await caughtUp())) {
       if (Date.now() > deadline || sync.child.exitCode !== null) throw new Error(`${mode}: never caught up\n${sync.output()}`);
       await new Promise((r) => setTimeout(r, 100));
