@@ -1,16 +1,7 @@
 // npm run sync -- --source mysql://… --database-url postgres://… [--once] [--dry-run] …
 // Copies an indexer's MySQL database into the read model and follows it (src/sync).
-import { setFlagsFromString } from 'node:v8';
 import { OptionsError, parseOptions, usage } from '../sync/options.js';
 import { runSync } from '../sync/run.js';
-
-// Heap growth, as the gateway does it (src/main.ts): by default V8 lets the old generation grow to several
-// times the live heap before a full GC, and the polling follow's short-lived rows (a few MB per poll) took
-// the RSS past 300 MB that way (bench:sync, 230 → 370 MB in 20 s of constant work). 1.3× the live heap
-// instead. Growth flags given to node win.
-if (!/--(heap-growing-percent|max-heap-size)/.test(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`)) {
-  setFlagsFromString('--heap-growing-percent=30');
-}
 
 // postgres.js 3.4.9 can write to a connection it has just closed from a setImmediate callback
 // (porsager/postgres#1154, #1208; no fixed release yet). The query on it was already rejected with
