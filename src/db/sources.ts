@@ -316,7 +316,7 @@ export function createSources(options: SourcesOptions): Sources {
   }
   function pin(): Pin {
     const scope = currentScope();
-    if (!scope) return { source: primary, snapshot: primary.snapshot() };
+    if (!scope || scope.primaryOnly) return { source: primary, snapshot: primary.snapshot() };
     let pinned = pins.get(scope);
     if (!pinned) pins.set(scope, pinned = choose());
     return pinned;
