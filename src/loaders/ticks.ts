@@ -11,6 +11,7 @@ export const deployHashKey = (chain: string, hash: string) => JSON.stringify([ch
 export function createTickLoaders(store: Store) {
   const byId = new DataLoader<string, TickRow | null>(async (ids) => {
     const rows = await store.ticks.byIds(ids);
+    rows.forEach(prime);
     const map = new Map(rows.map((r) => [r.id, r]));
     return ids.map((id) => map.get(id) ?? null);
   });
@@ -18,6 +19,7 @@ export function createTickLoaders(store: Store) {
   const byKey = new DataLoader<{ chain: string; protocol: string; tick: string }, TickRow | null, string>(
     async (keys) => {
       const rows = await store.ticks.byKeys(keys);
+      rows.forEach(prime);
       const map = new Map(rows.map((r) => [tickKey(r.chain, r.protocol, r.tick), r]));
       return keys.map((k) => map.get(tickKey(k.chain, k.protocol, k.tick)) ?? null);
     },
@@ -27,19 +29,22 @@ export function createTickLoaders(store: Store) {
   const byDeployHash = new DataLoader<{ chain: string; deployHash: string }, TickRow | null, string>(
     async (keys) => {
       const rows = await store.ticks.byDeployHashes(keys);
+      rows.forEach(prime);
       const map = new Map(rows.map((r) => [deployHashKey(r.chain, r.deploy_hash), r]));
       return keys.map((k) => map.get(deployHashKey(k.chain, k.deployHash)) ?? null);
     },
     { cacheKeyFn: (k) => deployHashKey(k.chain, k.deployHash) },
   );
 
-  // A tick found one way is primed for the others, so a nested lookup of it costs no statement.
-  const prime = (row: TickRow) => {
+  // A tick found one way (a page, or any of the three loaders) is primed for the others, so a nested
+  // lookup of it costs no statement: `tick(chain, protocol, tick) { holders { … tick { tick } } }` is
+  // the tick, the holders page and nothing more. Priming a key already loaded or pending is a no-op.
+  function prime(row: TickRow) {
     byId.prime(row.id, row);
     byKey.prime({ chain: row.chain, protocol: row.protocol, tick: row.tick }, row);
     byDeployHash.prime({ chain: row.chain, deployHash: row.deploy_hash }, row);
     return row;
-  };
+  }
 
   return { tickById: byId, tickByKey: byKey, tickByDeployHash: byDeployHash, primeTick: prime };
 }

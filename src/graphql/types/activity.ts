@@ -6,7 +6,7 @@ import { builder } from '../builder.js';
 import type { Context } from '../context.js';
 import { badInput } from '../paging.js';
 import { ChainRef } from './chain.js';
-import { requestLoader } from './per-request.js';
+import { requestLoader } from '../../loaders/per-request.js';
 
 // Figures of a chain computed from the read model (inds_chainInfo, inds_chainStat, inds_chainBlockStat).
 // Every field is batched per request: a list of chains costs one statement per figure, not one per chain.

@@ -10,7 +10,7 @@ import { atBlockDescription, atHeight, balanceAtLoader, parseHeight } from '../h
 import { badInput } from '../paging.js';
 import { BalanceRef, balanceLoader } from './balance.js';
 import { AddressTransactionRef } from './movement.js';
-import { requestLoader } from './per-request.js';
+import { requestLoader } from '../../loaders/per-request.js';
 import { TickRef } from './tick.js';
 import { TransactionRef } from './transaction.js';
 
