@@ -1,5 +1,4 @@
 import DataLoader from 'dataloader';
-import type { BalanceRow } from '../../db/balances.js';
 import type { ChainMovementRow } from '../../db/lookups.js';
 import type { TickRow } from '../../db/ticks.js';
 import type { UtxoRow } from '../../db/utxos.js';
