@@ -62,7 +62,7 @@ export interface RunResult {
   statements: Record<string, { text: string; params: unknown[] }[][]>;
 }
 
-export const readmePath = fileURLToPath(new URL('../../README.md', import.meta.url));
+const readmePath = fileURLToPath(new URL('../../README.md', import.meta.url));
 
 /** The p99 limit a scenario is held to, if any (section 3 of the issue). */
 export function p99Limit(s: Pick<ScenarioResult, 'kind' | 'surface'>): number | null {

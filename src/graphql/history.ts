@@ -33,7 +33,7 @@ export function parseHeight(atBlock: string | null | undefined): string | null {
 }
 
 /** Throws unless `chain` has indexed block `h` (one look-up per chain and request, batched). */
-export async function checkIndexed(ctx: Context, chain: string, h: string): Promise<void> {
+async function checkIndexed(ctx: Context, chain: string, h: string): Promise<void> {
   const block = await ctx.loaders.latestBlock.load(chain.toLowerCase());
   if (!block) throw badInput(`atBlock: chain ${chain} has no indexed block`);
   if (BigInt(h) > BigInt(block.block_number)) {

@@ -4,9 +4,9 @@ import type { TickRow } from '../db/ticks.js';
 
 // Keys are normalised the way the database compares them (chain/protocol/tick lower case, hashes
 // case-insensitive), so two spellings of one tick share one load.
-export const tickKey = (chain: string, protocol: string, tick: string) =>
+const tickKey = (chain: string, protocol: string, tick: string) =>
   JSON.stringify([chain.toLowerCase(), protocol.toLowerCase(), tick.toLowerCase()]);
-export const deployHashKey = (chain: string, hash: string) => JSON.stringify([chain.toLowerCase(), hash.toLowerCase()]);
+const deployHashKey = (chain: string, hash: string) => JSON.stringify([chain.toLowerCase(), hash.toLowerCase()]);
 
 export function createTickLoaders(store: Store) {
   const byId = new DataLoader<string, TickRow | null>(async (ids) => {

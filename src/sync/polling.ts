@@ -44,7 +44,7 @@ const shift = (wall: string, seconds: number) =>
   new Date(Date.parse(`${wall.replace(' ', 'T')}Z`) + seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
 
 /** One cycle; returns whether a table had more new rows than one batch (poll again at once). */
-export async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<boolean> {
+async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<boolean> {
   const polls = await state.readPollState(c.sql);
   const changes: Change[] = [];
   const next: state.PollState[] = [];

@@ -47,7 +47,7 @@ BalanceRef.implement({
   }),
 });
 
-export const BalanceConnection = builder.connectionObject(
+const BalanceConnection = builder.connectionObject(
   { type: BalanceRef, name: 'BalanceConnection' },
   { name: 'BalanceEdge' },
 );

@@ -2,7 +2,7 @@ import type { ChainRow, IndexedBlockRow } from '../../db/chains.js';
 import { builder } from '../builder.js';
 import { parseChainKey } from '../ids.js';
 
-export const IndexedBlockRef = builder.objectRef<IndexedBlockRow>('IndexedBlock');
+const IndexedBlockRef = builder.objectRef<IndexedBlockRow>('IndexedBlock');
 IndexedBlockRef.implement({
   description: 'The latest block of a chain that the indexer has processed.',
   fields: (t) => ({

@@ -53,7 +53,7 @@ function utxoLoader(ctx: Context, limit: number) {
     ));
 }
 
-export const UtxoRef = builder.objectRef<UtxoRow>('Utxo');
+const UtxoRef = builder.objectRef<UtxoRow>('Utxo');
 UtxoRef.implement({
   description: 'An unspent transfer output of a tick transferred by UTXO hash.',
   fields: (t) => ({
