@@ -36,13 +36,14 @@ export function createTickLoaders(store: Store) {
     { cacheKeyFn: (k) => deployHashKey(k.chain, k.deployHash) },
   );
 
-  // A tick found one way (a page, or any of the three loaders) is primed for the others, so a nested
-  // lookup of it costs no statement: `tick(chain, protocol, tick) { holders { … tick { tick } } }` is
-  // the tick, the holders page and nothing more. Priming a key already loaded or pending is a no-op.
+  // A tick found one way (a page, or any of the loaders) is primed by id and by key, so a nested look-up
+  // of it costs no statement: `tick(chain, protocol, tick) { holders { … tick { tick } } }` is the tick and
+  // the holders page, nothing more. Both are unique. A deploy hash is not (the sync keeps source ticks that
+  // share one, and a look-up by it answers the lowest id): a row found another way may not be that answer,
+  // so it is never primed by its hash. Priming a key already loaded or pending is a no-op.
   function prime(row: TickRow) {
     byId.prime(row.id, row);
     byKey.prime({ chain: row.chain, protocol: row.protocol, tick: row.tick }, row);
-    byDeployHash.prime({ chain: row.chain, deployHash: row.deploy_hash }, row);
     return row;
   }
 
