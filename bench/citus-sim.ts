@@ -181,8 +181,8 @@ try {
   const stamp = new Date().toISOString().slice(0, 16).replace('T', '-').replace(':', '');
   const base = `${resultsDir}${stamp}-citus-sim`;
   const loadAfter = loadAverage();
-  const statementsOf = (name: string) => Object.fromEntries(scenarios.map((s) => [s.name, captures.get(s.name)!.waves.flat().map((x) => x.text.replace(/\s+/g, ' ').trim())]));
-  writeFileSync(`${base}.json`, `${JSON.stringify({ scale, shards, rows: loaded.rows, plans, loadAverage: { before: loadBefore, after: loadAfter }, report, statements: statementsOf('') }, null, 2)}\n`);
+  const statementsOf = () => Object.fromEntries(scenarios.map((s) => [s.name, captures.get(s.name)!.waves.flat().map((x) => x.text.replace(/\s+/g, ' ').trim())]));
+  writeFileSync(`${base}.json`, `${JSON.stringify({ scale, shards, rows: loaded.rows, plans, loadAverage: { before: loadBefore, after: loadAfter }, report, statements: statementsOf() }, null, 2)}\n`);
   // "balances 16→1": 16 partitions in the plan (what Citus would route to), 1 read at run time
   const short = (c: Classified) => `${c.kind}${Object.keys(c.touched).length ? ` (${Object.entries(c.touched).map(([t, n]) => `${t} ${n}${c.read[t] !== n ? `→${c.read[t]}` : ''}`).join(', ')})` : ''}`;
   const md: string[] = [`# Citus simulation — ${stamp}`, ''];

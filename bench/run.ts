@@ -6,7 +6,7 @@
 // and, for each scenario, the floor: the gateway's own statements straight through postgres.js
 // (bench/lib/floor.ts); then, for the scenarios below the throughput target (--plain), the same statements
 // behind a plain node:http server (bench/lib/plain.ts), to tell the cost of HTTP from the gateway's own. Writes bench/results/<YYYY-MM-DD-HHMM>-scale<s>.{json,md,svg} and appends a
-// one-line summary to README.md's `## Benchmarks` section. Nothing is asserted.
+// one-line summary to bench/README.md's `## Runs` section. Nothing is asserted.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -254,16 +254,16 @@ async function main() {
   const v = verdicts(result);
   log(`max RSS ${maxRssMb ?? '?'} MB; p99 misses: ${v.p99Misses.map((s) => s.name).join(', ') || 'none'}; ` +
     `ratio misses: ${v.ratioMisses.map((s) => s.name).join(', ') || 'none'}`);
-  // a partial run (--only) is recorded in results but does not go into the README
+  // a partial run (--only) is recorded in results but does not go into bench/README.md
   if (!values['no-readme'] && !values.only) {
-    appendReadme(summaryLine(result, `bench/results/${stamp}.md`),
+    appendReadme(summaryLine(result, `results/${stamp}.md`),
       '`npm run bench` (`bench/run.ts`) runs every v2 method of the spec and its GraphQL twin for a fixed time at a ' +
       'fixed concurrency against a gateway on loopback (response cache off), and for each the floor: the same SQL ' +
       'statements straight through postgres.js. `npm run bench:explain` writes the plans of those statements ' +
       '(`bench/results/explain-<scale>.txt`). Targets: v2 page 1 p99 ≤ 25 ms, req/s ≥ 0.4× the floor, holders at offset ' +
       '100,000 p99 ≤ 300 ms and at its cursor ≤ 25 ms, gateway RSS ≤ 300 MB. One line per recorded run, newest last; ' +
       'each links its table (the chart is the `.svg` beside it).');
-    log('appended the summary to README.md (## Benchmarks)');
+    log('appended the summary to bench/README.md (## Runs)');
   }
 }
 

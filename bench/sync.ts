@@ -19,7 +19,6 @@ import { readFileSync, writeFileSync, mkdirSync, existsSync, createWriteStream }
 import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import mysql from 'mysql2/promise';
 import postgres from 'postgres';
 import { createGateway } from '../src/app.js';
 import { BLOCKS, DEFAULT_SEED, buildPlan } from './lib/plan.js';

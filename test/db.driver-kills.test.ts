@@ -15,7 +15,6 @@ import { findServer } from './support/db.js';
 // backends terminated 25 times: every failure must be the kill itself, at once.
 
 const server = await findServer();
-const application = `igw-kills-${process.pid}`;
 
 describe.skipIf(!server)('the driver when its backends are terminated under load', () => {
   const sql = server ? createSql({ url: server, poolMax: 4, statementTimeoutMs: 3_000, connectTimeoutS: 2, readOnly: true }) : undefined;

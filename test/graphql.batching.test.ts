@@ -147,6 +147,25 @@ describe('no N+1', () => {
     expect(large.count, large.statements.join('\n')).toBe(4);
   });
 
+  it('one tick with its holders and their tick: 2 statements (the tick found by key is primed by id)', async () => {
+    const q = `query($c: String!, $t: String!) { tick(chain: $c, protocol: "p-20", tick: $t) {
+      tick holders(first: 5) { edges { node { address tick { tick } } } } } }`;
+    const one = await measure(q, { c: chainRows[3 % chainRows.length]!.chain, t: 'K3' });
+    expect(one.data.tick.holders.edges.length).toBeGreaterThan(1);
+    for (const e of one.data.tick.holders.edges) expect(e.node.tick.tick).toBe('k3');
+    // the tick by (chain, protocol, tick), its holders page; no tick by id
+    expect(one.count, one.statements.join('\n')).toBe(2);
+  });
+
+  it('one tick by deploy hash with its holders and their tick: 2 statements', async () => {
+    const { data } = await graphql(gw.gateway, `{ tick(chain: "${chainRows[3 % chainRows.length]!.chain}", protocol: "p-20", tick: "k3") { deployHash } }`);
+    const q = `query($c: String!, $h: String!) { tickByDeployHash(chain: $c, deployHash: $h) {
+      tick holders(first: 5) { edges { node { tick { tick } } } } } }`;
+    const one = await measure(q, { c: chainRows[3 % chainRows.length]!.chain, h: data.tick.deployHash });
+    for (const e of one.data.tickByDeployHash.holders.edges) expect(e.node.tick.tick).toBe('k3');
+    expect(one.count, one.statements.join('\n')).toBe(2);
+  });
+
   const chainsQuery = `query($names: [String!]) { chains(names: $names) {
     name latestBlock { number }
     ticks(first: 2) { edges { node { tick stats { holders } chain { name } } } }

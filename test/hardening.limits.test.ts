@@ -9,7 +9,6 @@ import { createTestDatabase, createTestGateway, findServer, testConfig, type Tes
 import { lockTable } from './support/locks.js';
 import { Fixture } from './support/fixtures.js';
 import { listen, post } from './support/http.js';
-import { send } from './support/hostile.js';
 
 // Every limit is configurable and proven here with a small setting: body size, batch size, page size,
 // GraphQL depth/aliases/tokens/cost, the database's statement_timeout, the pool bound, introspection,

@@ -144,10 +144,6 @@ const idOf = (t: TickInput) => tickIds.get(tkey(t))!;
 const allTicks = () => f.data.ticks;
 const byIdDesc = (a: TickInput, b: TickInput) => idOf(b) - idOf(a);
 
-function positiveBalances() {
-  return f.data.balances.filter((b) => BigInt(b.balance) > 0n);
-}
-
 function movementsOf(address: string, o: { chain?: string; protocol?: string; tick?: string; key?: string; events?: number[] } = {}) {
   return f.data.movements
     .map((m, i) => ({ m, i }))

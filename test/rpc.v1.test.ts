@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTestGateway, type TestDatabase } from './support/db.js';
+import { createTestDatabase, createTestGateway } from './support/db.js';
 import { Fixture, fakeHash, unix } from './support/fixtures.js';
 import { call, listen, post } from './support/http.js';
 

@@ -1,8 +1,8 @@
 // The target database: created (or replaced) fresh for every load.
 import postgres from 'postgres';
 
-export const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432';
-export const DEFAULT_DATABASE = 'igw_bench';
+const DEFAULT_SERVER = 'postgres://postgres@127.0.0.1:5432';
+const DEFAULT_DATABASE = 'igw_bench';
 
 export interface Target { url: string; database: string; adminUrl: string }
 

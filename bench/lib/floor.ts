@@ -124,7 +124,7 @@ export function floorPool(url: string, poolMax: number) {
 export const asGateway = { prepare: true, simple: false } as { prepare: boolean };
 
 /** Replays one captured request: its waves in order, the statements of a wave concurrently. */
-export function replayer(sql: postgres.Sql, capture: Capture) {
+function replayer(sql: postgres.Sql, capture: Capture) {
   const waves = capture.waves.map((w) => w.map((s) => ({ text: s.text, params: s.params as never[] })));
   return async () => {
     for (const wave of waves) {

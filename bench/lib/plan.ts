@@ -35,7 +35,7 @@ export const DEFAULT_SEED = 20240212;
 // ---------------------------------------------------------------------------------------------------
 // Time and blocks
 
-export const sec = (iso: string): number => Date.parse(iso) / 1000;
+const sec = (iso: string): number => Date.parse(iso) / 1000;
 /** activity ends here; every event is at or before it */
 export const END = sec('2024-02-12T00:00:00Z');
 
@@ -80,7 +80,7 @@ export const CHAINS: ChainInfo[] = CHAIN_SPECS.map((c) => {
   const b = BLOCKS.find((x) => x.chain === c.chain)!;
   return { ...c, lastHeight: Number(b.block_number), lastMs: Date.parse(b.block_time) };
 });
-export const CHAIN_BY_NAME = new Map(CHAINS.map((c) => [c.chain, c]));
+const CHAIN_BY_NAME = new Map(CHAINS.map((c) => [c.chain, c]));
 
 // ---------------------------------------------------------------------------------------------------
 // Targets
@@ -96,7 +96,7 @@ export interface Targets {
   busyMovements: number;
 }
 
-export function targetsFor(scale: number): Targets {
+function targetsFor(scale: number): Targets {
   const r = (n: number) => Math.round(n * scale);
   const t: Targets = {
     scale,
@@ -210,7 +210,7 @@ function shuffle<T>(rng: Rng, a: T[]): T[] {
 }
 
 /** Zipf holders over ranks 1..n summing exactly to total: max(1, floor(C / r)), C found by bisection. */
-export function zipfHolders(n: number, total: number): number[] {
+function zipfHolders(n: number, total: number): number[] {
   if (total < n) throw new Error(`cannot give ${n} ticks at least one holder each out of ${total}`);
   const sum = (c: number) => {
     let s = 0;

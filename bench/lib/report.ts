@@ -1,5 +1,5 @@
 // What a benchmark run leaves behind: bench/results/<stamp>.json (everything), <stamp>.md (the table),
-// <stamp>.svg (the chart) and one line in README.md's `## Benchmarks` section. Numbers are recorded,
+// <stamp>.svg (the chart) and one line in bench/README.md's `## Runs` section. Numbers are recorded,
 // never asserted: the target columns say met / missed, nothing fails.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -62,7 +62,8 @@ export interface RunResult {
   statements: Record<string, { text: string; params: unknown[] }[][]>;
 }
 
-export const readmePath = fileURLToPath(new URL('../../README.md', import.meta.url));
+// the run log lives with the benchmark narrative; the main README keeps only a headline table
+const readmePath = fileURLToPath(new URL('../README.md', import.meta.url));
 
 /** The p99 limit a scenario is held to, if any (section 3 of the issue). */
 export function p99Limit(s: Pick<ScenarioResult, 'kind' | 'surface'>): number | null {
@@ -139,7 +140,7 @@ export function markdown(r: RunResult): string {
   return lines.join('\n');
 }
 
-/** The one-line summary appended to README.md. */
+/** The one-line summary appended to bench/README.md. */
 export function summaryLine(r: RunResult, tablePath: string): string {
   const v = verdicts(r);
   const page1 = r.scenarios.filter((s) => s.kind === 'page1' && s.surface === 'rpc');
@@ -163,14 +164,14 @@ export function summaryLine(r: RunResult, tablePath: string): string {
   return `- ${head}: ${parts.join('; ')} — [table](${tablePath})`;
 }
 
-/** Appends the line under `## Benchmarks` at the end of README.md (created when missing). */
+/** Appends the line under `## Runs` at the end of bench/README.md (the section is created when missing). */
 export function appendReadme(line: string, intro: string): void {
   let text = existsSync(readmePath) ? readFileSync(readmePath, 'utf8') : '';
-  if (!/^## Benchmarks\s*$/m.test(text)) {
-    text = `${text.replace(/\s*$/, '')}\n\n## Benchmarks\n\n${intro}\n`;
+  if (!/^## Runs\s*$/m.test(text)) {
+    text = `${text.replace(/\s*$/, '')}\n\n## Runs\n\n${intro}\n`;
   }
-  const start = text.search(/^## Benchmarks\s*$/m);
-  const nextSection = text.slice(start + 3).search(/^## /m);
+  const start = text.search(/^## Runs\s*$/m);
+  const nextSection = text.slice(start + 3).search(/^#{1,2} /m);
   const end = nextSection === -1 ? text.length : start + 3 + nextSection;
   const section = text.slice(start, end).replace(/\s*$/, '');
   // a blank line between the intro and the first entry

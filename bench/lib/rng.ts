@@ -50,7 +50,7 @@ export class Rng extends SeedRng {
   }
 }
 
-export function isPrime(n: number): boolean {
+function isPrime(n: number): boolean {
   if (n < 2) return false;
   if (n % 2 === 0) return n === 2;
   for (let d = 3; d * d <= n; d += 2) if (n % d === 0) return false;

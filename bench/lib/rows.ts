@@ -13,7 +13,7 @@ import type { Rng } from './rng.js';
 // Text format
 
 /** Escapes a value for COPY's text format (backslash, tab, newline, carriage return). */
-export function copyText(s: string): string {
+function copyText(s: string): string {
   return /[\\\t\n\r]/.test(s)
     ? s.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'))
     : s;
@@ -24,7 +24,7 @@ const PAD2 = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
 let isoDay = Number.NaN;
 let isoDayPrefix = '';
 /** unix seconds (integer) → ISO-8601 UTC; toISOString() per row was the generator's main cost */
-export function iso(t: number): string {
+function iso(t: number): string {
   const day = Math.floor(t / 86400);
   if (day !== isoDay) { isoDay = day; isoDayPrefix = new Date(day * 86_400_000).toISOString().slice(0, 11); }
   const s = t - day * 86400;
@@ -33,7 +33,7 @@ export function iso(t: number): string {
 
 const pow10 = (n: number): bigint => 10n ** BigInt(n);
 /** base units → plain decimal string, trailing fractional zeros trimmed (as the demo dataset writes them) */
-export function fmt(v: bigint, decimals: number): string {
+function fmt(v: bigint, decimals: number): string {
   if (decimals === 0) return v.toString();
   const scale = pow10(decimals);
   const int = v / scale;
@@ -73,7 +73,7 @@ function words(first: number, n: number): number[] {
 /** A flat copy of a string built by many concatenations (V8 keeps those as ropes, re-walked on every use). */
 const flat = (s: string): string => Buffer.from(s, 'latin1').toString('latin1');
 
-export class Addresses {
+class Addresses {
   private readonly cache: Array<string | undefined>;
   private readonly salt: number;
   constructor(readonly fam: AddressFamily, seed: number) {
@@ -115,7 +115,7 @@ export class Addresses {
 
 /** Transaction hash number n (the transaction's id - 1): unique, EVM `0x…`, btc without prefix. */
 const hashBytes = Buffer.alloc(32);
-export function txHash(n: number, btc: boolean, salt: number): string {
+function txHash(n: number, btc: boolean, salt: number): string {
   const first = fmix32((n ^ salt) >>> 0);
   hashBytes.writeUInt32BE(first, 0);
   for (let k = 1; k < 8; k++) hashBytes.writeUInt32BE(fmix32((first + Math.imul(k, 0x9e3779b9)) >>> 0), k * 4);
@@ -127,10 +127,10 @@ export function txHash(n: number, btc: boolean, salt: number): string {
 // ---------------------------------------------------------------------------------------------------
 // Blocks
 
-export function heightAt(c: ChainInfo, t: number): number {
+function heightAt(c: ChainInfo, t: number): number {
   return c.lastHeight - Math.floor((c.lastMs - t * 1000) / c.msPerBlock);
 }
-export function blockTimeOf(c: ChainInfo, h: number): number {
+function blockTimeOf(c: ChainInfo, h: number): number {
   return Math.floor((c.lastMs - (c.lastHeight - h) * c.msPerBlock) / 1000);
 }
 

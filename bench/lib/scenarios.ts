@@ -60,7 +60,7 @@ interface DataFile {
  * The data-<scale>.json the generator wrote for this database, if any: the latest one naming it whose
  * tick count is the database's (one database may have been loaded at several scales in turn).
  */
-export function dataFileFor(database: string, ticks: number): DataFile | null {
+function dataFileFor(database: string, ticks: number): DataFile | null {
   const files = readdirSync(resultsDir).filter((f) => /^data-[\d.]+\.json$/.test(f));
   const matching = files
     .map((f) => JSON.parse(readFileSync(`${resultsDir}${f}`, 'utf8')) as DataFile)

@@ -8,7 +8,7 @@ import type { TickPlan } from './plan.js';
 
 export const EV_DEPLOY = 1;
 export const EV_MINT = 2;
-export const EV_TRANSFER = 3;
+const EV_TRANSFER = 3;
 
 export interface SimEvent {
   kind: 1 | 2 | 3;
@@ -32,7 +32,7 @@ export interface SimState {
 export const STREAM = { mint: 1, sim: 2, balance: 3, tx: 4, noise: 5, supply: 6 } as const;
 export const tickRng = (seed: number, t: TickPlan, stream: number) => new Rng(mixSeed(seed, t.index, stream));
 
-export function mintAmount(t: TickPlan, rng: Rng): bigint {
+function mintAmount(t: TickPlan, rng: Rng): bigint {
   if (t.mintExactly) return t.lim;
   return rng.chance(t.sats ? 0.9 : 0.85) ? t.lim : rng.upTo(t.lim);
 }

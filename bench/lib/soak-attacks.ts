@@ -5,7 +5,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { outcomeKey, rawExchange, request, Tally, type Outcome } from './soak-http.js';
 
-export const attackerAddress = '127.0.0.2';
+const attackerAddress = '127.0.0.2';
 
 export interface AttackContext {
   base: string;
@@ -52,10 +52,10 @@ class Clock {
 
 // --- 1, 2: variables that bypass the cost limit (the cost estimate counts `first: $n` as 1) -----------------
 /** ticks → holders → tick → holders: two levels of holders under the tick list (106 MB on the demo data, unfixed). */
-export const nested2 = `query Nested2($n: Int) { ticks(first: $n) { edges { node { holders(first: $n) { edges { node {
+const nested2 = `query Nested2($n: Int) { ticks(first: $n) { edges { node { holders(first: $n) { edges { node {
   address balance tick { holders(first: $n) { edges { node { address } } } } } } } } } } }`;
 /** One more tick → holders level (killed the unfixed gateway: heap out of memory). */
-export const nested3 = `query Nested3($n: Int) { ticks(first: $n) { edges { node { holders(first: $n) { edges { node {
+const nested3 = `query Nested3($n: Int) { ticks(first: $n) { edges { node { holders(first: $n) { edges { node {
   address balance tick { holders(first: $n) { edges { node { address tick { holders(first: $n) { edges { node { address } } } } } } } } } } } } } } }`;
 
 const attackTimeoutMs = 60_000;

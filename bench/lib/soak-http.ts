@@ -35,7 +35,7 @@ const codePattern = /"code":\s*("[A-Z_]+"|-?\d+)/g;
 const carry = 64;
 
 /** Counts the error codes of a body arriving in chunks (a match split across two chunks is counted once). */
-export class CodeScanner {
+class CodeScanner {
   private rest = '';
   readonly codes = new Map<string, number>();
   push(chunk: string, last = false) {

@@ -13,7 +13,7 @@ import { stringify as losslessStringify } from 'lossless-json';
 const digest = (value: string) => createHash('sha256').update(value).digest('base64url');
 
 /** JSON with object keys sorted (variables sent as {a,b} and {b,a} are one request). */
-export function stableJson(value: unknown): string {
+function stableJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
   const entries = Object.entries(value as Record<string, unknown>)

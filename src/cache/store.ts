@@ -109,7 +109,7 @@ function redisStore(redis: Redis): TextStore {
   };
 }
 
-export const redisDefaults = { commandTimeoutMs: 50, breakerFailures: 5, breakerOpenMs: 2_000 };
+const redisDefaults = { commandTimeoutMs: 50, breakerFailures: 5, breakerOpenMs: 2_000 };
 
 export function createCacheStore(options: CacheStoreOptions): CacheStore {
   const { metrics, logger } = options;

@@ -50,6 +50,17 @@ export interface BlockActivityRow {
   address_count: number;
 }
 
+// Rows as the driver returns them: count(*) is a bigint, so the counts arrive as text.
+type Count = string | number;
+interface RawChainActivity {
+  chain: string; window_end: Date | null;
+  cur_tx: Count; prev_tx: Count; cur_ticks: Count; prev_ticks: Count; cur_addr: Count; prev_addr: Count;
+}
+interface RawBlockActivity {
+  chain: string; block_height: string; block_time: Date;
+  transaction_count: Count; inscription_count: Count; tick_count: Count; address_count: Count;
+}
+
 export const windowHours = 24;
 export const maxRecentBlocks = 100;
 
@@ -90,7 +101,7 @@ export function createActivityStore(sql: Sql, run: Runner) {
      */
     async activity(chains: readonly string[]): Promise<ChainActivityRow[]> {
       const hours = sql.unsafe(`interval '${windowHours} hours'`);
-      const rows = await run(sql<Record<string, any>[]>`
+      const rows = await run(sql<RawChainActivity[]>`
         WITH e AS (
           SELECT c.chain, (SELECT max(x.block_time) FROM transactions x WHERE x.chain = c.chain) AS window_end
             FROM unnest(${chains as string[]}::text[]) AS c (chain)),
@@ -127,7 +138,7 @@ export function createActivityStore(sql: Sql, run: Runner) {
      * (transactions_chain_by_block, read backwards until `last` distinct heights are seen).
      */
     async recentBlocks(chains: readonly string[], last: number): Promise<BlockActivityRow[]> {
-      const rows = await run(sql<Record<string, any>[]>`
+      const rows = await run(sql<RawBlockActivity[]>`
         SELECT c.chain, b.block_height::text AS block_height, agg.block_time, agg.transaction_count, agg.tick_count,
                agg.address_count
           FROM unnest(${chains as string[]}::text[]) WITH ORDINALITY AS c (chain, ord)
@@ -158,7 +169,7 @@ export function createActivityStore(sql: Sql, run: Runner) {
      * its time is not known any more: the height moved on before it was read).
      */
     async blocksAt(blocks: readonly { chain: string; height: string }[]): Promise<(BlockActivityRow & { inscription_count: number })[]> {
-      const rows = await run(sql<Record<string, any>[]>`
+      const rows = await run(sql<RawBlockActivity[]>`
         SELECT c.chain, c.height::text AS block_height, coalesce(agg.block_time, ib.block_time) AS block_time,
                agg.transaction_count, agg.inscription_count, agg.tick_count, agg.address_count
           FROM unnest(${blocks.map((b) => b.chain)}::text[], ${blocks.map((b) => b.height)}::numeric[]) WITH ORDINALITY AS c (chain, height, ord)

@@ -53,7 +53,7 @@ export class LineSource extends Readable {
 }
 
 /** Escapes a value for COPY's text format (NULL as \\N; backslash, tab, newline, carriage return). */
-export function copyValue(v: string | number | null): string {
+function copyValue(v: string | number | null): string {
   if (v === null) return '\\N';
   const s = String(v);
   return /[\\\t\n\r]/.test(s)

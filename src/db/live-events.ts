@@ -3,7 +3,7 @@ import type { Sql } from './client.js';
 // The live-event channel of sql/010_live_events.sql: its triggers NOTIFY it with ids only (a block's chain
 // and height, chunks of movement ids); src/live loads the rows through the store.
 
-export const liveChannel = 'igw_live';
+const liveChannel = 'igw_live';
 
 export type LiveListener = { unlisten(): Promise<void> };
 

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import type { Sql } from './client.js';
 
-export const migrationsDir = fileURLToPath(new URL('../../sql/', import.meta.url));
+const migrationsDir = fileURLToPath(new URL('../../sql/', import.meta.url));
 
 /** Numbered files `NNN_name.sql` in sql/, in order. */
 export function listMigrations(dir = migrationsDir): { version: string; file: string }[] {

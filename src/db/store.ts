@@ -20,7 +20,7 @@ export const storeLimitDefaults = configSchema.pick({
 }).parse({});
 
 /** Every statement on `sql` itself, never retried: a store without replicas (tools, tests). */
-function singleSource(sql: Sql): Router {
+function singleSource(): Router {
   const source = { label: 'primary', send: <T>(query: PromiseLike<T>) => Promise.resolve(query), failed: () => {} };
   return { pinned: () => source, retryTarget: () => null };
 }
@@ -41,7 +41,7 @@ export function createStore(sql: Sql, options: { timeoutMs: number; limits?: Sto
     queueTimeoutMs: limit('DB_QUEUE_TIMEOUT_MS'),
     requestMaxRows: limit('REQUEST_MAX_ROWS'),
     requestMaxConcurrent: limit('REQUEST_MAX_CONCURRENT_STATEMENTS'),
-  }, options.router ?? singleSource(sql));
+  }, options.router ?? singleSource());
   return {
     sql,
     chains: createChainStore(sql, run),

@@ -21,7 +21,7 @@ function lastBy<T>(rows: T[], key: (r: T) => string): T[] {
 const byId = (r: { id: string }) => r.id;
 
 /** A child row whose tick is not in the read model (the caller reports it as a bad row). */
-export class UnknownTickError extends Error {
+class UnknownTickError extends Error {
   constructor(readonly ids: string[], readonly key: TickKey) {
     super(`no tick ${key.chain}/${key.protocol}/${key.tick}`);
   }

@@ -70,9 +70,6 @@ export async function saveDroppedIndexes(sql: Tx, defs: { name: string; table: s
 export async function readDroppedIndexes(sql: Tx): Promise<DroppedIndex[]> {
   return sql<DroppedIndex[]>`SELECT name, table_name, def, constraint_kind FROM sync_dropped_indexes ORDER BY name`;
 }
-export async function clearDroppedIndexes(sql: Tx): Promise<void> {
-  await sql`DELETE FROM sync_dropped_indexes`;
-}
 
 export interface PollState { source_table: string; high_id: string; gaps: Record<string, number>; window_from: string | null }
 export async function readPollState(sql: Tx): Promise<Map<string, PollState>> {
@@ -86,11 +83,4 @@ export async function savePollState(sql: Tx, s: PollState): Promise<void> {
             VALUES (${s.source_table}, ${s.high_id}::numeric, ${sql.json(s.gaps as never)}, ${s.window_from}::timestamp)
             ON CONFLICT (source_table) DO UPDATE SET high_id = EXCLUDED.high_id, gaps = EXCLUDED.gaps,
                                                      window_from = EXCLUDED.window_from`;
-}
-
-/** Seconds since the newest indexed block time (null: nothing indexed) — the data's age. */
-export async function dataAgeSeconds(sql: Tx): Promise<number | null> {
-  const [row] = await sql<{ age: string | null }[]>`
-    SELECT extract(epoch FROM now() - max(block_time))::text AS age FROM indexed_blocks`;
-  return row?.age == null ? null : Number(row.age);
 }

@@ -52,7 +52,7 @@ export function decodeCallData(input: string): InscriptionOperation | null {
 }
 
 /** Parses `data:[<type>][;<param>…],<json>` into an operation, or null. */
-export function parseInscription(text: string): InscriptionOperation | null {
+function parseInscription(text: string): InscriptionOperation | null {
   if (!text.startsWith('data:')) return null;
   const comma = text.indexOf(',');
   if (comma < 0) return null;

@@ -7,9 +7,9 @@ import ResultBudgetPlugin from './result-budget.js';
 import { BigIntScalar, DateTimeScalar, DecimalScalar } from './scalars.js';
 
 /** The types that implement Node: a global id naming another type is refused before anything loads. */
-export const nodeTypes = new Set(['Tick', 'TickStats', 'Chain', 'Balance', 'Holder', 'Transaction', 'AddressTransaction']);
+const nodeTypes = new Set(['Tick', 'TickStats', 'Chain', 'Balance', 'Holder', 'Transaction', 'AddressTransaction']);
 /** Ids of one nodes(ids) call. */
-export const maxNodeIds = 100;
+const maxNodeIds = 100;
 
 // The one SchemaBuilder of the program (Pothos plugin typings are global to a TS program).
 export const builder = new SchemaBuilder<{

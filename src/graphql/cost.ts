@@ -10,7 +10,7 @@ import type { Plugin } from 'graphql-yoga';
 // count; @include/@skip are ignored (a skipped field still counts).
 
 /** The rejection: same code as the other document limits, naming the cost found and the limit. */
-export const costRejection = (cost: number, maxCost: number) =>
+const costRejection = (cost: number, maxCost: number) =>
   new GraphQLError(
     `Query Cost limit of ${maxCost} exceeded, found ${cost} (GRAPHQL_MAX_COST; page sizes of nested lists multiply: ask for smaller pages)`,
     { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
@@ -38,7 +38,7 @@ function operationView(document: DocumentNode, operationName: string | null | un
 }
 
 /** The cost of the operation to run with these variables; null when they do not coerce. */
-export function operationCost(
+function operationCost(
   args: { schema: GraphQLSchema; document: DocumentNode; operationName?: string | null; variableValues?: unknown; contextValue: unknown },
 ): number | null {
   const view = operationView(args.document, args.operationName);

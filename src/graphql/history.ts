@@ -2,7 +2,7 @@ import DataLoader from 'dataloader';
 import type { HistoricalBalanceRow } from '../db/history.js';
 import type { Context } from './context.js';
 import { badInput, pageSize, type ConnectionArgs } from './paging.js';
-import { requestLoader } from './types/per-request.js';
+import { requestLoader } from '../loaders/per-request.js';
 
 // `atBlock`: answers as of the end of a block, from the balance history (src/db/history.ts, sql/011).
 // Omitted: now (the current tables, unchanged). A height is a chain's: fields that span chains need their
@@ -33,7 +33,7 @@ export function parseHeight(atBlock: string | null | undefined): string | null {
 }
 
 /** Throws unless `chain` has indexed block `h` (one look-up per chain and request, batched). */
-export async function checkIndexed(ctx: Context, chain: string, h: string): Promise<void> {
+async function checkIndexed(ctx: Context, chain: string, h: string): Promise<void> {
   const block = await ctx.loaders.latestBlock.load(chain.toLowerCase());
   if (!block) throw badInput(`atBlock: chain ${chain} has no indexed block`);
   if (BigInt(h) > BigInt(block.block_number)) {

@@ -14,7 +14,7 @@ import type { Plugin } from 'graphql-yoga';
 const abstractMemo = new WeakMap<DocumentNode, boolean>();
 
 /** Whether any field the document selects has a union or interface type. Memoised per document. */
-export function selectsAbstractType(schema: GraphQLSchema, document: DocumentNode): boolean {
+function selectsAbstractType(schema: GraphQLSchema, document: DocumentNode): boolean {
   let found = abstractMemo.get(document);
   if (found !== undefined) return found;
   found = false;

@@ -39,7 +39,7 @@ export function encodeCursor(values: readonly string[]): string {
   return Buffer.from(JSON.stringify(values)).toString('base64url');
 }
 
-export function decodeCursor(cursor: string, keys: readonly SortKey[]): string[] {
+function decodeCursor(cursor: string, keys: readonly SortKey[]): string[] {
   let values: unknown;
   try {
     values = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));

@@ -26,7 +26,7 @@ const dateBytes = 26; // "2024-01-16T10:18:46.000Z"
  * prototypes (src/graphql/paging.ts) and are not triggered. Computed again at each emission (no memo:
  * a WeakMap of every row costs more in GC than the sums it saves; at most GRAPHQL_MAX_RESULT_NODES sums).
  */
-export function estimateBytes(value: unknown): number {
+function estimateBytes(value: unknown): number {
   if (value === null || typeof value !== 'object') return typeof value === 'string' ? value.length + 2 : otherValueBytes;
   let size = 2;
   const record = value as Record<string, unknown>;
@@ -106,7 +106,7 @@ const isThenable = (value: unknown): value is PromiseLike<unknown> =>
  * Pothos plugin: every field whose value is an object or a list (scalars are bounded by their parent)
  * checks the budget before it resolves and counts what it resolved to.
  */
-export class ResultBudgetPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
+class ResultBudgetPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
   override wrapResolve(
     resolver: GraphQLFieldResolver<unknown, Types['Context'], object>,
     fieldConfig: PothosOutputFieldConfig<Types>,

@@ -8,14 +8,14 @@ const integerPattern = /^\d+$/;
  * removed (`21000000.000` → `21000000`, `0.500` → `0.5`). Pure string work: amounts exceed 2^64 and
  * must never pass through a JS number.
  */
-export function trimDecimal(value: string): string {
+function trimDecimal(value: string): string {
   if (!value.includes('.')) return value;
   const trimmed = value.replace(/0+$/, '');
   return trimmed.endsWith('.') ? trimmed.slice(0, -1) : trimmed;
 }
 
 /** ISO 8601 UTC with second precision and a Z suffix: `2024-02-27T15:12:23Z`. */
-export function isoSeconds(date: Date): string {
+function isoSeconds(date: Date): string {
   // toISOString always ends in `.sssZ` (a regex replace here was ~2 % of a tick list's CPU)
   const iso = date.toISOString();
   return `${iso.slice(0, -5)}Z`;

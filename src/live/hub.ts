@@ -25,7 +25,7 @@ export const isDropped = (value: unknown): value is Dropped =>
 /** Mints and transfers (the incoming leg: one event per transfer, not two). */
 const tickEvents = new Set([2, 3]);
 
-export class LiveSubscription<T> implements AsyncIterableIterator<T | Dropped> {
+class LiveSubscription<T> implements AsyncIterableIterator<T | Dropped> {
   private queue: T[] = [];
   private waiter: ((result: IteratorResult<T | Dropped>) => void) | null = null;
   private done = false;

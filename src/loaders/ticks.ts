@@ -4,13 +4,14 @@ import type { TickRow } from '../db/ticks.js';
 
 // Keys are normalised the way the database compares them (chain/protocol/tick lower case, hashes
 // case-insensitive), so two spellings of one tick share one load.
-export const tickKey = (chain: string, protocol: string, tick: string) =>
+const tickKey = (chain: string, protocol: string, tick: string) =>
   JSON.stringify([chain.toLowerCase(), protocol.toLowerCase(), tick.toLowerCase()]);
-export const deployHashKey = (chain: string, hash: string) => JSON.stringify([chain.toLowerCase(), hash.toLowerCase()]);
+const deployHashKey = (chain: string, hash: string) => JSON.stringify([chain.toLowerCase(), hash.toLowerCase()]);
 
 export function createTickLoaders(store: Store) {
   const byId = new DataLoader<string, TickRow | null>(async (ids) => {
     const rows = await store.ticks.byIds(ids);
+    rows.forEach(prime);
     const map = new Map(rows.map((r) => [r.id, r]));
     return ids.map((id) => map.get(id) ?? null);
   });
@@ -18,6 +19,7 @@ export function createTickLoaders(store: Store) {
   const byKey = new DataLoader<{ chain: string; protocol: string; tick: string }, TickRow | null, string>(
     async (keys) => {
       const rows = await store.ticks.byKeys(keys);
+      rows.forEach(prime);
       const map = new Map(rows.map((r) => [tickKey(r.chain, r.protocol, r.tick), r]));
       return keys.map((k) => map.get(tickKey(k.chain, k.protocol, k.tick)) ?? null);
     },
@@ -27,19 +29,23 @@ export function createTickLoaders(store: Store) {
   const byDeployHash = new DataLoader<{ chain: string; deployHash: string }, TickRow | null, string>(
     async (keys) => {
       const rows = await store.ticks.byDeployHashes(keys);
+      rows.forEach(prime);
       const map = new Map(rows.map((r) => [deployHashKey(r.chain, r.deploy_hash), r]));
       return keys.map((k) => map.get(deployHashKey(k.chain, k.deployHash)) ?? null);
     },
     { cacheKeyFn: (k) => deployHashKey(k.chain, k.deployHash) },
   );
 
-  // A tick found one way is primed for the others, so a nested lookup of it costs no statement.
-  const prime = (row: TickRow) => {
+  // A tick found one way (a page, or any of the loaders) is primed by id and by key, so a nested look-up
+  // of it costs no statement: `tick(chain, protocol, tick) { holders { … tick { tick } } }` is the tick and
+  // the holders page, nothing more. Both are unique. A deploy hash is not (the sync keeps source ticks that
+  // share one, and a look-up by it answers the lowest id): a row found another way may not be that answer,
+  // so it is never primed by its hash. Priming a key already loaded or pending is a no-op.
+  function prime(row: TickRow) {
     byId.prime(row.id, row);
     byKey.prime({ chain: row.chain, protocol: row.protocol, tick: row.tick }, row);
-    byDeployHash.prime({ chain: row.chain, deployHash: row.deploy_hash }, row);
     return row;
-  };
+  }
 
   return { tickById: byId, tickByKey: byKey, tickByDeployHash: byDeployHash, primeTick: prime };
 }

@@ -38,11 +38,6 @@ export function createLogger(options: LoggerOptions): Logger {
   return options.destination ? pino(base, options.destination) : pino(base);
 }
 
-/** A logger that writes nothing (tests that do not look at logs, tools). */
-export function silentLogger(): Logger {
-  return pino({ level: 'silent' });
-}
-
 /**
  * What an error that reached a log says about the gateway:
  * - `client`: the client's own mistake (a value the database cannot take, such as text with NUL);

@@ -4,7 +4,7 @@ import { toFixedDown } from '../domain/decimal.js';
 // v2 value formats (reference notes §4), applied to values as the GraphQL schema returns them:
 // decimals arrive already in plain trimmed notation, times as ISO 8601 UTC strings or null.
 
-export const zeroTime = '0001-01-01T00:00:00Z';
+const zeroTime = '0001-01-01T00:00:00Z';
 
 /** ISO 8601 UTC string, the zero time for a time that never happened. */
 export const isoTime = (value: string | null): string => value ?? zeroTime;

@@ -23,7 +23,7 @@ type Json = Record<string, unknown>;
 export type ExampleResults = ReadonlyMap<string, unknown>;
 export const exampleKey = (method: string, example: string) => `${method} ${example}`;
 
-export const openRpcVersion = '1.3.2';
+const openRpcVersion = '1.3.2';
 
 // the limits of src/rpc/params.ts (string and list params)
 const maxStringLength = 1_024;
@@ -52,7 +52,7 @@ const errors = {
 };
 const errorRef = (name: keyof typeof errors) => ({ $ref: `#/components/errors/${name}` });
 
-export function paramSchema(spec: ParamSpec, limits: PagingLimits): Json {
+function paramSchema(spec: ParamSpec, limits: PagingLimits): Json {
   switch (spec.type) {
     case 'limit':
       return { type: 'integer', minimum: 0, default: limits.defaultPageSize, description: `Clamped to ${limits.maxPageSize}.` };
@@ -86,7 +86,7 @@ export function paramSchema(spec: ParamSpec, limits: PagingLimits): Json {
  * standing for their default: the wire accepts exactly that (null = the default), so the document stays
  * valid and true while a generated client must send the positions up to the required param, as it must.
  */
-export function contentDescriptors(layout: readonly ParamSpec[], limits: PagingLimits): Json[] {
+function contentDescriptors(layout: readonly ParamSpec[], limits: PagingLimits): Json[] {
   const lastRequired = layout.reduce((last, spec, i) => (spec.required ? i : last), -1);
   return layout.map((spec, position) => {
     const description = spec.description ?? commonParamDescriptions[spec.name];
@@ -201,7 +201,7 @@ export const openRpcFiles: Record<RpcInterface, URL> = {
 
 const cached: Partial<Record<RpcInterface, Json>> = {};
 /** The checked-in document of an interface (read once). */
-export function readOpenRpcDocument(version: RpcInterface): Json {
+function readOpenRpcDocument(version: RpcInterface): Json {
   return (cached[version] ??= JSON.parse(readFileSync(openRpcFiles[version], 'utf8')) as Json);
 }
 

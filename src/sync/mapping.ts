@@ -33,7 +33,7 @@ export function isZoneName(zone: string): boolean {
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 /** Minutes east of UTC of a named zone at an instant. */
-export function zoneOffsetAt(utcMs: number, zone: string): number {
+function zoneOffsetAt(utcMs: number, zone: string): number {
   let f = formatters.get(zone);
   if (!f) {
     f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit',

@@ -110,7 +110,7 @@ async function readTouchedBalances(conn: SourceConnection, keys: ReturnType<type
 }
 
 /** One cycle; returns whether a table had more new rows than one batch (poll again at once). */
-export async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<boolean> {
+async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<boolean> {
   const polls = await state.readPollState(c.sql);
   const knownBalances = (c.knownBalances ??= new Map());
   // a balance skipped as a bad row is not remembered: the sweep tries it again

@@ -24,7 +24,7 @@ const transientCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIP
   '08000', '08003', '08006', '08001', '08004', '53300']);
 
 /** A connection-level failure of the source or the target: retried, never fatal. */
-export function isTransient(error: unknown): boolean {
+function isTransient(error: unknown): boolean {
   const e = error as { code?: string; errno?: string; message?: string; fatal?: boolean };
   if (e?.code && transientCodes.has(e.code)) return true;
   return /ECONNREFUSED|ECONNRESET|connection (lost|closed|terminated)|server has gone away|shutdown in progress|read ECONNRESET|write after end|closed state|Connection lost/i

@@ -8,7 +8,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 // playwright-core, with the flags this machine needs (no background networking: its connections are
 // refused here), on a fresh profile directory.
 
-export const chromiumPath = '/usr/bin/chromium';
+const chromiumPath = '/usr/bin/chromium';
 export const hasChromium = existsSync(chromiumPath);
 const root = fileURLToPath(new URL('../..', import.meta.url));
 

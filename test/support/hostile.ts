@@ -42,7 +42,7 @@ const leakPatterns: [string, RegExp][] = [
   ['file path', /(\/work\/|\/home\/|\/usr\/|node_modules|file:\/\/|[\w-]+\.(ts|js|mjs|cjs):\d+)/],
 ];
 
-export function findLeak(text: string): string | null {
+function findLeak(text: string): string | null {
   for (const [name, pattern] of leakPatterns) {
     const match = pattern.exec(text);
     if (match) return `${name}: ${JSON.stringify(match[0].slice(0, 120))}`;
@@ -114,7 +114,7 @@ export function expectNoLeak(text: string, context: string) {
 
 /** Ticks whose names are the metacharacters the generators send, so filters on them really match rows. */
 export const hostileTicks = ['ordi', 'a%b', 'x_y', 'back\\slash', "o'k", 'ｏｒｄｉ', '🐶dog'];
-export const hostileAddresses = ['0xAAaa000000000000000000000000000000000001', 'bc1qhostile0000000000000000000000000000000'];
+const hostileAddresses = ['0xAAaa000000000000000000000000000000000001', 'bc1qhostile0000000000000000000000000000000'];
 
 export function hostileFixture(): Fixture {
   const f = new Fixture();
@@ -127,18 +127,18 @@ export function hostileFixture(): Fixture {
 }
 
 // --- hostile strings, shared by the generators of both surfaces -------------------------------------------
-export const sqlish = [
+const sqlish = [
   "'", "''", '%', '_', '\\', '%_\\', "' OR '1'='1", "'; DROP TABLE ticks; --", '\\x00', '%%', '_%_', 'a%', "\\'", '$$',
   "E'\\\\'", '/*', '*/', '--', ';', '1) OR (1=1', '\\%', '\\_', '[a-z]%', '.*', '^$',
 ];
 /** Case and normalisation traps, invisible and control characters, lone surrogates. */
-export const lookalikes = [
+const lookalikes = [
   'ＯＲＤＩ', 'ORDI', 'ordı', 'İordi', 'ǅ', 'ß', 'ẞ', 'ﬃ', 'e\u0301', '\u202Eordi', '\uFEFFordi', 'ordi\u200B', 'Ω', 'Ω',
   '\u0000', 'a\u0000b', '\ud800', '\udfff', '🐶', '🐶DOG', 'A%B', 'X_Y',
 ];
-export const numberish = ['NaN', 'Infinity', '-Infinity', '1e309', '-0', '0x10', '١٢٣', ' 10', '10 ', '1_000', '+1', '1.0', ''];
+const numberish = ['NaN', 'Infinity', '-Infinity', '1e309', '-0', '0x10', '١٢٣', ' 10', '10 ', '1_000', '+1', '1.0', ''];
 /** Values that match fixture rows, so that hostile requests also reach real data. */
-export const realValues = [...hostileTicks, ...hostileAddresses, 'eth', 'btc', 'erc-20', 'brc-20', 'ETH', 'BRC-20'];
+const realValues = [...hostileTicks, ...hostileAddresses, 'eth', 'btc', 'erc-20', 'brc-20', 'ETH', 'BRC-20'];
 
 // any code points, lone surrogates included (fc.string({unit: 'binary'}) takes 2 s to build)
 const anyCodePoints = fc.array(fc.integer({ min: 0, max: 0x10ffff }), { maxLength: 16 }).map((cps) => String.fromCodePoint(...cps));

@@ -8,7 +8,7 @@ import mysql from 'mysql2/promise';
 const schema = readFileSync(new URL('../fixtures/indexer-schema.sql', import.meta.url), 'utf8');
 
 export interface MariaServer { host: string; port: number; user: string }
-export const defaultMaria: MariaServer = { host: '127.0.0.1', port: 3306, user: 'root' };
+const defaultMaria: MariaServer = { host: '127.0.0.1', port: 3306, user: 'root' };
 
 export interface SourceDb {
   database: string;
@@ -41,7 +41,7 @@ type Stmt = [string, unknown[]];
 
 let hashSeed = 0;
 /** A 32-byte hash (hex without 0x) for fixtures. */
-export const nextHash = () => (++hashSeed).toString(16).padStart(8, '0').repeat(8);
+const nextHash = () => (++hashSeed).toString(16).padStart(8, '0').repeat(8);
 
 /** What the writer needs of a connection: a mysql2 connection, or the SQLite one of ./indexer-sqlite.ts. */
 export interface WriterConn {
@@ -179,7 +179,7 @@ export class IndexerWriter {
   }
 }
 
-export function toUnits(amount: string, scale = 18): bigint {
+function toUnits(amount: string, scale = 18): bigint {
   const [i, f = ''] = amount.split('.');
   return BigInt(i!) * 10n ** BigInt(scale) + BigInt((f + '0'.repeat(scale)).slice(0, scale) || '0');
 }

@@ -19,7 +19,7 @@ export interface LoadTargets {
   graphql: (i: number) => string;
 }
 
-export const defaultTargets: LoadTargets = {
+const defaultTargets: LoadTargets = {
   rpc: { method: 'inds_getTicks', params: (i) => [5, i % 7, '', '', '', '', i % 5, 2] },
   graphql: (i) => `{ ticks(first: 5, offset: ${i % 7}) { totalCount edges { node { tick stats { holders minted } } } } }`,
 };

@@ -6,7 +6,7 @@ import { builder } from '../builder.js';
 import type { Context } from '../context.js';
 import { badInput } from '../paging.js';
 import { ChainRef } from './chain.js';
-import { requestLoader } from './per-request.js';
+import { requestLoader } from '../../loaders/per-request.js';
 
 // Figures of a chain computed from the read model (inds_chainInfo, inds_chainStat, inds_chainBlockStat).
 // Every field is batched per request: a list of chains costs one statement per figure, not one per chain.
@@ -36,7 +36,7 @@ function chainLoader<V>(ctx: Context, name: string, load: (chains: readonly stri
     }));
 }
 
-export const ChainFiguresRef = builder.objectRef<ChainFiguresRow>('ChainFigures');
+const ChainFiguresRef = builder.objectRef<ChainFiguresRow>('ChainFigures');
 ChainFiguresRef.implement({
   description: 'Totals of a chain in the read model.',
   fields: (t) => ({
@@ -51,7 +51,7 @@ ChainFiguresRef.implement({
 
 interface Window extends WindowFigures { from: Date | null; to: Date | null }
 
-export const ActivityWindowRef = builder.objectRef<Window>('ActivityWindow');
+const ActivityWindowRef = builder.objectRef<Window>('ActivityWindow');
 ActivityWindowRef.implement({
   description: `Activity of a chain in ${windowHours} hours: (from, to].`,
   fields: (t) => ({
@@ -63,7 +63,7 @@ ActivityWindowRef.implement({
   }),
 });
 
-export const ActivityChangeRef = builder.objectRef<{ current: WindowFigures; previous: WindowFigures }>('ActivityChange');
+const ActivityChangeRef = builder.objectRef<{ current: WindowFigures; previous: WindowFigures }>('ActivityChange');
 ActivityChangeRef.implement({
   description: 'Percent change from the previous window to the current one ("25.00", "-50.00"); null when the previous is 0.',
   fields: (t) => ({
@@ -73,7 +73,7 @@ ActivityChangeRef.implement({
   }),
 });
 
-export const ChainActivityRef = builder.objectRef<ChainActivityRow>('ChainActivity');
+const ChainActivityRef = builder.objectRef<ChainActivityRow>('ChainActivity');
 ChainActivityRef.implement({
   description:
     `The last ${windowHours} hours of a chain's indexed activity compared with the ${windowHours} hours before. The ` +
@@ -99,7 +99,7 @@ ChainActivityRef.implement({
 
 const shift = (date: Date | null, hours: number) => (date ? new Date(date.getTime() + hours * hourMs) : null);
 
-export const BlockActivityRef = builder.objectRef<BlockActivityRow>('BlockActivity');
+const BlockActivityRef = builder.objectRef<BlockActivityRow>('BlockActivity');
 BlockActivityRef.implement({
   description: 'Indexed activity of one block.',
   fields: (t) => ({

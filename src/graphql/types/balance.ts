@@ -6,7 +6,7 @@ import { balanceKey, parseBalanceKey } from '../ids.js';
 import { atBlockDescription, atHeight, balanceAtLoader, historyComplexity, parseHeight } from '../history.js';
 import { badInput, offsetArg, planPage, toConnection } from '../paging.js';
 import { ChainRef } from './chain.js';
-import { requestLoader } from './per-request.js';
+import { requestLoader } from '../../loaders/per-request.js';
 import { TickRef } from './tick.js';
 
 /** One balance row by (tick, address), zero balances included: Tick.balanceOf and node(id). */
@@ -47,7 +47,7 @@ BalanceRef.implement({
   }),
 });
 
-export const BalanceConnection = builder.connectionObject(
+const BalanceConnection = builder.connectionObject(
   { type: BalanceRef, name: 'BalanceConnection' },
   { name: 'BalanceEdge' },
 );

@@ -7,7 +7,7 @@ interface DecodedCallData extends InscriptionOperation {
   chain: string;
 }
 
-export const CallDataOperationRef = builder.objectRef<DecodedCallData>('CallDataOperation');
+const CallDataOperationRef = builder.objectRef<DecodedCallData>('CallDataOperation');
 CallDataOperationRef.implement({
   description: 'The inscription operation carried by transaction call data (`data:,{"p":…,"op":…,"tick":…}`).',
   fields: (t) => ({

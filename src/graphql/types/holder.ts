@@ -6,7 +6,7 @@ import { offsetArg, planPage, toConnection } from '../paging.js';
 import { balanceLoader } from './balance.js';
 import { TickRef } from './tick.js';
 
-export const HolderRef = builder.nodeRef<BalanceRow, { tickId: string; address: string; atBlock?: string }>('Holder', {
+const HolderRef = builder.nodeRef<BalanceRow, { tickId: string; address: string; atBlock?: string }>('Holder', {
   id: {
     resolve: balanceKey, parse: parseBalanceKey,
     description: 'Global id (Relay): base64 of `Holder:<tick record id>:<address>`, with `@<height>` for a holder at a block height.',
@@ -26,7 +26,7 @@ HolderRef.implement({
   }),
 });
 
-export const HolderConnection = builder.connectionObject(
+const HolderConnection = builder.connectionObject(
   { type: HolderRef, name: 'HolderConnection' },
   { name: 'HolderEdge' },
 );

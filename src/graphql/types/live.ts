@@ -34,7 +34,7 @@ function event<T>(value: T): T {
   return value;
 }
 
-export const LiveBlockRef = builder.objectRef<LiveBlock>('LiveBlock');
+const LiveBlockRef = builder.objectRef<LiveBlock>('LiveBlock');
 LiveBlockRef.implement({
   description: 'A block the indexer has just committed as the newest of its chain.',
   fields: (t) => ({
@@ -49,7 +49,7 @@ LiveBlockRef.implement({
   }),
 });
 
-export const TickActivityRef = builder.objectRef<LiveMovement>('TickActivity');
+const TickActivityRef = builder.objectRef<LiveMovement>('TickActivity');
 TickActivityRef.implement({
   description: 'A mint or a transfer of a tick, with the tick as it is after it.',
   fields: (t) => ({

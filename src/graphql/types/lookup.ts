@@ -1,5 +1,4 @@
 import DataLoader from 'dataloader';
-import type { BalanceRow } from '../../db/balances.js';
 import type { ChainMovementRow } from '../../db/lookups.js';
 import type { TickRow } from '../../db/ticks.js';
 import type { UtxoRow } from '../../db/utxos.js';
@@ -10,7 +9,7 @@ import { atBlockDescription, atHeight, balanceAtLoader, parseHeight } from '../h
 import { badInput } from '../paging.js';
 import { BalanceRef, balanceLoader } from './balance.js';
 import { AddressTransactionRef } from './movement.js';
-import { requestLoader } from './per-request.js';
+import { requestLoader } from '../../loaders/per-request.js';
 import { TickRef } from './tick.js';
 import { TransactionRef } from './transaction.js';
 
@@ -54,7 +53,7 @@ function utxoLoader(ctx: Context, limit: number) {
     ));
 }
 
-export const UtxoRef = builder.objectRef<UtxoRow>('Utxo');
+const UtxoRef = builder.objectRef<UtxoRow>('Utxo');
 UtxoRef.implement({
   description: 'An unspent transfer output of a tick transferred by UTXO hash.',
   fields: (t) => ({

@@ -5,13 +5,13 @@ import { parseRecordId } from '../ids.js';
 import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
 import { TickRef } from './tick.js';
 
-export const MovementEvent = builder.enumType('MovementEvent', {
+const MovementEvent = builder.enumType('MovementEvent', {
   description: 'What a movement did to the address (v2 event 1–4).',
   values: Object.fromEntries(Object.entries(movementEvents).map(([name, code]) => [name, { value: code }])) as Record<
     keyof typeof movementEvents, { value: number }>,
 });
 
-export const MovementEventFilter = builder.enumType('MovementEventFilter', {
+const MovementEventFilter = builder.enumType('MovementEventFilter', {
   description: 'Which movements to list; TRANSFER keeps transfers in and out.',
   values: Object.keys(movementEventFilters) as (keyof typeof movementEventFilters)[],
 });
@@ -35,7 +35,7 @@ AddressTransactionRef.implement({
   }),
 });
 
-export const AddressTransactionConnection = builder.connectionObject(
+const AddressTransactionConnection = builder.connectionObject(
   { type: AddressTransactionRef, name: 'AddressTransactionConnection' },
   { name: 'AddressTransactionEdge' },
 );

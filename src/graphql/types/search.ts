@@ -17,7 +17,7 @@ interface AddressSearch { kind: 'ADDRESS'; address: string; chains: AddressChain
 interface TransactionSearch { kind: 'TX_HASH'; hash: string; transactions: TransactionRow[] }
 type Search = TickSearch | AddressSearch | TransactionSearch;
 
-export const TickSearchResultRef = builder.objectRef<TickSearch>('TickSearchResult');
+const TickSearchResultRef = builder.objectRef<TickSearch>('TickSearchResult');
 TickSearchResultRef.implement({
   description: 'Ticks whose name is the keyword or starts with it: the exact name first, then by holders.',
   isTypeOf: (v) => (v as Search).kind === 'TICK',
@@ -30,7 +30,7 @@ TickSearchResultRef.implement({
   }),
 });
 
-export const AddressChainTotalRef = builder.objectRef<AddressChainTotalRow>('AddressChainTotal');
+const AddressChainTotalRef = builder.objectRef<AddressChainTotalRow>('AddressChainTotal');
 AddressChainTotalRef.implement({
   description: "The sum of an address's positive balances of the ticks of one chain.",
   fields: (t) => ({
@@ -40,7 +40,7 @@ AddressChainTotalRef.implement({
   }),
 });
 
-export const AddressSearchResultRef = builder.objectRef<AddressSearch>('AddressSearchResult');
+const AddressSearchResultRef = builder.objectRef<AddressSearch>('AddressSearchResult');
 AddressSearchResultRef.implement({
   description: "An address's holdings per chain, largest sum first (empty if it holds nothing).",
   isTypeOf: (v) => (v as Search).kind === 'ADDRESS',
@@ -50,7 +50,7 @@ AddressSearchResultRef.implement({
   }),
 });
 
-export const TransactionSearchResultRef = builder.objectRef<TransactionSearch>('TransactionSearchResult');
+const TransactionSearchResultRef = builder.objectRef<TransactionSearch>('TransactionSearchResult');
 TransactionSearchResultRef.implement({
   description: 'Transactions with the hash (one per chain that has it), in chain display order.',
   isTypeOf: (v) => (v as Search).kind === 'TX_HASH',
@@ -60,7 +60,7 @@ TransactionSearchResultRef.implement({
   }),
 });
 
-export const SearchResult = builder.unionType('SearchResult', {
+const SearchResult = builder.unionType('SearchResult', {
   description: 'What a keyword found: ticks by name, an address, or transactions by hash.',
   types: [TickSearchResultRef, AddressSearchResultRef, TransactionSearchResultRef],
 });

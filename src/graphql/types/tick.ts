@@ -6,25 +6,25 @@ import { parseRecordId } from '../ids.js';
 import { badInput, connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
 import { ChainRef } from './chain.js';
 
-export const TransferType = builder.enumType('TransferType', {
+const TransferType = builder.enumType('TransferType', {
   description: 'How the tick is transferred (v2 transfer_type 0, 1, 2).',
   values: Object.fromEntries(transferTypes.map((name, code) => [name, { value: code }])) as Record<
     (typeof transferTypes)[number], { value: number }>,
 });
 
-export const TickStatus = builder.enumType('TickStatus', {
+const TickStatus = builder.enumType('TickStatus', {
   description: 'MINTING while minted < total supply, COMPLETED once minted ≥ total supply.',
   values: ['MINTING', 'COMPLETED'] as const,
 });
 
-export const TickOrderField = builder.enumType('TickOrderField', {
+const TickOrderField = builder.enumType('TickOrderField', {
   description: 'Orders of a tick list; the record id breaks ties.',
   values: tickOrders,
 });
 
 // Stats are a node of their own (keyed on the tick): a client cache normalises them, so two queries that
 // select different stats of one tick merge instead of replacing each other (Apollo's "Cache data may be lost").
-export const TickStatsRef = builder.nodeRef<TickRow>('TickStats', {
+const TickStatsRef = builder.nodeRef<TickRow>('TickStats', {
   id: { resolve: (r) => r.id, parse: parseRecordId, description: 'Global id (the tick\'s record id inside).' },
   // a copy: the relay plugin brands each loaded object with its type, and the row may be a Tick's too
   loadOne: (id, ctx) => ctx.loaders.tickById.load(id).then((row) => row && { ...row }),
@@ -73,7 +73,7 @@ TickRef.implement({
   }),
 });
 
-export const TickConnection = builder.connectionObject(
+const TickConnection = builder.connectionObject(
   { type: TickRef, name: 'TickConnection' },
   { name: 'TickEdge' },
 );
@@ -142,3 +142,22 @@ builder.queryFields((t) => ({
     },
   }, TickConnection),
 }));
+
+builder.objectField(ChainRef, 'ticks', (t) =>
+  t.connection({
+    type: TickRef,
+    complexity: connectionComplexity,
+    description: "The chain's ticks.",
+    args: {
+      ...offsetArg(),
+      orderBy: t.arg({ type: TickOrderField, defaultValue: 'ID', required: true }),
+      direction: t.arg({ type: OrderDirection, defaultValue: 'DESC', required: true }),
+    },
+    resolve: async (c, args, ctx) => {
+      const keys = tickSortKeys[args.orderBy];
+      const plan = planPage(args, keys, args.direction, ctx);
+      const page = await ctx.loaders.ticksOfChain({ ...plan.request, extra: args.orderBy }).load(c.chain);
+      page.rows.forEach(ctx.loaders.primeTick);
+      return toConnection(page, plan, keys, () => ctx.store.ticks.count({ chain: c.chain }));
+    },
+  }, TickConnection));

@@ -40,7 +40,7 @@ TransactionRef.implement({
   }),
 });
 
-export const TransactionConnection = builder.connectionObject(
+const TransactionConnection = builder.connectionObject(
   { type: TransactionRef, name: 'TransactionConnection' },
   { name: 'TransactionEdge' },
 );

@@ -18,7 +18,7 @@ function missingChains(requested: readonly string[], found: readonly { chain: st
 
 const zeroGoTime = '0001-01-01 00:00:00 +0000 UTC';
 /** Go's time.Time String() of a UTC instant, second precision: `2024-01-16 10:18:46 +0000 UTC`. */
-export const goTime = (iso: string | null): string =>
+const goTime = (iso: string | null): string =>
   iso == null ? zeroGoTime : `${iso.slice(0, 10)} ${iso.slice(11, 19)} +0000 UTC`;
 
 const windowFields = 'transactions addresses ticks';

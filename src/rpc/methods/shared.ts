@@ -125,7 +125,7 @@ export const int = (extra: Schema = {}): Schema => ({ type: 'integer', ...extra 
 export const count: Schema = int({ minimum: 0 });
 export const str = (extra: Schema = {}): Schema => ({ type: 'string', ...extra });
 export const array = (items: Schema, extra: Schema = {}): Schema => ({ type: 'array', items, ...extra });
-export const nullable = (schema: Schema): Schema => ({ oneOf: [schema, { type: 'null' }] });
+const nullable = (schema: Schema): Schema => ({ oneOf: [schema, { type: 'null' }] });
 /** An object with exactly these members (all required unless listed in `optional`). */
 export const object = (properties: Record<string, Schema>, optional: readonly string[] = [], extra: Schema = {}): Schema => ({
   type: 'object',

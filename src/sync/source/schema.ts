@@ -4,7 +4,7 @@ import type { SourceConnection } from './connection.js';
 
 const base = 'init_mysql.sql';
 /** table → column → the indexer DDL file that added it. */
-export const expectedSchema: Record<string, Record<string, string>> = {
+const expectedSchema: Record<string, Record<string, string>> = {
   chain_info: Object.fromEntries(
     ['id', 'chain_id', 'chain', 'outer_chain', 'name', 'logo', 'network_id', 'ext', 'created_at', 'updated_at']
       .map((c) => [c, '20240221-create-chain-info-add-index.sql'])),
