@@ -16,6 +16,7 @@ import { printSdl } from './graphql/schema.js';
 import { loadManifest } from './graphql/persisted.js';
 import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
 import { createLogger, logFailure, yogaLogger, type Logger } from './observability/logger.js';
+import { dbRequestScope } from './observability/scope.js';
 import { createOperations, operationsDefaults, type Operations, type OperationsConfig } from './observability/operations.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
@@ -83,6 +84,7 @@ export function createGateway(
     listen: config.DATA_VERSION_LISTEN ?? operationsDefaults.DATA_VERSION_LISTEN,
     logger,
     onQuery: hooks.onQuery,
+    scope: dbRequestScope,
   });
   const sql = sources.primary.sql;
   const paging = { defaultPageSize: config.DEFAULT_PAGE_SIZE, maxPageSize: config.MAX_PAGE_SIZE };
@@ -91,7 +93,7 @@ export function createGateway(
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
   const store = ops.instrumentStore(createStore(sql, {
-    timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: config, router: sources.router, unready: sources.unready,
+    timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: config, router: sources.router, unready: sources.unready, scope: dbRequestScope,
   }));
   ops.attachPool(store.poolState);
   const hub = createLiveHub({ store, maxQueue: config.SUBSCRIPTIONS_MAX_QUEUE ?? 1_000, logger: ops.logger });
