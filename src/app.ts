@@ -7,6 +7,7 @@ import { expandHosts, expandUrlList } from './db/urls.js';
 import { createStore, storeLimitDefaults, type Store, type StoreLimits } from './db/store.js';
 import { dataAgeSeconds } from './db/version.js';
 import { createContext } from './graphql/context.js';
+import { graphqlRefusalBody } from './graphql/errors.js';
 import { subscriptionLimitsPlugin } from './graphql/subscriptions.js';
 import { createLiveHub, type LiveHub } from './live/hub.js';
 import { registerLiveMetrics } from './live/metrics.js';
@@ -18,6 +19,7 @@ import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
 import { createLogger, logFailure, yogaLogger, type Logger } from './observability/logger.js';
 import { dbRequestScope } from './observability/scope.js';
 import { createOperations, operationsDefaults, type Operations, type OperationsConfig } from './observability/operations.js';
+import { rpcRefusalBody } from './rpc/errors.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
 import type { HttpSettings } from './server/connections.js';
@@ -154,6 +156,7 @@ export function createGateway(
     ? { minBytes: config.HTTP_COMPRESSION_MIN_BYTES ?? clientDefaults.HTTP_COMPRESSION_MIN_BYTES } : undefined;
   const server = createHttpServer({
     store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp, cors, compression, graphiql: config.GRAPHQL_INTROSPECTION, freshness,
+    errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
   }, config);
   return {
     sql,
