@@ -22,7 +22,7 @@ import { createOperations, operationsDefaults, type Operations, type OperationsC
 import { rpcRefusalBody } from './rpc/errors.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
-import type { HttpSettings } from './server/connections.js';
+import { clientKey, type HttpSettings } from './server/connections.js';
 import { corsPolicy } from './server/cors.js';
 import { createHttpServer } from './server/http.js';
 
@@ -108,6 +108,7 @@ export function createGateway(
   const subscriptionLimits = subscriptionLimitsPlugin({
     maxPerClient: config.SUBSCRIPTIONS_MAX_PER_CLIENT ?? 32,
     maxPerConnection: config.SUBSCRIPTIONS_MAX_PER_CONNECTION ?? 4,
+    clientKey,
   });
   const yoga = createGraphqlServer({
     store,
