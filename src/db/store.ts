@@ -41,12 +41,12 @@ export function createStore(sql: Sql, options: {
   const limit = <K extends keyof StoreLimits>(key: K) => options.limits?.[key] ?? storeLimitDefaults[key];
   const run = createRunner({
     timeoutMs: options.timeoutMs,
+    scope: options.scope,
     poolMax: limit('DB_POOL_MAX'),
     maxQueue: limit('DB_MAX_QUEUE'),
     queueTimeoutMs: limit('DB_QUEUE_TIMEOUT_MS'),
     requestMaxRows: limit('REQUEST_MAX_ROWS'),
     requestMaxConcurrent: limit('REQUEST_MAX_CONCURRENT_STATEMENTS'),
-    scope: options.scope,
   }, options.router ?? singleSource(sql));
   return {
     sql,

@@ -1,9 +1,6 @@
 import type { ChainRow, IndexedBlockRow } from '../../db/chains.js';
-import { tickSortKeys } from '../../db/ticks.js';
-import { builder, OrderDirection } from '../builder.js';
+import { builder } from '../builder.js';
 import { parseChainKey } from '../ids.js';
-import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
-import { TickConnection, TickOrderField, TickRef } from './tick.js';
 
 export const IndexedBlockRef = builder.objectRef<IndexedBlockRow>('IndexedBlock');
 IndexedBlockRef.implement({
@@ -19,6 +16,7 @@ export const ChainRef = builder.nodeRef<ChainRow>('Chain', {
   id: { resolve: (c) => c.chain, parse: parseChainKey, description: 'Global id (Relay): base64 of `Chain:<name>`.' },
   loadOne: (name, ctx) => ctx.loaders.chainByName.load(name),
 });
+// Chain.ticks is added in tick.ts (builder.objectField), so this file needs nothing from it: no import cycle.
 ChainRef.implement({
   description: 'An indexed blockchain.',
   fields: (t) => ({
@@ -35,23 +33,6 @@ ChainRef.implement({
       description: 'Latest indexed block; null while nothing is indexed.',
       resolve: (c, _args, ctx) => ctx.loaders.latestBlock.load(c.chain),
     }),
-    ticks: t.connection({
-      type: TickRef,
-      complexity: connectionComplexity,
-      description: "The chain's ticks.",
-      args: {
-        ...offsetArg(),
-        orderBy: t.arg({ type: TickOrderField, defaultValue: 'ID', required: true }),
-        direction: t.arg({ type: OrderDirection, defaultValue: 'DESC', required: true }),
-      },
-      resolve: async (c, args, ctx) => {
-        const keys = tickSortKeys[args.orderBy];
-        const plan = planPage(args, keys, args.direction, ctx);
-        const page = await ctx.loaders.ticksOfChain({ ...plan.request, extra: args.orderBy }).load(c.chain);
-        page.rows.forEach(ctx.loaders.primeTick);
-        return toConnection(page, plan, keys, () => ctx.store.ticks.count({ chain: c.chain }));
-      },
-    }, TickConnection),
   }),
 });
 

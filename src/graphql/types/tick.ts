@@ -142,3 +142,22 @@ builder.queryFields((t) => ({
     },
   }, TickConnection),
 }));
+
+builder.objectField(ChainRef, 'ticks', (t) =>
+  t.connection({
+    type: TickRef,
+    complexity: connectionComplexity,
+    description: "The chain's ticks.",
+    args: {
+      ...offsetArg(),
+      orderBy: t.arg({ type: TickOrderField, defaultValue: 'ID', required: true }),
+      direction: t.arg({ type: OrderDirection, defaultValue: 'DESC', required: true }),
+    },
+    resolve: async (c, args, ctx) => {
+      const keys = tickSortKeys[args.orderBy];
+      const plan = planPage(args, keys, args.direction, ctx);
+      const page = await ctx.loaders.ticksOfChain({ ...plan.request, extra: args.orderBy }).load(c.chain);
+      page.rows.forEach(ctx.loaders.primeTick);
+      return toConnection(page, plan, keys, () => ctx.store.ticks.count({ chain: c.chain }));
+    },
+  }, TickConnection));
