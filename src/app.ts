@@ -36,6 +36,13 @@ import { clientKey, type HttpSettings } from './server/connections.js';
 import { corsPolicy } from './server/cors.js';
 import { createHttpServer } from './server/http.js';
 
+// The composition root: the only module that builds the gateway's parts (sql clients and sources with the
+// data-version watcher, store, metrics, response cache, live events, yoga, the RPC handler, the HTTP
+// listener) and hands each the others it needs. The layers below it import only downwards
+// (.dependency-cruiser.cjs, checked by `npm run lint:deps`): what a lower layer needs from a higher one
+// (the request scope for src/db, error bodies for src/server, the client key for subscriptions) is
+// passed in here.
+
 export interface Gateway {
   /** The primary's query pool. */
   sql: Sql;
