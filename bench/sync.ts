@@ -15,7 +15,7 @@
 // 4. Sync RSS: the sync process's VmRSS sampled every 100 ms in every phase; the peak. Target ≤ 300 MB.
 // Results: bench/results/sync-<date>-scale<s>.json and .md.
 import { spawn, execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdirSync, existsSync, createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +40,8 @@ const { values } = parseArgs({
     // add indexes on balances/utxos (updated_at) to the source (not in the indexer's schema): the polling
     // follow's windows then need no full scan
     'index-updated-at': { type: 'boolean', default: false },
+    // the sync processes' output at debug level (the polling follow logs where each cycle's time goes)
+    'sync-log': { type: 'string' },
   },
   strict: true,
 });
@@ -72,12 +74,16 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => 
 
 function startSync(args: string[]) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|SYNC_SOURCE_URL|NODE_OPTIONS)$/.test(k)));
-  const child = spawn(process.execPath, ['dist/cli/sync.js', '--metrics-port', '0', '--log-level', 'warn', ...args],
+  const child = spawn(process.execPath, ['dist/cli/sync.js', '--metrics-port', '0', '--log-level', values['sync-log'] ? 'debug' : 'warn', ...args],
     { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => { output = (output + c.toString()).slice(-20_000); });
   child.stderr!.on('data', (c: Buffer) => { output = (output + c.toString()).slice(-20_000); });
   children.add(child);
+  if (values['sync-log']) {
+    const f = createWriteStream(values['sync-log'], { flags: 'a' });
+    child.stdout!.pipe(f); child.stderr!.pipe(f);
+  }
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { children.delete(child); resolve(code); }));
   const rss = rssSampler(child.pid!);
   return { child, exited, rss, output: () => output };
@@ -253,8 +259,13 @@ try {
     const deadline = Date.now() + 600_000;
     const pg = postgres(pgUrl, { max: 1, onnotice: () => {} });
     const [[srcTxs]] = (await src.conn.query('SELECT count(*) AS n FROM txs')) as any;
+    // polling starts from the watermarks of the backfill: the rows the binlog phase wrote are in the read
+    // model already but are read again; the writer starts once the watermarks reach the source's ids
+    const [[srcMax]] = (await src.conn.query('SELECT (SELECT max(id) FROM txs) AS txs, (SELECT max(id) FROM address_txs) AS address_txs')) as any;
+    const watermarksUp = async () => mode === 'binlog' || (await pg`SELECT source_table, high_id::text AS h FROM sync_poll_state
+      WHERE source_table IN ('txs', 'address_txs')`).filter((r) => BigInt(r.h) >= BigInt(srcMax[r.source_table])).length === 2;
     const caughtUp = async () => (await height$()) >= height
-      && Number((await pg`SELECT count(*) AS n FROM transactions`)[0]!.n) === Number(srcTxs.n);
+      && Number((await pg`SELECT count(*) AS n FROM transactions`)[0]!.n) === Number(srcTxs.n) && (await watermarksUp());
     while (!(await caughtUp())) {
       if (Date.now() > deadline || sync.child.exitCode !== null) throw new Error(`${mode}: never caught up\n${sync.output()}`);
       await new Promise((r) => setTimeout(r, 100));

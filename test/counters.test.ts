@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, createTestGateway, graphql, type TestDatabase } from './support/db.js';
 import { Fixture, fakeHash } from './support/fixtures.js';
+import { upsertBalances, upsertMovements, upsertTransactions, type Tx } from '../src/db/sync-apply.js';
 
 // The maintained counters (ticks.minted / holders / tx_cnt and list_totals) must always equal the real
 // counts: after a bulk load (refresh_counters) and after an indexer's row-by-row writes (row triggers),
@@ -317,6 +318,31 @@ describe('counters stay equal to the real counts', () => {
                  SELECT chain, protocol, block_height + 1000000, position_in_block, block_time, tx_hash || 'c', from_address,
                         to_address, op, tick, amt, created_at, updated_at FROM transactions WHERE chain = 'avalanche'`;
     await expectCountersRight('INSERT … SELECT');
+  });
+
+  it("after the sync's batched multi-row upserts (sql/009, sql/012), replays and changed addresses included", async () => {
+    const t = { chain: 'bsc', protocol: 'bsc-20', tick: 'newt' };
+    const D = '0xDdDd000000000000000000000000000000000004';
+    const txRow = (id: string, from: string, to: string) => ({ id, ...t, block_height: String(++height), position_in_block: '0',
+      block_time: at, tx_hash: fakeHash(), from_address: from, to_address: to, op: 'transfer', tick: 'newt', amt: '1', gas: '0',
+      gas_price: '0', status: 1, created_at: at, updated_at: at });
+    const mv = (id: string, address: string, event: number, amount: string) => ({ id, ...t, address, tx_hash: fakeHash(), amount,
+      event, operate: 'transfer', created_at: at, updated_at: at });
+    const bal = (address: string, balance: string) => ({ ...t, address, balance, available: '0', updated_at: at });
+    const write = (f: (tx: Tx) => Promise<void>) => db.sql.begin((tx) => f(tx as Tx));
+    await write(async (tx) => {
+      await upsertTransactions(tx, [txRow('90000001', A, D), txRow('90000002', D, D), txRow('90000003', D.toLowerCase(), B)]);
+      await upsertMovements(tx, [mv('90000001', D, 3, '5'), mv('90000002', A, 4, '5'), mv('90000003', D.toLowerCase(), 2, '7')]);
+      await upsertBalances(tx, [bal(D, '12'), bal(A, '0'), bal(B, '3')]);
+    });
+    await expectCountersRight('batched inserts');
+    // the same ids again (a follow replaying a flush), one with another sender / address, balances re-signed
+    await write(async (tx) => {
+      await upsertTransactions(tx, [txRow('90000001', A, D), txRow('90000002', C, D)]);
+      await upsertMovements(tx, [mv('90000001', D, 3, '5'), mv('90000003', C, 2, '7')]);
+      await upsertBalances(tx, [bal(D.toLowerCase(), '0'), bal(A, '4'), bal(B, '3'), bal(C, '7')]);
+    });
+    await expectCountersRight('batched replays and changes');
   });
 
   it('after deletes', async () => {

@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { createClient } from 'graphql-sse';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, type Gateway, type GatewayConfig } from '../src/app.js';
@@ -9,7 +10,7 @@ import { migrate } from '../src/db/migrate.js';
 import { testConfig } from './support/db.js';
 import { Fixture, fakeHash } from './support/fixtures.js';
 import { listen } from './support/http.js';
-import { findRedis, gql, request, rpc, waitFor } from './support/ops.js';
+import { findRedis, gql, indexMint, request, rpc, waitFor } from './support/ops.js';
 import { createPgInstance, pgBinDir, type PgInstance } from './support/pg-instance.js';
 
 // Read replicas against a real primary and a real streaming standby (pg_basebackup -R), both private to
@@ -119,6 +120,36 @@ describe.skipIf(!bin)('read replicas (own primary and streaming standby)', () =>
     const scrape = await (await fetch(`${base}/metrics`)).text();
     expect(scrape).toMatch(/^igw_listen_up 1$/m);
     expect(scrape).not.toMatch(/postgres@|postgres:\/\//);
+  });
+
+  it('subscriptions: an event is read from the primary that announced it, never from a replica that has not replayed it', async () => {
+    await caughtUp();
+    const { gateway, base } = await startGateway({ MAX_REPLICA_LAG_MS: 600_000, DATABASE_READ_URLS: standby.url });
+    await waitFor(async () => gateway.sources.replicas[0]!.inRotation, 5_000, 20);
+    const client = createClient({ url: `${base}/graphql`, retryAttempts: 0 });
+    const events: any[] = [];
+    const stop = client.subscribe({
+      query: `subscription { tickActivity(chain: "eth", protocol: "erc-20", tick: "alpha") { movement { amount } tick { stats { minted holders } } } }`,
+    }, { next: (value) => void events.push(value), error: () => {}, complete: () => {} });
+    try {
+      await waitFor(async () => gateway.live.hub.stats().subscriptions === 1, 5_000, 10);
+      await onStandby`SELECT pg_wal_replay_pause()`;
+      try {
+        await indexMint(writer, tick, '0x4444444444444444444444444444444444444444', '5');
+        await waitFor(async () => events.length === 1, 3_000, 10);
+        const [fresh] = await writer<{ minted: string; holders: string }[]>`
+          SELECT minted::text, holders::text FROM ticks WHERE tick = ${tick.tick}`;
+        const [stale] = await onStandby<{ minted: string }[]>`SELECT minted::text FROM ticks WHERE tick = ${tick.tick}`;
+        expect(stale!.minted).not.toBe(fresh!.minted); // the replica in rotation has not replayed the mint
+        expect(events[0]).toEqual({ data: { tickActivity: { movement: { amount: '5' }, tick: { stats: { minted: fresh!.minted, holders: Number(fresh!.holders) } } } } });
+      } finally {
+        await onStandby`SELECT pg_wal_replay_resume()`;
+      }
+      await caughtUp();
+    } finally {
+      stop();
+      client.dispose();
+    }
   });
 
   it('no stale cache entries: with replay paused, answers from the standby are stored under its own version; a gateway on the primary sees fresh answers only', async () => {

@@ -12,9 +12,15 @@ export interface DbStatementTrack {
   done(): void;
 }
 
+/** A request as src/db sees it: an identity (pins and budgets are kept per request) and where it may read. */
+export interface DbRequest {
+  /** Read from the primary only (a subscription event: a replica may not have replayed its rows yet). */
+  readonly primaryOnly?: boolean;
+}
+
 export interface RequestScopeAccessor {
-  /** The request in progress (an identity: pins and budgets are kept per request), undefined outside one. */
-  current(): object | undefined;
+  /** The request in progress, undefined outside one. */
+  current(): DbRequest | undefined;
   /** Called by the statement runner when a statement asks for a connection. */
   track(): DbStatementTrack;
 }

@@ -318,7 +318,7 @@ export function createSources(options: SourcesOptions): Sources {
   }
   function pin(): Pin {
     const scope = (options.scope ?? noRequestScope).current();
-    if (!scope) return { source: primary, snapshot: primary.snapshot() };
+    if (!scope || scope.primaryOnly) return { source: primary, snapshot: primary.snapshot() };
     let pinned = pins.get(scope);
     if (!pinned) pins.set(scope, pinned = choose());
     return pinned;

@@ -128,16 +128,20 @@ export async function upsertBalances(tx: Tx, rows: BalanceRow[]): Promise<void> 
       SELECT tick_id, address, balance, available, updated_at
         FROM jsonb_to_recordset(${tx.json(lastBy(withIds, (r) => `${r.tick_id}/${r.address.toLowerCase()}`) as never)}::jsonb)
              AS r (tick_id bigint, address text, balance numeric, available numeric, updated_at timestamptz)),
-    old AS (SELECT b.tick_id, -1 AS n FROM balances b JOIN r ON b.tick_id = r.tick_id AND b.address_key = lower(r.address)
+    old AS (SELECT b.tick_id, b.address_key, -1 AS n FROM balances b JOIN r ON b.tick_id = r.tick_id AND b.address_key = lower(r.address)
              WHERE b.balance > 0),
     ins AS (
       INSERT INTO balances (tick_id, address, balance, available, updated_at)
       SELECT tick_id, address, balance, available, updated_at FROM r
       ON CONFLICT (tick_id, address_key) DO UPDATE SET balance = EXCLUDED.balance, available = EXCLUDED.available,
          updated_at = EXCLUDED.updated_at
-      RETURNING tick_id, balance),
-    d AS (SELECT tick_id, sum(n) AS delta FROM (SELECT tick_id, 1 AS n FROM ins WHERE balance > 0 UNION ALL SELECT * FROM old) x
-           GROUP BY tick_id)
+      RETURNING tick_id, address_key, balance),
+    x AS (SELECT tick_id, address_key, 1 AS n FROM ins WHERE balance > 0 UNION ALL SELECT * FROM old),
+    -- and the positive balances per address (sql/012)
+    a AS (INSERT INTO address_totals AS t (address_key, movements, balances)
+          SELECT address_key, 0, sum(n) FROM x GROUP BY address_key HAVING sum(n) <> 0
+          ON CONFLICT (address_key) DO UPDATE SET balances = t.balances + EXCLUDED.balances),
+    d AS (SELECT tick_id, sum(n) AS delta FROM x GROUP BY tick_id)
     UPDATE ticks t SET holders = t.holders + d.delta FROM d WHERE t.id = d.tick_id AND d.delta <> 0`;
   await rowCounters(tx);
 }
@@ -156,7 +160,8 @@ export async function upsertMovements(tx: Tx, rows: MovementRow[]): Promise<void
   // minted changes once per tick and statement (sql/009): mints written, minus the mints they replace
   await batchedCounters(tx);
   await tx`
-    WITH old AS (SELECT tick_id, -amount AS amount FROM address_txs WHERE id = ANY(${unique.map((r) => r.id)}::bigint[]) AND event = 2),
+    WITH prior AS (SELECT tick_id, address_key, amount, event FROM address_txs WHERE id = ANY(${unique.map((r) => r.id)}::bigint[])),
+    old AS (SELECT tick_id, -amount AS amount FROM prior WHERE event = 2),
     ins AS (
       INSERT INTO address_txs (id, tick_id, address, tx_hash, amount, event, operate, created_at, updated_at)
       SELECT id, tick_id, address, tx_hash, amount, event, operate, created_at, updated_at
@@ -165,7 +170,12 @@ export async function upsertMovements(tx: Tx, rows: MovementRow[]): Promise<void
       ON CONFLICT (id) DO UPDATE SET tick_id = EXCLUDED.tick_id, address = EXCLUDED.address, tx_hash = EXCLUDED.tx_hash,
          amount = EXCLUDED.amount, event = EXCLUDED.event, operate = EXCLUDED.operate, created_at = EXCLUDED.created_at,
          updated_at = EXCLUDED.updated_at
-      RETURNING tick_id, amount, event),
+      RETURNING tick_id, amount, event, address_key),
+    -- and the movements per address (sql/012)
+    a AS (INSERT INTO address_totals AS t (address_key, movements, balances)
+          SELECT address_key, sum(n), 0 FROM (SELECT address_key, 1 AS n FROM ins UNION ALL SELECT address_key, -1 FROM prior) x
+           GROUP BY address_key HAVING sum(n) <> 0
+          ON CONFLICT (address_key) DO UPDATE SET movements = t.movements + EXCLUDED.movements),
     d AS (SELECT tick_id, sum(amount) AS delta FROM (SELECT tick_id, amount FROM ins WHERE event = 2 UNION ALL SELECT * FROM old) x
            GROUP BY tick_id)
     UPDATE ticks t SET minted = t.minted + d.delta FROM d WHERE t.id = d.tick_id AND d.delta <> 0`;
@@ -181,7 +191,8 @@ export async function upsertTransactions(tx: Tx, rows: TransactionRow[]): Promis
   // tx counts and list totals change once per (chain, protocol, tick) and statement (sql/009)
   await batchedCounters(tx);
   await tx`
-    WITH old AS (SELECT chain, protocol, tick, -1 AS n FROM transactions WHERE id = ANY(${unique.map((r) => r.id)}::bigint[])),
+    WITH prior AS (SELECT chain, protocol, tick, from_key, to_key FROM transactions WHERE id = ANY(${unique.map((r) => r.id)}::bigint[])),
+    old AS (SELECT chain, protocol, tick, -1 AS n FROM prior),
     ins AS (
       INSERT INTO transactions (id, chain, protocol, block_height, position_in_block, block_time, tx_hash, from_address,
                                 to_address, op, tick, amt, gas, gas_price, status, created_at, updated_at)
@@ -197,7 +208,12 @@ export async function upsertTransactions(tx: Tx, rows: TransactionRow[]): Promis
          to_address = EXCLUDED.to_address, op = EXCLUDED.op, tick = EXCLUDED.tick, amt = EXCLUDED.amt, gas = EXCLUDED.gas,
          gas_price = EXCLUDED.gas_price, status = EXCLUDED.status, created_at = EXCLUDED.created_at,
          updated_at = EXCLUDED.updated_at
-      RETURNING chain, protocol, tick),
+      RETURNING chain, protocol, tick, from_key, to_key),
+    -- and the transactions per address, one sent to itself counted once (sql/012)
+    k AS (SELECT from_key AS k, 1 AS n FROM ins UNION ALL SELECT to_key, 1 FROM ins WHERE to_key <> from_key
+          UNION ALL SELECT from_key, -1 FROM prior UNION ALL SELECT to_key, -1 FROM prior WHERE to_key <> from_key),
+    a AS (INSERT INTO address_tx_totals AS t (address_key, n) SELECT k, sum(n) FROM k GROUP BY k HAVING sum(n) <> 0
+          ON CONFLICT (address_key) DO UPDATE SET n = t.n + EXCLUDED.n),
     d AS (SELECT chain, protocol, tick, sum(n)::bigint AS delta
             FROM (SELECT chain, protocol, tick, 1 AS n FROM ins UNION ALL SELECT * FROM old) x GROUP BY chain, protocol, tick),
     u AS (UPDATE ticks t SET tx_cnt = t.tx_cnt + d.delta FROM d

@@ -47,6 +47,11 @@ export interface RequestScope {
   pool?: PoolMeter;
   /** Statements of the request holding a connection / waiting for one, and since when (interval unions). */
   clocks: { running: Clock; queued: Clock };
+  /**
+   * Read from the primary only: a subscription event was announced by the primary's NOTIFY, and a replica
+   * may not have replayed its rows yet (src/db/sources.ts).
+   */
+  primaryOnly?: boolean;
 }
 
 interface Clock { open: number; since: number }
@@ -67,11 +72,12 @@ export function newScope(id: string, surface: Surface, pool?: PoolMeter): Reques
 /**
  * A subscription event (src/graphql/types/live.ts): the rest of its execution runs in a scope of its own, so
  * the per-request limits of the statement runner (REQUEST_MAX_ROWS, concurrent statements) hold per event
- * rather than accumulating over a stream's lifetime. Called at the start of the event's execution.
+ * rather than accumulating over a stream's lifetime, and it reads from the primary (whose NOTIFY announced
+ * the event; a lagging replica could answer without its rows). Called at the start of the event's execution.
  */
 export function enterEventScope(): void {
   const parent = storage.getStore();
-  if (parent) storage.enterWith(newScope(parent.id, parent.surface, parent.pool));
+  if (parent) storage.enterWith({ ...newScope(parent.id, parent.surface, parent.pool), primaryOnly: true });
 }
 
 /**

@@ -16,6 +16,8 @@ export function createSyncMetrics() {
     mode: new Gauge({ name: 'igw_sync_mode', help: '1 for the mode in use (binlog, polling, backfill)', labelNames: ['mode'], registers: [registry] }),
     errors: new Counter({ name: 'igw_sync_errors_total', help: 'Errors by kind (source, target, bad_row)', labelNames: ['kind'], registers: [registry] }),
     badRows: new Counter({ name: 'igw_sync_bad_rows_total', help: 'Source rows that could not be mapped', labelNames: ['table'], registers: [registry] }),
+    pollRows: new Counter({ name: 'igw_sync_poll_rows_read_total', help: 'Polling: balance and utxo rows read, by how (derived from new movements, or the safety-net sweep)', labelNames: ['read'], registers: [registry] }),
+    pollSeconds: new Counter({ name: 'igw_sync_poll_seconds_total', help: 'Polling: time spent per phase of a cycle (source reads, balance comparison, PostgreSQL apply)', labelNames: ['phase'], registers: [registry] }),
     lastApplied: new Gauge({ name: 'igw_sync_last_applied_timestamp_seconds', help: 'When the follow last committed', registers: [registry] }),
   };
   return {

@@ -22,6 +22,7 @@ const schema = z.object({
   'poll-interval-ms': int(50, 600_000).default(1_000),
   'poll-overlap-s': int(0, 86_400).default(10),
   'gap-expiry-s': int(1, 86_400 * 7).default(600),
+  'poll-sweep-ids': int(1_000, 100_000_000).default(50_000),
   'reconcile-interval-s': int(1, 86_400 * 7).default(3_600),
   'metrics-port': int(0, 65_535).default(9_465),
   'metrics-host': z.string().min(1).default('127.0.0.1'),
@@ -35,7 +36,7 @@ export class OptionsError extends Error {}
 
 const flags = ['once', 'verify', 'dry-run', 'skip-bad-rows', 'help'];
 const valued = ['source', 'database-url', 'source-time-zone', 'mode', 'server-id', 'batch-size', 'poll-interval-ms',
-  'poll-overlap-s', 'gap-expiry-s', 'reconcile-interval-s', 'metrics-port', 'metrics-host', 'log-level'];
+  'poll-overlap-s', 'poll-sweep-ids', 'gap-expiry-s', 'reconcile-interval-s', 'metrics-port', 'metrics-host', 'log-level'];
 
 export const usage = `usage: npm run sync -- --source mysql://user:pass@host:3306/db|sqlite:///path/to/file.db --database-url postgres://… [options]
   --once                     backfill (first run) or catch up, then exit
@@ -45,7 +46,7 @@ export const usage = `usage: npm run sync -- --source mysql://user:pass@host:330
   --verify                   compare source and read model, print the differences (exit 0 same, 1 different)
   --skip-bad-rows            report rows that cannot be mapped and go on (default: stop)
   --metrics-port 9465        Prometheus /metrics (0: any free port)
-  --server-id, --batch-size, --poll-interval-ms, --poll-overlap-s, --gap-expiry-s, --reconcile-interval-s,
+  --server-id, --batch-size, --poll-interval-ms, --poll-overlap-s, --poll-sweep-ids, --gap-expiry-s, --reconcile-interval-s,
   --metrics-host, --log-level`;
 
 export function parseOptions(argv: string[], env: Record<string, string | undefined> = process.env): SyncOptions | 'help' {

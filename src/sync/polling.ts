@@ -3,10 +3,16 @@
 // - insert-only tables: rows above the id watermark, plus the ids below it not seen yet (gaps: a row whose
 //   transaction committed after a higher id's did); a gap is forgotten after --gap-expiry-s (a rolled-back
 //   insert never fills its id);
-// - balances and utxos (updated in place): rows whose updated_at (the database's clock) falls in a window
-//   starting --poll-overlap-s before the previous cycle (statement time is not commit time);
+// - balances (updated in place; the indexer does not index updated_at, so reading them by it scans the whole
+//   table): the rows keyed by the (chain, protocol, tick, address) of the new address_txs and txs rows, read
+//   by the source's unique key (the indexer writes a balance in the flush that adds its movements);
+// - balances and utxos, as a safety net for changes that derivation misses (a hand edit, an indexer that
+//   writes a balance without a movement): a sweep that reads --poll-sweep-ids ids per cycle, by primary-key
+//   range, keeping the rows whose updated_at (on both clocks) is at or after the start of the previous
+//   sweep pass minus --poll-overlap-s (statement time is not commit time); a pass ends at the highest id;
 // - chain_info and block: read whole (a lowered or deleted block row is seen too).
-// Deletes of other rows are invisible here; see the README.
+// Balances equal to the read model's are left out (writing them would bump the data version). Deletes of
+// other rows are invisible here; see the README.
 import type { Sql } from '../db/client.js';
 import { changedBalances, type Tx } from '../db/sync-apply.js';
 import * as state from '../db/sync-state.js';
@@ -33,8 +39,12 @@ export interface PollingContext {
   /** seconds between sweeps for rows deleted in the source */
   reconcileIntervalS: number;
   batchSize: number;
+  /** ids of balances / utxos the safety-net sweep reads per cycle */
+  sweepIds: number;
   stopSignal: Promise<void>;
   once: boolean;
+  /** see knownBalancesMax */
+  knownBalances?: Map<string, string>;
 }
 
 /** Missing ids remembered per table at most. */
@@ -42,16 +52,82 @@ const maxGaps = 100_000;
 
 const shift = (wall: string, seconds: number) =>
   new Date(Date.parse(`${wall.replace(' ', 'T')}Z`) + seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
+const wallSeconds = (wall: string) => Date.parse(`${wall.replace(' ', 'T')}Z`) / 1000;
+const fromSeconds = (seconds: number) => new Date(seconds * 1000).toISOString().slice(0, 19).replace('T', ' ');
+
+/** Addresses per balance look-up statement. */
+const lookupChunk = 1_000;
+/** Rows the sweep holds per cycle at most (its id range may hold more when many rows changed: the rest
+ *  are read by the next cycles). */
+const sweepRowLimit = 5_000;
+/** Balances known to be in the read model as the source has them (source id → fingerprint), newest last:
+ *  the sweep re-reads every row updated since the previous pass, nearly all of them applied by the
+ *  derivation already; those it skips without a comparison. In memory only (per follow), bounded. */
+const knownBalancesMax = 100_000;
+const fingerprint = (r: SourceRow) => [r.chain, r.protocol, r.tick, r.address, r.balance, r.available, r.updated_at].map(text).join('\u0000');
+function remember(knownBalances: Map<string, string>, rows: SourceRow[]) {
+  for (const r of rows) {
+    const id = String(r.id);
+    knownBalances.delete(id);
+    knownBalances.set(id, fingerprint(r));
+  }
+  for (const id of knownBalances.keys()) {
+    if (knownBalances.size <= knownBalancesMax) break;
+    knownBalances.delete(id);
+  }
+}
+
+const text = (v: unknown) => (v === null || v === undefined ? '' : Buffer.isBuffer(v) ? v.toString('utf8') : String(v));
+
+/** The balance keys new movement and transaction rows touch: (chain, protocol, tick) as the source spells
+ *  them (protocol and tick have a binary collation there) → addresses. */
+export function touchedBalanceKeys(rows: { table: string; row: SourceRow }[]): Map<string, { chain: string; protocol: string; tick: string; addresses: Set<string> }> {
+  const out = new Map<string, { chain: string; protocol: string; tick: string; addresses: Set<string> }>();
+  for (const { table, row } of rows) {
+    const addresses = table === 'address_txs' ? [row.address, row.related_address] : table === 'txs' ? [row.from, row.to] : [];
+    const chain = text(row.chain); const protocol = text(row.protocol); const tick = text(row.tick);
+    if (!addresses.length || !chain || !tick) continue;
+    const key = `${chain}\u0000${protocol}\u0000${tick}`;
+    let k = out.get(key);
+    if (!k) out.set(key, k = { chain, protocol, tick, addresses: new Set() });
+    for (const a of addresses) if (text(a)) k.addresses.add(text(a));
+  }
+  return out;
+}
+
+/** The source's balance rows for those keys, by its unique key (address, chain, protocol, tick), in chunks. */
+async function readTouchedBalances(conn: SourceConnection, keys: ReturnType<typeof touchedBalanceKeys>): Promise<SourceRow[]> {
+  const out: SourceRow[] = [];
+  for (const k of keys.values()) {
+    const addresses = [...k.addresses];
+    for (let i = 0; i < addresses.length; i += lookupChunk) {
+      const [rows] = await conn.query('SELECT * FROM balances WHERE address IN (?) AND chain = ? AND protocol = ? AND tick = ?',
+        [addresses.slice(i, i + lookupChunk), k.chain, k.protocol, k.tick]);
+      out.push(...(rows as SourceRow[]));
+    }
+  }
+  return out;
+}
 
 /** One cycle; returns whether a table had more new rows than one batch (poll again at once). */
 export async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<boolean> {
   const polls = await state.readPollState(c.sql);
+  const knownBalances = (c.knownBalances ??= new Map());
+  // a balance skipped as a bad row is not remembered: the sweep tries it again
+  let badBalances = false;
+  const apply: ApplyOptions = { ...c.apply, onBadRow: (e) => { if (e.table === 'balances') badBalances = true; c.apply.onBadRow(e); } };
   const changes: Change[] = [];
   const next: state.PollState[] = [];
   let more = false;
   const rewinds = new Map<string, string | null>();
+  // where a cycle's time goes (metrics, and a debug line per cycle)
+  const phases: Record<string, number> = { source: 0, compare: 0, apply: 0 };
+  let t = performance.now();
+  const lap = (phase: string) => { const now = performance.now(); phases[phase]! += now - t; t = now; };
   await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
   let dbNow: string;
+  let byIdSize = 0;
+  let mappedBalances: SourceRow[] = [];
   try {
     dbNow = await sourceNow(conn);
     // whole reads, written only where they differ (an unchanged write would still bump the data version)
@@ -114,34 +190,74 @@ export async function pollOnce(c: PollingContext, conn: SourceConnection): Promi
       for (const row of [...late, ...rows]) changes.push({ table, kind: 'insert', row });
       next.push({ source_table: table, high_id: String(top), gaps, window_from: null });
     }
+    // balances: those the new rows touch (late ones included), then the sweep's chunk
+    const byId = new Map<string, SourceRow>();
+    const touched = touchedBalanceKeys(changes.filter((ch) => ch.table === 'address_txs' || ch.table === 'txs'));
+    for (const row of await readTouchedBalances(conn, touched)) byId.set(String(row.id), row);
+    c.metrics.pollRows.inc({ read: 'derived' }, byId.size);
     for (const table of windowTables) {
       const s = polls.get(table);
-      const windowFrom = s?.window_from ?? shift(dbNow, -c.overlapS);
+      let cursor = BigInt(s?.high_id.split('.')[0] ?? '0');
+      let windowFrom = s?.window_from ?? shift(dbNow, -c.overlapS);
+      // the next pass reads from the start of this one (minus the overlap): a row updated while this pass
+      // was past its id is read by the next
+      let nextFrom = typeof s?.gaps.next_from === 'number' ? fromSeconds(s.gaps.next_from) : null;
+      if (cursor === 0n || nextFrom === null) nextFrom = shift(dbNow, -c.overlapS);
+      const hi = cursor + BigInt(c.sweepIds);
       // updates are stamped by the database's clock, inserts by the indexer host's (its zone's wall-clock
-      // time): the window is read on both clocks
+      // time): the window is read on both clocks; the id range bounds the scan and the rows held
       const zone = currentZoneMinutes(c.apply.ctx) * 60;
       const [updated] = await conn.query(
-        `SELECT * FROM \`${table}\` WHERE (updated_at >= ? AND updated_at <= ?) OR (updated_at >= ? AND updated_at <= ?) ORDER BY id`,
-        [windowFrom, shift(dbNow, 1), shift(windowFrom, zone), shift(dbNow, 1 + zone)]);
-      let rows = updated as SourceRow[];
+        `SELECT * FROM \`${table}\` WHERE id > ? AND id <= ? AND ((updated_at >= ? AND updated_at <= ?) OR (updated_at >= ? AND updated_at <= ?)) ORDER BY id LIMIT ?`,
+        [String(cursor), String(hi), windowFrom, shift(dbNow, 1), shift(windowFrom, zone), shift(dbNow, 1 + zone), sweepRowLimit]);
+      const rows = updated as SourceRow[];
+      c.metrics.pollRows.inc({ read: 'sweep' }, rows.length);
+      const [top] = await conn.query(`SELECT coalesce(max(id), 0) AS m FROM \`${table}\``);
+      if (rows.length === sweepRowLimit) cursor = BigInt(String(rows[rows.length - 1]!.id));
+      else if (hi >= BigInt(String((top as { m: unknown }[])[0]!.m))) {
+        cursor = 0n;
+        windowFrom = nextFrom;
+      } else cursor = hi;
       if (table === 'balances') {
-        const mapped = rows.flatMap((row) => { try { return [{ ...mapBalance(row), row }]; } catch { return []; } });
-        const changed = new Set((await changedBalances(c.sql, mapped)).map((m) => m.row));
-        const mappable = new Set(mapped.map((m) => m.row));
-        // unchanged rows are left out; unmappable ones go on to be reported by the apply
-        rows = rows.filter((row) => changed.has(row) || !mappable.has(row));
+        for (const row of rows) if (!byId.has(String(row.id)) && knownBalances.get(String(row.id)) !== fingerprint(row)) byId.set(String(row.id), row);
       }
-      for (const row of rows) changes.push({ table, kind: 'update', row });
-      next.push({ source_table: table, high_id: '0', gaps: {}, window_from: shift(dbNow, -c.overlapS) });
+      else for (const row of rows) changes.push({ table, kind: 'update', row });
+      next.push({ source_table: table, high_id: String(cursor), gaps: cursor === 0n ? {} : { next_from: wallSeconds(nextFrom) }, window_from: windowFrom });
     }
+    lap('source');
+    const balances = [...byId.values()];
+    byIdSize = balances.length;
+    const mapped = balances.flatMap((row) => { try { return [{ ...mapBalance(row), row }]; } catch { return []; } });
+    const changed = new Set((await changedBalances(c.sql, mapped)).map((m) => m.row));
+    const mappable = new Set(mapped.map((m) => m.row));
+    // unchanged rows are left out; unmappable ones go on to be reported by the apply
+    for (const row of balances) if (changed.has(row) || !mappable.has(row)) changes.push({ table: 'balances', kind: 'update', row });
+    mappedBalances = mapped.map((m) => m.row);
+    lap('compare');
   } finally {
     await conn.query('COMMIT');
   }
+  const applyMs: Record<string, number> = {};
   await c.sql.begin(async (tx) => {
-    await applyChanges(tx as Tx, changes, c.apply);
+    // table by table (as applyChanges groups them anyway), timed
+    for (let i = 0; i < changes.length;) {
+      let j = i + 1;
+      while (j < changes.length && changes[j]!.table === changes[i]!.table) j++;
+      const t0 = performance.now();
+      await applyChanges(tx as Tx, changes.slice(i, j), apply);
+      applyMs[changes[i]!.table] = Math.round((applyMs[changes[i]!.table] ?? 0) + performance.now() - t0);
+      i = j;
+    }
     for (const s of next) await state.savePollState(tx, s);
     await state.savePosition(tx, { mode: 'polling', sourceTime: new Date(`${dbNow!.replace(' ', 'T')}Z`) });
   });
+  lap('apply');
+  // the balances now match the source's rows (written, or compared equal)
+  if (!badBalances) remember(knownBalances, mappedBalances);
+  for (const [phase, ms] of Object.entries(phases)) c.metrics.pollSeconds.inc({ phase }, ms / 1000);
+  c.log.debug({ ms: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])), applyMs, changes: changes.length,
+    balancesRead: byIdSize, rssMB: Math.round(process.memoryUsage().rss / 2 ** 20) }, 'poll');
+  if (rewinds.size) knownBalances.clear();
   for (const [chain, height] of rewinds) await resyncChain(c.sql, conn, chain, height, c.apply, c.log);
   c.metrics.transactions.inc();
   c.metrics.lastApplied.set(Date.now() / 1000);
