@@ -5,23 +5,43 @@ import { within } from './db/deadline.js';
 import { createSources, type Sources } from './db/sources.js';
 import { expandHosts, expandUrlList } from './db/urls.js';
 import { createStore, storeLimitDefaults, type Store, type StoreLimits } from './db/store.js';
-import { dataAgeSeconds } from './db/version.js';
+import { blockTimesReader } from './db/block-times.js';
+import { dataAgeSeconds, type VersionWatcher } from './db/version.js';
 import { createContext } from './graphql/context.js';
+import { graphqlRefusalBody } from './graphql/errors.js';
 import { subscriptionLimitsPlugin } from './graphql/subscriptions.js';
 import { createLiveHub, type LiveHub } from './live/hub.js';
 import { registerLiveMetrics } from './live/metrics.js';
 import { createLiveSource, type LiveSource } from './live/source.js';
-import { buildFingerprint } from './cache/keys.js';
+import { createRequestSnapshots, graphqlResponseCache, isServedFromCache } from './cache/graphql.js';
+import { buildFingerprint, keyVersion, namespaceFor } from './cache/keys.js';
+import { createRpcCache } from './cache/rpc.js';
+import { createCacheStore, type CacheStore } from './cache/store.js';
 import { printSdl } from './graphql/schema.js';
 import { loadManifest } from './graphql/persisted.js';
 import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
 import { createLogger, logFailure, yogaLogger, type Logger } from './observability/logger.js';
-import { createOperations, operationsDefaults, type Operations, type OperationsConfig } from './observability/operations.js';
+import { buildInfo } from './observability/build.js';
+import { graphqlObservability, graphqlPrometheus } from './observability/graphql.js';
+import { observeRequests } from './observability/http.js';
+import { createMetrics, type Metrics } from './observability/metrics.js';
+import { replicaMetrics } from './observability/replicas.js';
+import { rpcObserver } from './observability/rpc.js';
+import { dbRequestScope, type PoolMeter } from './observability/scope.js';
+import { instrumentStore } from './observability/store.js';
+import { rpcRefusalBody } from './rpc/errors.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
-import type { HttpSettings } from './server/connections.js';
+import { clientKey, type HttpSettings } from './server/connections.js';
 import { corsPolicy } from './server/cors.js';
 import { createHttpServer } from './server/http.js';
+
+// The composition root: the only module that builds the gateway's parts (sql clients and sources with the
+// data-version watcher, store, metrics, response cache, live events, yoga, the RPC handler, the HTTP
+// listener) and hands each the others it needs. The layers below it import only downwards
+// (.dependency-cruiser.cjs, checked by `npm run lint:deps`): what a lower layer needs from a higher one
+// (the request scope for src/db, error bodies for src/server, the client key for subscriptions) is
+// passed in here.
 
 export interface Gateway {
   /** The primary's query pool. */
@@ -31,8 +51,8 @@ export interface Gateway {
   store: Store;
   yoga: GraphqlServer;
   server: Server;
-  /** Logger, metrics, data-version watcher, response cache. */
-  ops: Operations;
+  /** Logger, metrics, the primary's data-version watcher (built with the sources, src/db), response cache. */
+  ops: { logger: Logger; metrics: Metrics; watcher: VersionWatcher; cache: CacheStore | null };
   /** Live events of subscriptions: the fan-out and where its notifications come from (src/live). */
   live: { hub: LiveHub; source: LiveSource | null; open(): number };
   /** Settles once the data version is known (before it, answers bypass the cache). */
@@ -55,6 +75,17 @@ export type GatewayConfig = Pick<Config,
 const clientDefaults = configSchema.pick({
   PERSISTED_OPERATIONS_ONLY: true, APQ_MAX_ENTRIES: true, APQ_MAX_BYTES: true, GRAPHQL_CACHE_CONTROL: true,
   HTTP_COMPRESSION: true, HTTP_COMPRESSION_MIN_BYTES: true,
+}).parse({});
+
+/** Running the gateway rather than answering for it: logging, metrics, the data version, the response cache. */
+export type OperationsConfig = Pick<Config,
+  'CACHE' | 'CACHE_TTL_MS' | 'CACHE_MAX_ENTRIES' | 'CACHE_MAX_BYTES' | 'CACHE_MAX_ENTRY_BYTES' | 'REDIS_URL' |
+  'REDIS_COMMAND_TIMEOUT_MS' | 'REDIS_BREAKER_FAILURES' | 'REDIS_BREAKER_OPEN_MS' | 'DATA_VERSION_POLL_MS' | 'DATA_VERSION_LISTEN' | 'LOG_LEVEL' | 'METRICS_MAX_OPERATIONS'>;
+
+/** Their defaults (src/config.ts), for gateways built from a partial config (tests, tools). */
+const operationsDefaults: OperationsConfig = configSchema.pick({
+  CACHE: true, CACHE_TTL_MS: true, CACHE_MAX_ENTRIES: true, CACHE_MAX_BYTES: true, CACHE_MAX_ENTRY_BYTES: true,
+  REDIS_URL: true, REDIS_COMMAND_TIMEOUT_MS: true, REDIS_BREAKER_FAILURES: true, REDIS_BREAKER_OPEN_MS: true, DATA_VERSION_POLL_MS: true, DATA_VERSION_LISTEN: true, LOG_LEVEL: true, METRICS_MAX_OPERATIONS: true,
 }).parse({});
 
 const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-request-id' };
@@ -83,27 +114,86 @@ export function createGateway(
     listen: config.DATA_VERSION_LISTEN ?? operationsDefaults.DATA_VERSION_LISTEN,
     logger,
     onQuery: hooks.onQuery,
+    scope: dbRequestScope,
   });
   const sql = sources.primary.sql;
   const paging = { defaultPageSize: config.DEFAULT_PAGE_SIZE, maxPageSize: config.MAX_PAGE_SIZE };
   const resultLimits = { maxNodes: config.GRAPHQL_MAX_RESULT_NODES, maxBytes: config.GRAPHQL_MAX_RESPONSE_BYTES };
-  const ops = createOperations({ config, sources, logger, build: buildFingerprint(printSdl(), paging, createRpcTables()) });
+  const settings = { ...operationsDefaults, ...stripUndefined(config) } as OperationsConfig;
+  const watcher = sources.watcher;
+  // in-flight statements of this gateway's pools, counted by the request scopes (src/observability/scope.ts)
+  const pool: PoolMeter = { inflight: 0 };
+  // newest block time per chain, re-read on the primary's state connection when the data version changes
+  // (the data-age gauge subtracts it from the time of the scrape)
+  const blockTimes = blockTimesReader(sources.primaryStateSql,
+    (error) => logger.debug({ err: (error as Error).message }, 'cannot read block times'));
+  let cache: CacheStore | null = null;
+  const metrics = createMetrics({
+    // the gauges count statements over every source's pool
+    pool, poolMax: config.DB_POOL_MAX * (1 + sources.replicas.length), freshness: () => watcher.current(),
+    maxOperations: settings.METRICS_MAX_OPERATIONS, cacheStats: () => cache?.stats() ?? null,
+    // the store's admission gate (built below, once the metrics can observe it)
+    poolState: () => store.poolState(),
+    build: buildInfo(),
+    blockTimes: blockTimes.current,
+    listening: () => sources.listenUp(),
+    // the Redis gauges exist only when there is a Redis to report on
+    ...(settings.CACHE && settings.REDIS_URL ? { redis: () => cache?.redisState() ?? null } : {}),
+  });
+  sources.onVersionChange((next, previous, via) => {
+    metrics.versionChanges.inc({ via });
+    blockTimes.refresh();
+    logger.debug({ dataVersion: next.version, previous: previous?.version, via }, 'data version');
+  });
+  replicaMetrics(metrics.registry, sources);
+  // Cache keys carry the data version of the source the request is pinned to (src/db/sources.ts): the
+  // one it had when the request began. The store takes a key only while that source is still at that
+  // version (a source that moved on during the request may have answered from newer data).
+  const versionOf = (snapshot: { epoch: string; version: string } | null) => (snapshot ? keyVersion(snapshot) : null);
+  const currentVersion = () => versionOf(sources.router.live());
+  const pinnedVersion = () => versionOf(sources.router.pin().snapshot);
+  cache = settings.CACHE
+    ? createCacheStore({
+      namespace: namespaceFor(buildFingerprint(printSdl(), paging, createRpcTables())),
+      ttlMs: settings.CACHE_TTL_MS,
+      maxEntries: settings.CACHE_MAX_ENTRIES,
+      maxBytes: settings.CACHE_MAX_BYTES,
+      maxEntryBytes: settings.CACHE_MAX_ENTRY_BYTES,
+      redisUrl: settings.REDIS_URL,
+      redisCommandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
+      redisBreakerFailures: settings.REDIS_BREAKER_FAILURES,
+      redisBreakerOpenMs: settings.REDIS_BREAKER_OPEN_MS,
+      currentVersion,
+      metrics,
+      logger,
+    })
+    : null;
+  const snapshots = createRequestSnapshots(() => sources.router.pin().snapshot);
+  const yogaPlugins = [
+    graphqlPrometheus(metrics),
+    graphqlObservability({ snapshots, metrics, caching: cache !== null, fromCache: isServedFromCache }),
+    ...(cache ? [graphqlResponseCache(cache, snapshots)] : []),
+  ];
+  // settles once the first data version is read (or failed) and the cache store is usable
+  const opsReady = Promise.all([sources.start(), cache?.ready]).then(() => {
+    logger.debug({ cache: cache?.kind ?? 'off', listening: watcher.listening(), dataVersion: currentVersion() }, 'operations ready');
+  });
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
-  const store = ops.instrumentStore(createStore(sql, {
-    timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: config, router: sources.router, unready: sources.unready,
-  }));
-  ops.attachPool(store.poolState);
-  const hub = createLiveHub({ store, maxQueue: config.SUBSCRIPTIONS_MAX_QUEUE ?? 1_000, logger: ops.logger });
+  const store = instrumentStore(createStore(sql, {
+    timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: config, router: sources.router, unready: sources.unready, scope: dbRequestScope,
+  }), metrics);
+  const hub = createLiveHub({ store, maxQueue: config.SUBSCRIPTIONS_MAX_QUEUE ?? 1_000, logger });
   // the embedded engine delivers no notifications (as for the data version): no source there
   const source = target.socketPath || config.DATA_VERSION_LISTEN === false ? null : createLiveSource({
-    sql: sources.primaryStateSql, redisUrl: config.REDIS_URL, logger: ops.logger,
+    sql: sources.primaryStateSql, redisUrl: config.REDIS_URL, logger,
     onPayload: (payload) => hub.dispatch(payload),
   });
-  registerLiveMetrics(ops.metrics.registry, hub, source);
+  registerLiveMetrics(metrics.registry, hub, source);
   const subscriptionLimits = subscriptionLimitsPlugin({
     maxPerClient: config.SUBSCRIPTIONS_MAX_PER_CLIENT ?? 32,
     maxPerConnection: config.SUBSCRIPTIONS_MAX_PER_CONNECTION ?? 4,
+    clientKey,
   });
   const yoga = createGraphqlServer({
     store,
@@ -117,7 +207,7 @@ export function createGateway(
       maxCost: config.GRAPHQL_MAX_COST,
     },
     resultLimits,
-    plugins: ops.yogaPlugins,
+    plugins: yogaPlugins,
     persisted: {
       manifest,
       only: config.PERSISTED_OPERATIONS_ONLY ?? clientDefaults.PERSISTED_OPERATIONS_ONLY,
@@ -125,7 +215,7 @@ export function createGateway(
       apqMaxBytes: config.APQ_MAX_BYTES ?? clientDefaults.APQ_MAX_BYTES,
     },
     cacheControl: config.GRAPHQL_CACHE_CONTROL ?? clientDefaults.GRAPHQL_CACHE_CONTROL,
-    logging: yogaLogger(ops.logger),
+    logging: yogaLogger(logger),
     live: hub,
     subscriptionPlugin: subscriptionLimits.plugin,
   });
@@ -140,18 +230,21 @@ export function createGateway(
     // a batch's elements run a few at a time, like the statements of one request
     batchConcurrency: config.REQUEST_MAX_CONCURRENT_STATEMENTS ?? storeLimitDefaults.REQUEST_MAX_CONCURRENT_STATEMENTS,
     cors: (req) => cors.headers(req.headers, rpcCors),
-    onError: hooks.onError ?? ((error, method) => logFailure(ops.logger, error, { rpcMethod: method }, 'rpc')),
-    cache: ops.rpcCache,
-    onCall: ops.onRpcCall,
+    onError: hooks.onError ?? ((error, method) => logFailure(logger, error, { rpcMethod: method }, 'rpc')),
+    cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null,
+    onCall: rpcObserver(metrics),
   });
   const freshness = () => {
-    const snapshot = ops.watcher.current();
+    const snapshot = watcher.current();
     return snapshot ? { dataVersion: snapshot.version, dataAgeSeconds: dataAgeSeconds(snapshot) } : null;
   };
   const compression = (config.HTTP_COMPRESSION ?? clientDefaults.HTTP_COMPRESSION)
     ? { minBytes: config.HTTP_COMPRESSION_MIN_BYTES ?? clientDefaults.HTTP_COMPRESSION_MIN_BYTES } : undefined;
   const server = createHttpServer({
-    store, yoga, rpc, metrics: ops.scrape, wrap: ops.wrapHttp, cors, compression, graphiql: config.GRAPHQL_INTROSPECTION, freshness,
+    store, yoga, rpc, cors,
+    metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+    wrap: observeRequests({ logger, metrics, pool }), compression, graphiql: config.GRAPHQL_INTROSPECTION, freshness,
+    errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
   }, config);
   return {
     sql,
@@ -159,18 +252,23 @@ export function createGateway(
     store,
     yoga,
     server,
-    ops,
+    ops: { logger, metrics, watcher, cache },
     live: { hub, source, open: subscriptionLimits.open },
     // bounded like the sources' start-up steps (src/db/deadline.ts): a LISTEN a pooler never answers
-    ready: Promise.all([ops.ready, source && within(source.start(), config.DB_CONNECT_TIMEOUT_S * 1_000 + 5_000, 'live events LISTEN').catch((error: unknown) =>
-      ops.logger.warn({ err: (error as Error).message }, 'live events: no source'))]).then(() => {}),
+    ready: Promise.all([opsReady, source && within(source.start(), config.DB_CONNECT_TIMEOUT_S * 1_000 + 5_000, 'live events LISTEN').catch((error: unknown) =>
+      logger.warn({ err: (error as Error).message }, 'live events: no source'))]).then(() => {}),
     async close() {
       // subscriptions end first (each stream sends `complete`), so that closing the server is not held up by them
       await hub.close();
       await source?.stop();
       await new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
-      await ops.close();
+      await opsReady.catch(() => {});
+      await cache?.close();
       await sources.stop();
     },
   };
+}
+
+function stripUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

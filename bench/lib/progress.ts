@@ -1,2 +1,2 @@
-// Moved to src/cli/progress.ts (the sync's backfill uses the same bars).
-export { progressBar, type Progress } from '../../src/cli/progress.js';
+// Moved to src/observability/progress.ts (the sync's backfill uses the same bars).
+export { progressBar, type Progress } from '../../src/observability/progress.js';

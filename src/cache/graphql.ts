@@ -33,7 +33,10 @@ export function createRequestSnapshots(current: () => DataSnapshot | null) {
 export type RequestSnapshots = ReturnType<typeof createRequestSnapshots>;
 
 /** Set on results served from the store. */
-export const servedFromCache = Symbol.for('servedFromResponseCache');
+const servedFromCache = Symbol.for('servedFromResponseCache');
+
+/** Whether a result was served from the store (for the cache-outcome metrics, src/observability/graphql.ts). */
+export const isServedFromCache = (result: object): boolean => Boolean((result as Record<symbol, unknown>)[servedFromCache]);
 
 /**
  * A result whose body is (mostly) text already: yoga serialises a result with its `stringify` member

@@ -1,9 +1,9 @@
 import postgres from 'postgres';
-import { currentScope, trackDbStatement, type DbStatementTrack } from '../observability/scope.js';
 import { Semaphore } from './admission.js';
 import {
   InvalidInputError, RequestBudgetError, ServiceUnavailableError, describeUnavailable, isInvalidInput, isRetryable, isUnavailable,
 } from './errors.js';
+import { noRequestScope, type DbStatementTrack, type RequestScopeAccessor } from './scope.js';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 
@@ -86,6 +86,8 @@ export interface RunnerOptions {
   requestMaxRows: number;
   /** Statements of one request in flight (queued or running) at once; the rest wait in the request's own line. */
   requestMaxConcurrent: number;
+  /** The request a statement belongs to and where its time is recorded (none: every statement stands alone). */
+  scope?: RequestScopeAccessor;
 }
 
 /** What one request has used of the pool: its own line of statements and the rows fetched so far. */
@@ -106,6 +108,7 @@ interface RequestShare {
  * is it sent, and only then do its timer and its database time start.
  */
 export function createRunner(options: RunnerOptions, router: Router) {
+  const scopes = options.scope ?? noRequestScope;
   // one admission gate per source: each has its own pool of poolMax connections
   const gates = new Map<RoutedSource, Semaphore>();
   const gateOf = (source: RoutedSource) => {
@@ -124,7 +127,7 @@ export function createRunner(options: RunnerOptions, router: Router) {
   };
 
   async function run<T>(query: PromiseLike<T>): Promise<T> {
-    const scope = currentScope();
+    const scope = scopes.current();
     const share = scope ? shareOf(scope) : undefined;
     await share?.line.acquire();
     try {
@@ -153,7 +156,7 @@ export function createRunner(options: RunnerOptions, router: Router) {
   /** Waits (bounded) for a connection of `source`, then sends; errors come back as the driver gave them. */
   async function attempt<T>(query: PromiseLike<T>, source: RoutedSource, share: RequestShare | undefined): Promise<T> {
     const gate = gateOf(source);
-    const track = trackDbStatement();
+    const track = scopes.track();
     try {
       await gate.acquire(() => (track.queued(), noop), share ? () => share.connections : undefined);
     } catch (error) {

@@ -3,7 +3,6 @@
 // truth, nothing here repeats an index definition.
 import { totalmem } from 'node:os';
 import type { Sql } from './client.js';
-import { progressBar } from '../cli/progress.js';
 
 export interface IndexDef {
   table: string;
@@ -46,7 +45,11 @@ export async function dropIndexes(sql: Sql, defs: IndexDef[]): Promise<void> {
  * Several CREATE INDEX on one table run together (they take SHARE locks); each build is single-process
  * with a large maintenance_work_mem, so `jobs` ≈ the server's cores.
  */
-export async function rebuildIndexes(sql: Sql, defs: IndexDef[], jobs: number): Promise<IndexTiming[]> {
+export async function rebuildIndexes(
+  sql: Sql, defs: IndexDef[], jobs: number,
+  // the caller's progress display (bench/lib/indexes.ts: a bar on stderr): db draws nothing itself
+  progress: (total: number) => { add(n: number): void; stop(): void } = () => ({ add() {}, stop() {} }),
+): Promise<IndexTiming[]> {
   const sizes = new Map<string, number>();
   for (const t of new Set(defs.map((d) => d.table))) {
     const [row] = await sql<{ bytes: string }[]>`SELECT pg_table_size(${t}::regclass)::text AS bytes`;
@@ -54,7 +57,7 @@ export async function rebuildIndexes(sql: Sql, defs: IndexDef[], jobs: number): 
   }
   const queue = [...defs].sort((a, b) => sizes.get(b.table)! - sizes.get(a.table)! || a.name.localeCompare(b.name));
   const memMb = Math.max(64, Math.min(2048, Math.floor(totalmem() / 1024 / 1024 / (4 * jobs))));
-  const bar = progressBar('indexes', defs.length, 'indexes');
+  const bar = progress(defs.length);
   const timings: IndexTiming[] = [];
   const worker = async () => {
     for (let d = queue.shift(); d; d = queue.shift()) {

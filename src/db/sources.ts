@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { currentScope } from '../observability/scope.js';
 import { createSql, type RoutedSource, type Router, type Sql } from './client.js';
 import { within } from './deadline.js';
 import { ServiceUnavailableError, isConnectFailure } from './errors.js';
+import { noRequestScope, type RequestScopeAccessor } from './scope.js';
 import { hostLabel } from './urls.js';
 import { createVersionWatcher, readSourceState, type DataSnapshot, type VersionWatcher } from './version.js';
 
@@ -39,6 +39,8 @@ export interface SourcesOptions {
   listen: boolean;
   logger: Logger;
   onQuery?: (text: string, params?: readonly unknown[]) => void;
+  /** The request a statement belongs to: each request is pinned to one source (none: always the primary). */
+  scope?: RequestScopeAccessor;
 }
 
 export type Safety = 'unchecked' | 'safe' | 'unsafe';
@@ -315,7 +317,7 @@ export function createSources(options: SourcesOptions): Sources {
     return { source, snapshot: source.snapshot() };
   }
   function pin(): Pin {
-    const scope = currentScope();
+    const scope = (options.scope ?? noRequestScope).current();
     if (!scope || scope.primaryOnly) return { source: primary, snapshot: primary.snapshot() };
     let pinned = pins.get(scope);
     if (!pinned) pins.set(scope, pinned = choose());

@@ -1,6 +1,7 @@
 import { configSchema, type Config } from '../config.js';
 import { createRunner, type Router, type Sql } from './client.js';
 import { ServiceUnavailableError } from './errors.js';
+import type { RequestScopeAccessor } from './scope.js';
 import { createActivityStore } from './activity.js';
 import { createBalanceStore } from './balances.js';
 import { createChainStore } from './chains.js';
@@ -32,10 +33,15 @@ function singleSource(): Router {
  * `router` says (src/db/sources.ts: the primary or a read replica); `unready` tells /readyz why no
  * source can serve.
  */
-export function createStore(sql: Sql, options: { timeoutMs: number; limits?: StoreLimits; router?: Router; unready?: () => string | null }) {
+export function createStore(sql: Sql, options: {
+  timeoutMs: number; limits?: StoreLimits; router?: Router; unready?: () => string | null;
+  /** Per-request budgets and time accounting (src/db/scope.ts); none: every statement stands alone. */
+  scope?: RequestScopeAccessor;
+}) {
   const limit = <K extends keyof StoreLimits>(key: K) => options.limits?.[key] ?? storeLimitDefaults[key];
   const run = createRunner({
     timeoutMs: options.timeoutMs,
+    scope: options.scope,
     poolMax: limit('DB_POOL_MAX'),
     maxQueue: limit('DB_MAX_QUEUE'),
     queueTimeoutMs: limit('DB_QUEUE_TIMEOUT_MS'),

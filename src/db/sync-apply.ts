@@ -1,8 +1,7 @@
 import type postgres from 'postgres';
-// Only types come from src/sync: the row shapes the mapping produces.
 import type {
   BalanceRow, BlockRow, ChainRow, HistoryRow, MovementRow, TickKey, TickRow, TransactionRow, UtxoRow,
-} from '../sync/mapping.js';
+} from './sync-rows.js';
 
 /** The (chain, protocol, tick) key of a tick as one string (the same as src/sync/mapping.ts). */
 const tickKeyString = (k: TickKey) => `${k.chain}\u0000${k.protocol}\u0000${k.tick}`;

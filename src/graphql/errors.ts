@@ -22,3 +22,15 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
   }
   return yogaMaskError(error, message, isDev);
 }
+
+const refusals = {
+  'unavailable': { message: 'Service unavailable', code: 'SERVICE_UNAVAILABLE' },
+  'too-many-requests': { message: 'Service unavailable', code: 'TOO_MANY_REQUESTS' },
+  'bad-request': { message: 'Invalid request', code: 'BAD_REQUEST' },
+} as const;
+
+/** The GraphQL body of a refusal by the HTTP listener on a /graphql path (src/server/http.ts's Refusal). */
+export function graphqlRefusalBody(refusal: { kind: keyof typeof refusals; reason: string }): unknown {
+  const { message, code } = refusals[refusal.kind];
+  return { errors: [{ message: refusal.reason ? `${message}: ${refusal.reason}` : message, extensions: { code } }] };
+}

@@ -2,7 +2,6 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { clientKey } from '../server/connections.js';
 
 // Caps on open subscriptions, counted from the moment one is admitted until its stream ends (client gone,
 // dropped, or shutdown): per client address (the same key as the HTTP per-client caps) and per connection.
@@ -13,6 +12,8 @@ export interface SubscriptionLimits {
   maxPerClient: number;
   /** SUBSCRIPTIONS_MAX_PER_CONNECTION. */
   maxPerConnection: number;
+  /** A client address's key, the same as the HTTP listener's per-client caps use (src/server/connections.ts). */
+  clientKey: (address: string) => string;
 }
 
 const tooMany = (what: string) =>
@@ -30,7 +31,7 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
     onSubscribe({ args, setResultAndStopExecution }) {
       const req = (args.contextValue as { req?: IncomingMessage }).req;
       const socket = req?.socket;
-      const key = socket?.remoteAddress !== undefined ? clientKey(socket.remoteAddress) : null;
+      const key = socket?.remoteAddress !== undefined ? limits.clientKey(socket.remoteAddress) : null;
       if (key !== null && limits.maxPerClient > 0 && (perClient.get(key) ?? 0) >= limits.maxPerClient) {
         return setResultAndStopExecution({ errors: [tooMany('from this client address (SUBSCRIPTIONS_MAX_PER_CLIENT)')] });
       }

@@ -44,7 +44,7 @@ export interface YogaOptions {
   resultLimits: ResultLimits;
   /** Request bodies above this get 413 (code REQUEST_ENTITY_TOO_LARGE) before they are read in full. */
   maxBodyBytes: number;
-  /** Operations plugins (metrics, freshness extension, response cache): src/observability/operations.ts. */
+  /** Operations plugins (metrics, freshness extension, response cache): built in src/app.ts (src/observability/graphql.ts, src/cache/graphql.ts). */
   plugins?: Plugin[];
   /** Persisted operations (manifest, APQ): src/graphql/persisted.ts; default: APQ only, with its default bounds. */
   persisted?: PersistedOptions;

@@ -1,10 +1,9 @@
 import { createCounter, createHistogram, usePrometheus, type FillLabelsFnParams as LabelParams } from '@graphql-yoga/plugin-prometheus';
 import { getOperationAST, parse, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { servedFromCache, type RequestSnapshots } from '../cache/graphql.js';
 import type { Metrics } from './metrics.js';
 import { currentScope, type CacheOutcome } from './scope.js';
-import { dataAgeSeconds } from '../db/version.js';
+import { dataAgeSeconds, type DataSnapshot } from '../db/version.js';
 
 /**
  * yoga's Prometheus plugin on the gateway's registry; /metrics is served by the HTTP layer.
@@ -66,10 +65,17 @@ export function graphqlPrometheus(metrics: Metrics): Plugin {
 }
 
 export interface GraphqlObservabilityOptions {
-  snapshots: RequestSnapshots;
+  /** The data snapshot each request is answered from (src/cache/graphql.ts's createRequestSnapshots). */
+  snapshots: {
+    capture(request: Request): DataSnapshot | null;
+    get(request: Request): DataSnapshot | null;
+    bypassed(request: Request): boolean;
+  };
   metrics: Metrics;
   /** Whether the response cache is installed (else every request is a 'bypass'). */
   caching: boolean;
+  /** Whether a result was served from the response cache (src/cache/graphql.ts, passed in by src/app.ts). */
+  fromCache: (result: object) => boolean;
 }
 
 /**
@@ -94,7 +100,7 @@ export function graphqlObservability(options: GraphqlObservabilityOptions): Plug
       const snapshot = options.snapshots.get(request);
       let outcome: CacheOutcome = 'bypass';
       if (options.caching && snapshot) {
-        outcome = (result as unknown as Record<symbol, unknown>)[servedFromCache] ? 'hit'
+        outcome = options.fromCache(result) ? 'hit'
           : options.snapshots.bypassed(request) ? 'bypass' : 'miss';
         options.metrics.cacheLookups.inc({ surface: 'graphql', result: outcome });
       }

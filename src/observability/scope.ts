@@ -1,6 +1,7 @@
 import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import type { DbStatementTrack, RequestScopeAccessor } from '../db/scope.js';
 
 // Per-request bookkeeping shared by the layers a request crosses (HTTP, GraphQL, JSON-RPC, the store's
 // statement runner) without threading it through every signature: what the request was, what it cost
@@ -95,16 +96,6 @@ export function runInScope(scope: RequestScope, req: IncomingMessage, fn: () => 
   });
 }
 
-/** How one statement spends its time, as the statement runner learns it. */
-export interface DbStatementTrack {
-  /** It has to wait for a pool connection. */
-  queued(): void;
-  /** It holds a connection (its database time starts). */
-  running(): void;
-  /** It settled (result, error or refusal); idempotent. */
-  done(): void;
-}
-
 /**
  * Called by the statement runner when a statement asks for a connection. Outside a request (start-up,
  * tools) it costs nothing. Overlapping statements of one request are counted once: dbMs and queueMs are
@@ -154,3 +145,6 @@ function close(clock: Clock): number {
 }
 
 const untracked: DbStatementTrack = { queued() {}, running() {}, done() {} };
+
+/** What src/db is given (src/app.ts) to see requests: their identity and their statements' time. */
+export const dbRequestScope: RequestScopeAccessor = { current: currentScope, track: trackDbStatement };

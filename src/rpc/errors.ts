@@ -45,3 +45,9 @@ export function fromGraphqlErrors(errors: readonly GraphQLError[]): RpcError {
       return rpcErrors.internal();
   }
 }
+
+/** The JSON-RPC body of a refusal by the HTTP listener on an RPC path (src/server/http.ts's Refusal). */
+export function rpcRefusalBody(refusal: { kind: 'unavailable' | 'bad-request' | 'too-many-requests'; reason: string }): unknown {
+  const error = refusal.kind === 'bad-request' ? rpcErrors.invalidRequest(refusal.reason) : rpcErrors.unavailable(refusal.reason);
+  return { jsonrpc: '2.0', error, id: null };
+}

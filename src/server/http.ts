@@ -4,12 +4,23 @@ import type { Duplex } from 'node:stream';
 import { ServiceUnavailableError } from '../db/errors.js';
 import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
-import { rpcErrors, type RpcError } from '../rpc/errors.js';
 import { checkInterval, httpDefaults, trackConnections, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { clientBudget } from './client-budget.js';
 import { compressor, type CompressionSettings } from './compression.js';
 import { corsPolicy, type CorsPolicy } from './cors.js';
 import { graphiqlPage, wantsGraphiql } from './graphiql.js';
+
+/**
+ * Why the listener refuses a request before any surface has it (shutdown, limits, malformed HTTP). Each
+ * surface words it in its own shape (src/rpc/errors.ts, src/graphql/errors.ts): the listener imports none.
+ */
+export interface Refusal {
+  kind: 'unavailable' | 'bad-request' | 'too-many-requests';
+  reason: string;
+}
+
+/** A surface's error body for a refusal. */
+export type RefusalBody = (refusal: Refusal) => unknown;
 
 export interface HttpDeps {
   store: Store;
@@ -28,6 +39,8 @@ export interface HttpDeps {
   graphiql?: boolean;
   /** Response compression (HTTP_COMPRESSION): src/server/compression.ts; none when absent. */
   compression?: CompressionSettings;
+  /** Error bodies of the surfaces, for refusals on their paths (elsewhere, and without one: a plain body). */
+  errorBodies?: { rpc?: RefusalBody; graphql?: RefusalBody };
 }
 
 /** The CORS headers of the GraphQL surface (yoga's own CORS is off: one policy for both surfaces). */
@@ -42,19 +55,19 @@ function sendJson(res: ServerResponse, status: number, body: unknown) {
 const isRpcPath = (path: string) => /^\/v[12](\/|$)/.test(path);
 
 /** An error body in the shape of the surface that `path` belongs to (JSON-RPC, GraphQL or plain). */
-function surfaceError(path: string, rpc: RpcError, graphqlCode: string): unknown {
-  if (isRpcPath(path)) return { jsonrpc: '2.0', error: rpc, id: null };
-  const reason = rpc.data?.reason;
-  if (path.startsWith('/graphql')) {
-    return { errors: [{ message: reason ? `${rpc.message}: ${reason}` : rpc.message, extensions: { code: graphqlCode } }] };
-  }
-  return { status: 'error', reason: reason ?? rpc.message };
+type SurfaceError = (path: string, refusal: Refusal) => unknown;
+
+function surfaceErrors(bodies: HttpDeps['errorBodies'] = {}): SurfaceError {
+  return (path, refusal) => {
+    const body = isRpcPath(path) ? bodies.rpc : path.startsWith('/graphql') ? bodies.graphql : undefined;
+    return body ? body(refusal) : { status: 'error', reason: refusal.reason };
+  };
 }
 
 /** 503 and the connection closed: the client retries elsewhere. */
-function refuseWhileDraining(res: ServerResponse, path: string) {
+function refuseWhileDraining(res: ServerResponse, path: string, surfaceError: SurfaceError) {
   res.setHeader('connection', 'close');
-  sendJson(res, 503, surfaceError(path, rpcErrors.unavailable('shutting down'), 'SERVICE_UNAVAILABLE'));
+  sendJson(res, 503, surfaceError(path, { kind: 'unavailable', reason: 'shutting down' }));
 }
 
 function rawReply(socket: Duplex, status: number, body: unknown, extra = '') {
@@ -69,7 +82,7 @@ function rawReply(socket: Duplex, status: number, body: unknown, extra = '') {
  * status with an error body of its surface. A request timeout while its body is still arriving is
  * answered through that request's own response.
  */
-function answerClientError(tracker: ConnectionTracker) {
+function answerClientError(tracker: ConnectionTracker, surfaceError: SurfaceError) {
   return (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
     const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
@@ -79,15 +92,17 @@ function answerClientError(tracker: ConnectionTracker) {
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : timedOut ? 408 : 400;
     const path = /^[A-Z]+ (\/[^\s?]*)/.exec(error.rawPacket?.toString('latin1') ?? '')?.[1] ?? '';
     const reason = status === 431 ? 'request line and headers exceed 16 KB' : status === 408 ? 'request not received in time' : 'malformed HTTP request';
-    rawReply(socket, status, surfaceError(path, rpcErrors.invalidRequest(reason), 'BAD_REQUEST'));
+    rawReply(socket, status, surfaceError(path, { kind: 'bad-request', reason }));
   };
 }
 
 /** A body too slow or too late: 408 with a body of its surface, and the connection closed once it is sent. */
-function cutRequest(req: IncomingMessage, res: ServerResponse, path: string, reason: string) {
-  if (res.headersSent || res.writableEnded) return void req.socket.destroy();
-  res.setHeader('connection', 'close'); // Node closes the socket after this response, dropping the rest of the body
-  sendJson(res, 408, surfaceError(path, rpcErrors.invalidRequest(reason), 'BAD_REQUEST'));
+function cutRequest(surfaceError: SurfaceError) {
+  return (req: IncomingMessage, res: ServerResponse, path: string, reason: string) => {
+    if (res.headersSent || res.writableEnded) return void req.socket.destroy();
+    res.setHeader('connection', 'close'); // Node closes the socket after this response, dropping the rest of the body
+    sendJson(res, 408, surfaceError(path, { kind: 'bad-request', reason }));
+  };
 }
 
 /**
@@ -96,8 +111,7 @@ function cutRequest(req: IncomingMessage, res: ServerResponse, path: string, rea
  */
 function refuseConnection(socket: Socket) {
   socket.on('error', () => socket.destroy());
-  rawReply(socket, 429, surfaceError('', rpcErrors.unavailable('too many connections from this client address'), 'TOO_MANY_REQUESTS'),
-    'retry-after: 1\r\n');
+  rawReply(socket, 429, { status: 'error', reason: 'too many connections from this client address' }, 'retry-after: 1\r\n');
   socket.once('finish', () => socket.destroy());
   setTimeout(() => socket.destroy(), 1_000).unref(); // a client that does not even take the reply
 }
@@ -107,6 +121,7 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
   const limits = { ...httpDefaults };
   for (const key of Object.keys(httpDefaults) as (keyof HttpSettings)[]) if (settings[key] !== undefined) limits[key] = settings[key];
   const wrap = deps.wrap ?? ((handler) => handler);
+  const surfaceError = surfaceErrors(deps.errorBodies);
   const cors = deps.cors ?? corsPolicy('*', false);
   const overLimit = new WeakSet<IncomingMessage>();
   const compress = deps.compression ? compressor(deps.compression) : (_req: IncomingMessage, _res: ServerResponse, next: () => void) => next();
@@ -128,19 +143,19 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
     if (overLimit.has(req)) {
       req.resume();
       res.setHeader('connection', 'close');
-      return sendJson(res, 503, surfaceError(path, rpcErrors.unavailable('too many requests on one connection: open a new one'), 'SERVICE_UNAVAILABLE'));
+      return sendJson(res, 503, surfaceError(path, { kind: 'unavailable', reason: 'too many requests on one connection: open a new one' }));
     }
     // After close() (shutdown) no new connection is accepted, but a kept-alive one can still bring a
     // request: it is refused cleanly while the requests already in flight finish.
     if (!server.listening) {
       req.resume();
-      return refuseWhileDraining(res, path);
+      return refuseWhileDraining(res, path, surfaceError);
     }
     // HTTP/1.1 requires Host (Node's own check answers with an empty 400); HTTP/1.0 may leave it out
     if (req.httpVersion === '1.1' && req.headers.host === undefined) {
       req.resume();
       res.setHeader('connection', 'close');
-      return sendJson(res, 400, surfaceError(path, rpcErrors.invalidRequest('missing Host header'), 'BAD_REQUEST'));
+      return sendJson(res, 400, surfaceError(path, { kind: 'bad-request', reason: 'missing Host header' }));
     }
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
     if (path !== '/readyz') return compress(req, res, () => route(req, res, path));
@@ -211,13 +226,13 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
         req.resume();
         res.setHeader('retry-after', String(retryAfter));
         return sendJson(res, 429, surfaceError(path,
-          rpcErrors.unavailable(`too much data answered to this client address: retry after ${retryAfter} s`), 'TOO_MANY_REQUESTS'));
+          { kind: 'too-many-requests', reason: `too much data answered to this client address: retry after ${retryAfter} s` }));
       }
       budget.charge(req, res);
     }
     handle(req, res);
   });
-  const tracker = trackConnections(server, limits, { refuse: refuseConnection, cut: cutRequest });
-  server.on('clientError', answerClientError(tracker));
+  const tracker = trackConnections(server, limits, { refuse: refuseConnection, cut: cutRequest(surfaceError) });
+  server.on('clientError', answerClientError(tracker, surfaceError));
   return server;
 }

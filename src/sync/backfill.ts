@@ -11,7 +11,7 @@ import { copyLine, copyLinesInto } from '../db/copy.js';
 import { captureIndexes, dropIndexes } from '../db/indexes.js';
 import { recordDuplicateDeployHashes, type Tx } from '../db/sync-apply.js';
 import * as state from '../db/sync-state.js';
-import { progressBar } from '../cli/progress.js';
+import { progressBar } from '../observability/progress.js';
 import { applyChanges, type ApplyOptions } from './apply.js';
 import {
   BadRowError, mapBalance, mapBalanceTxn, mapMovement, mapTick, mapTransaction, mapUtxo, tickKeyString, type SourceRow,

@@ -2,6 +2,15 @@
 // TIMESTAMP as 'YYYY-MM-DD HH:MM:SS' read in +00:00, VARBINARY as Buffer) → read-model rows.
 // Pure functions: the backfill (COPY), the binlog follow and the polling follow all map through here.
 
+import type {
+  BalanceRow, BlockRow, ChainRow, HistoryRow, MovementRow, TickKey, TickRow, TransactionRow, UtxoRow,
+} from '../db/sync-rows.js';
+
+// the read-model row shapes live with the writes (src/db/sync-rows.ts); the sync's modules take them from here
+export type {
+  BalanceRow, BlockRow, ChainRow, HistoryRow, MovementRow, TickKey, TickRow, TransactionRow, UtxoRow,
+} from '../db/sync-rows.js';
+
 /** A source row that cannot be mapped: named by table and id so an operator can find it. */
 export class BadRowError extends Error {
   constructor(readonly table: string, readonly id: string, reason: string) {
@@ -120,7 +129,6 @@ export function normalizeHash(value: unknown): string {
 const str = (v: unknown) => (v === null || v === undefined ? '' : Buffer.isBuffer(v) ? v.toString('utf8') : String(v));
 const id = (row: SourceRow) => str(row.id);
 
-export interface TickKey { chain: string; protocol: string; tick: string }
 export const tickKeyOf = (row: SourceRow): TickKey => ({
   chain: str(row.chain).toLowerCase(), protocol: str(row.protocol).toLowerCase(), tick: str(row.tick).toLowerCase(),
 });
@@ -144,10 +152,6 @@ function decimal(table: string, row: SourceRow, column: string): string {
   }
 }
 
-export interface ChainRow {
-  chain: string; chain_id: string; outer_chain: string; name: string; logo: string; network_id: string; ext: string;
-  display_order: number;
-}
 export function mapChain(row: SourceRow): ChainRow {
   return {
     chain: str(row.chain).toLowerCase(), chain_id: str(row.chain_id), outer_chain: str(row.outer_chain),
@@ -156,7 +160,6 @@ export function mapChain(row: SourceRow): ChainRow {
   };
 }
 
-export interface BlockRow { chain: string; block_number: string; block_time: string; indexed_at: string }
 export function mapBlock(row: SourceRow, ctx: MapContext): BlockRow {
   const r = { ...row, id: row.chain };
   return {
@@ -167,11 +170,6 @@ export function mapBlock(row: SourceRow, ctx: MapContext): BlockRow {
   };
 }
 
-export interface TickRow {
-  id: string; chain: string; protocol: string; tick: string; name: string; limit_per_mint: string; deploy_by: string;
-  total_supply: string; deploy_hash: string; deploy_time: string; transfer_type: number; decimals: number;
-  created_at: string; updated_at: string | null;
-}
 export function mapTick(row: SourceRow, ctx: MapContext): TickRow {
   const t = 'inscriptions';
   const k = tickKeyOf(row);
@@ -186,7 +184,6 @@ export function mapTick(row: SourceRow, ctx: MapContext): TickRow {
   };
 }
 
-export interface BalanceRow extends TickKey { address: string; balance: string; available: string; updated_at: string }
 export function mapBalance(row: SourceRow): BalanceRow {
   const t = 'balances';
   const balance = decimal(t, row, 'balance');
@@ -199,10 +196,6 @@ export function mapBalance(row: SourceRow): BalanceRow {
   };
 }
 
-export interface MovementRow extends TickKey {
-  id: string; address: string; tx_hash: string; amount: string; event: number; operate: string;
-  created_at: string; updated_at: string;
-}
 /** Events 3–6 carry a signed amount: ≥ 0 is a transfer in (3), < 0 a transfer out (4), amount unsigned. */
 export function mapMovement(row: SourceRow, ctx: MapContext): MovementRow {
   const t = 'address_txs';
@@ -220,11 +213,6 @@ export function mapMovement(row: SourceRow, ctx: MapContext): MovementRow {
   };
 }
 
-export interface TransactionRow {
-  id: string; chain: string; protocol: string; block_height: string; position_in_block: string; block_time: string;
-  tx_hash: string; from_address: string; to_address: string; op: string; tick: string; amt: string; gas: string;
-  gas_price: string; status: number; created_at: string; updated_at: string;
-}
 export function mapTransaction(row: SourceRow, ctx: MapContext): TransactionRow {
   const t = 'txs';
   return {
@@ -237,9 +225,6 @@ export function mapTransaction(row: SourceRow, ctx: MapContext): TransactionRow 
   };
 }
 
-export interface UtxoRow extends TickKey {
-  id: string; address: string; root_hash: string; amount: string; status: number; created_at: string; updated_at: string;
-}
 export function mapUtxo(row: SourceRow, ctx: MapContext): UtxoRow {
   const t = 'utxos';
   const status = Number(row.status);
@@ -252,10 +237,6 @@ export function mapUtxo(row: SourceRow, ctx: MapContext): UtxoRow {
   };
 }
 
-export interface HistoryRow extends TickKey {
-  id: string; address: string; block_height: string | null; amount: string; balance: string; available: string;
-  event: number; tx_hash: string; created_at: string;
-}
 /**
  * balance_txn → balance_history. The block height is not in the row: the source read attaches it as
  * `block_height` (its transaction's txs.block_height, same chain and hash: src/sync/source/schema.ts); a

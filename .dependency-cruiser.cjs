@@ -1,0 +1,87 @@
+// The layers of src/, lowest first (issue 16 item 4). A module may import its own layer and the layers
+// below it, never one above: a lower layer that needs something from a higher one gets it passed in by
+// the composition root (src/app.ts). `npm run lint:deps` checks this (it runs in `npm test`, so in CI);
+// type-only imports count too.
+//
+//   domain        pure values and codes (no I/O)
+//   config        the environment's schema (src/config.ts)
+//   db            SQL, pools, sources, the data-version watcher, the request-scope accessor (db/scope.ts)
+//   observability logger, metrics, per-request bookkeeping and the hooks that record it
+//   cache         response cache (uses the logger and metrics)
+//   live          subscription events' fan-out
+//   loaders       DataLoaders over the store
+//   graphql       schema, yoga
+//   rpc           JSON-RPC over the GraphQL schema
+//   server        the HTTP listener
+//   app           the composition root (src/app.ts), then src/main.ts
+//   sync          the read model's writer (never on the gateway's read path)
+//   cli           command-line entry points
+const layers = [
+  ['domain', '^src/domain/'],
+  ['config', '^src/config\\.ts$'],
+  ['db', '^src/db/'],
+  ['observability', '^src/observability/'],
+  ['cache', '^src/cache/'],
+  ['live', '^src/live/'],
+  ['loaders', '^src/loaders/'],
+  ['graphql', '^src/graphql/'],
+  ['rpc', '^src/rpc/'],
+  ['server', '^src/server/'],
+  ['app', '^src/app\\.ts$'],
+  ['main', '^src/main\\.ts$'],
+  ['sync', '^src/sync/'],
+  ['cli', '^src/cli/'],
+];
+
+// Known, deliberate exceptions: [from, to, why].
+const allowed = [
+  // URL parsing with no imports of its own: config validates DATABASE_URL with the same parser the pools use
+  ['^src/config\\.ts$', '^src/db/urls\\.ts$'],
+];
+
+const upward = layers.slice(0, -1).map(([name, path], i) => ({
+  name: `no-upward-from-${name}`,
+  comment: `${name} may import only ${layers.slice(0, i + 1).map(([n]) => n).join(', ')} (.dependency-cruiser.cjs)`,
+  severity: 'error',
+  from: { path },
+  to: {
+    path: layers.slice(i + 1).map(([, p]) => p),
+    pathNot: allowed.filter(([from]) => from === path).map(([, to]) => to),
+  },
+}));
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    ...upward,
+    {
+      name: 'no-cycles',
+      comment: 'import cycles in src',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'read-path-never-imports-sync',
+      comment: 'the gateway (everything reachable from src/main.ts and src/app.ts) never imports src/sync',
+      severity: 'error',
+      from: { path: '^src/(main|app)\\.ts$' },
+      to: { path: '^src/sync/', reachable: true },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'an import that does not resolve (a typo, or a missing dependency)',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|dist)/' },
+    // type-only imports are layer edges too
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.d.ts', '.js', '.json'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+  },
+};
