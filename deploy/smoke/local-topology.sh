@@ -16,11 +16,15 @@ repo=$PWD
 bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 work=$(mktemp -d /tmp/igw-topology.XXXXXX)
 chown postgres: "$work"
-# a base whose 8 ports nobody listens on (other test runs may hold some)
+# a base whose 8 ports nobody listens on (other test runs may hold some), below the kernel's ephemeral range:
+# there any client socket (or a server on port 0) can hold a port between this check and the bind
 port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+ephemeral_low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+slots=$(( (ephemeral_low - 20000 - 8) / 10 ))
+[ "$slots" -gt 0 ] || slots=1
 base=${SMOKE_PORT_BASE:-}
 while [ -z "$base" ]; do
-  base=$((20000 + (RANDOM % 3900) * 10))
+  base=$((20000 + (RANDOM % slots) * 10))
   for i in 0 1 2 3 4 5 6 7; do if port_taken $((base + i)); then base=; break; fi; done
 done
 P_PORT=$base S_PORT=$((base + 1)) B_PORT=$((base + 2)) G1_PORT=$((base + 3)) G2_PORT=$((base + 4)) G3_PORT=$((base + 5))
