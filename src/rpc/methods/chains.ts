@@ -23,6 +23,24 @@ const goTime = (iso: string | null): string =>
 
 const windowFields = 'transactions addresses ticks';
 
+/** A chain and its latest indexed block (spec 2.8), in the v2 key order; inds_getChain adds its totals after. */
+interface ChainNode {
+  chainId: number; chain: string; outerChain: string; name: string; logo: string; networkId: number; ext: string;
+  latestBlock: { number: string; time: string | null; indexedAt: string | null } | null;
+}
+const chainEntry = (c: ChainNode) => ({
+  chain_id: c.chainId,
+  chain: c.chain,
+  outer_chain: c.outerChain,
+  name: c.name,
+  logo: c.logo,
+  network_id: c.networkId,
+  ext: c.ext,
+  block_number: c.latestBlock?.number ?? '0',
+  block_time: isoTime(c.latestBlock?.time ?? null),
+  timestamp: isoTime(c.latestBlock?.indexedAt ?? null),
+});
+
 export const chainMethods: MethodSpec[] = [
   method({
     names: ['inds_getAllChains', 'inds_getAllChain'],
@@ -32,18 +50,7 @@ export const chainMethods: MethodSpec[] = [
     }`,
     variables: (p) => ({ names: p.chains }),
     reshape: (d) =>
-      d.chains.map((c) => ({
-        chain_id: c.chainId,
-        chain: c.chain,
-        outer_chain: c.outerChain,
-        name: c.name,
-        logo: c.logo,
-        network_id: c.networkId,
-        ext: c.ext,
-        block_number: c.latestBlock?.number ?? '0',
-        block_time: isoTime(c.latestBlock?.time ?? null),
-        timestamp: isoTime(c.latestBlock?.indexedAt ?? null),
-      })),
+      d.chains.map(chainEntry),
     doc: {
       summary: 'Indexed chains with their latest indexed block (spec 4.8), in display order.',
       result: listOf('Chain'),
@@ -93,16 +100,7 @@ export const chainMethods: MethodSpec[] = [
       const c = d.chain;
       if (!c) throw unknownChains([p.chain]);
       return {
-        chain_id: c.chainId,
-        chain: c.chain,
-        outer_chain: c.outerChain,
-        name: c.name,
-        logo: c.logo,
-        network_id: c.networkId,
-        ext: c.ext,
-        block_number: c.latestBlock?.number ?? '0',
-        block_time: isoTime(c.latestBlock?.time ?? null),
-        timestamp: isoTime(c.latestBlock?.indexedAt ?? null),
+        ...chainEntry(c),
         tick_count: c.figures.tickCount,
         address_count: c.figures.addressCount,
         deploy_count: c.figures.deployCount,
