@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTestGateway, graphql, testConfig, type TestDatabase } from './support/db.js';
+import { createTestDatabase, createTestGateway, createWarmTestGateway, graphql, type TestDatabase } from './support/db.js';
 import { Fixture, chainRows } from './support/fixtures.js';
 
 // The no-N+1 proof: a list of N parents with nested fields costs the same (small) number of SQL
@@ -26,10 +26,7 @@ beforeAll(async () => {
   f.block('bsc', '35000000', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:01.000Z');
   f.block('polygon', '52000000', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:01.000Z');
   await f.load(db.sql);
-  gw = createTestGateway(db);
-  // Open every connection of the pool first: a new connection makes the driver read the catalog's array
-  // types once, which is not a statement of the query under test.
-  await Promise.all(Array.from({ length: testConfig.DB_POOL_MAX }, () => gw.gateway.sql`SELECT pg_sleep(0.05)`));
+  gw = await createWarmTestGateway(db);
 });
 
 afterAll(async () => {

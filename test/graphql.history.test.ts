@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTestGateway, graphql, testConfig, type TestDatabase } from './support/db.js';
+import { createTestDatabase, createTestGateway, createWarmTestGateway, graphql, type TestDatabase } from './support/db.js';
 import { Fixture } from './support/fixtures.js';
 
 // Balances at a block height (atBlock): Tick.holders, Tick.balanceOf and balances(address, chain) answered
@@ -49,8 +49,7 @@ beforeAll(async () => {
   f.block('eth', String(indexed), '2024-02-01T00:00:00.000Z', '2024-02-01T00:00:01.000Z');
   f.block('bsc', String(bscIndexed), '2024-02-01T00:00:00.000Z', '2024-02-01T00:00:01.000Z');
   await f.load(db.sql);
-  gw = createTestGateway(db);
-  await Promise.all(Array.from({ length: testConfig.DB_POOL_MAX }, () => gw.gateway.sql`SELECT pg_sleep(0.05)`));
+  gw = await createWarmTestGateway(db);
 });
 
 afterAll(async () => {
