@@ -254,8 +254,8 @@ export function createGateway(
     server,
     ops: { logger, metrics, watcher, cache },
     live: { hub, source, open: subscriptionLimits.open },
-    // bounded like the sources' start-up steps (src/db/deadline.ts): a LISTEN a pooler never answers
-    ready: Promise.all([opsReady, source && within(source.start(), config.DB_CONNECT_TIMEOUT_S * 1_000 + 5_000, 'live events LISTEN').catch((error: unknown) =>
+    // bounded like the sources' start-up steps: a LISTEN a pooler never answers
+    ready: Promise.all([opsReady, source && within(source.start(), sources.stateReadMs, 'live events LISTEN').catch((error: unknown) =>
       logger.warn({ err: (error as Error).message }, 'live events: no source'))]).then(() => {}),
     async close() {
       // subscriptions end first (each stream sends `complete`), so that closing the server is not held up by them

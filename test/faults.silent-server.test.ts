@@ -7,11 +7,11 @@ import { testConfig } from './support/db.js';
 import { listen } from './support/http.js';
 import { request, rpc } from './support/ops.js';
 
-// A database address that accepts connections and never answers (a hung server, a pooler waiting for a
-// server that never comes): start-up, /readyz and requests are bounded by DB_CONNECT_TIMEOUT_S and the
-// client-side deadlines of src/db/deadline.ts, never held for ever.
+// A database that accepts connections, completes their start-up and then never answers a statement (a hung
+// server, a pooler waiting for a server that never comes): start-up, /readyz and requests are bounded by
+// the client-side deadlines of src/db/deadline.ts and the statement runner's timer, never held for ever.
 
-describe('a database that accepts connections and never answers', () => {
+describe('a database that accepts connections and never answers a statement', () => {
   let silent: Server;
   const sockets = new Set<Socket>();
   let gateway: Gateway;
@@ -20,7 +20,14 @@ describe('a database that accepts connections and never answers', () => {
   beforeAll(async () => {
     silent = createServer((socket) => {
       sockets.add(socket);
-      socket.on('data', () => {}); // read and say nothing
+      // the start-up packet is answered (AuthenticationOk, ReadyForQuery): the connection is up, so the
+      // driver's connect timeout no longer applies; every statement after it is read and never answered
+      let greeted = false;
+      socket.on('data', () => {
+        if (greeted) return;
+        greeted = true;
+        socket.write(Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 0, 0x5a, 0, 0, 0, 5, 0x49]));
+      });
       socket.on('close', () => sockets.delete(socket));
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));

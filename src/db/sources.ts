@@ -81,6 +81,8 @@ export interface Sources {
     /** The pinned source's latest known snapshot (the cache refuses to store once it has moved on). */
     live(): DataSnapshot | null;
   };
+  /** The client-side bound on one state read or start-up step (ms): src/db/deadline.ts. */
+  stateReadMs: number;
   /** LISTEN established and not known to be useless (behind a transaction pooler). */
   listenUp(): boolean;
   /** Why the gateway cannot serve now (null: it can, as far as the sources' states say). */
@@ -348,6 +350,7 @@ export function createSources(options: SourcesOptions): Sources {
         return others[0] ?? null;
       },
     },
+    stateReadMs,
     listenUp: () => watcher.listening() && listenWorks,
     unready() {
       const servable = all.filter((s) => s.inRotation && (s.safety !== 'unsafe' || options.allowUnsafeSession));
@@ -359,14 +362,19 @@ export function createSources(options: SourcesOptions): Sources {
     },
     onVersionChange: (listener) => void listeners.push(listener),
     async start() {
-      // every step is bounded: start-up (and /readyz) must move on even when the server or a pooler in
-      // front never answers; what did not complete is retried by the background loops
-      // the session's safety first: what else is read from a session that will be refused does not matter
-      await within(checkSafety(primary), stateReadMs, 'safety check').catch(() => {});
-      await watcher.start();
-      await within(probeListen(), stateReadMs + 2_000, 'LISTEN probe')
-        .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'LISTEN probe failed'));
-      await within(tick(true), stateReadMs, 'replica checks').catch(() => {});
+      // every step is bounded, and start-up (and /readyz) waits for them all for one bound at most: it must
+      // move on even when the server or a pooler in front never answers; what did not complete goes on
+      // in the background or is retried by the loops
+      const steps = (async () => {
+        // the session's safety first: what else is read from a session that will be refused does not matter
+        await within(checkSafety(primary), stateReadMs, 'safety check').catch(() => {});
+        await watcher.start();
+        await within(probeListen(), stateReadMs + 2_000, 'LISTEN probe')
+          .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'LISTEN probe failed'));
+        await within(tick(true), stateReadMs, 'replica checks').catch(() => {});
+      })();
+      await within(steps, stateReadMs + 2_000, 'start-up')
+        .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'database checks still running: serving meanwhile'));
       if (!stopped) {
         const loop = () => {
           timer = setTimeout(() => void tick(false).finally(() => !stopped && loop()), options.pollMs);

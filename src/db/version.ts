@@ -60,7 +60,7 @@ export async function readSourceState(sql: Sql): Promise<SourceState> {
 export interface VersionWatcherOptions {
   /** Fallback poll interval; also the bound on staleness when notifications are lost. */
   pollMs: number;
-  /** Client-side bound on one read, and on establishing LISTEN (src/db/deadline.ts). */
+  /** Client-side bound on one read, and on establishing LISTEN (src/db/deadline.ts); default 10 s. */
   readTimeoutMs?: number;
   /** LISTEN for the triggers' notifications (off: polling only, e.g. behind a transaction pooler). */
   listen: boolean;
@@ -82,6 +82,7 @@ export interface VersionWatcher {
 }
 
 export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): VersionWatcher {
+  const readTimeoutMs = options.readTimeoutMs ?? 10_000;
   let snapshot: DataSnapshot | null = null;
   let listener: { unlisten(): Promise<void> } | null = null;
   let timer: NodeJS.Timeout | undefined;
@@ -102,7 +103,7 @@ export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): 
       do {
         again = false;
         try {
-          const next = await (options.readTimeoutMs ? within(readSnapshot(sql), options.readTimeoutMs, 'data version read') : readSnapshot(sql));
+          const next = await within(readSnapshot(sql), readTimeoutMs, 'data version read');
           errorReported = false;
           readOk = true;
           // any change counts (not only an increase): a restored database must not reuse old keys' data
@@ -145,7 +146,7 @@ export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): 
             if (stopped) void established.unlisten().catch(() => {});
             else listener = established;
           });
-          await (options.readTimeoutMs ? within(listening, options.readTimeoutMs, 'LISTEN') : listening);
+          await within(listening, readTimeoutMs, 'LISTEN');
         } catch (error) {
           options.onError?.(error, 'listen');
         }
