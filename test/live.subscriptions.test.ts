@@ -289,7 +289,8 @@ describe('shared LISTEN: handover and a Redis outage', () => {
       const rest = gateways.filter((g) => g !== leader);
       expect(rest.map((g) => g.gateway.live.source!.mode())).toEqual(['redis-follower', 'redis-follower']);
       await leader.close(); // releases the lock: another gateway takes it at its next renewal (every 2 s)
-      await waitFor(async () => rest.some((g) => g.gateway.live.source!.mode() === 'redis-leader'), 5_000);
+      // the handover is done when the new holder's LISTEN is open (it takes the lock first, then LISTENs)
+      await waitFor(async () => rest.some((g) => g.gateway.live.source!.mode() === 'redis-leader' && g.gateway.live.source!.listening()), 5_000);
       expect(rest.filter((g) => g.gateway.live.source!.listening())).toHaveLength(1);
       const subs = rest.map((g) => collect(sse(g.base), 'subscription { blocks { height } }'));
       for (const g of rest) await whenSubscribed(g, 1);
