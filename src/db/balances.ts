@@ -1,5 +1,5 @@
 import type { Sql, Runner } from './client.js';
-import { groupPages, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest, type SortKey } from './paging.js';
+import { groupPages, keyRows, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest, type SortKey } from './paging.js';
 
 export interface BalanceRow {
   tick_id: string;
@@ -54,7 +54,7 @@ export function createBalanceStore(sql: Sql, run: Runner) {
      */
     async holdersOfTicks(tickIds: readonly string[], page: PageRequest): Promise<Map<string, Page<BalanceRow>>> {
       const rows = await run(sql<(BalanceRow & { parent: string })[]>`
-        SELECT p.id::text AS parent, x.* FROM unnest(${tickIds as string[]}::bigint[]) AS p (id)
+        SELECT p.id::text AS parent, x.* FROM ${keyRows(sql, [[tickIds, 'bigint']])} AS p (id)
         CROSS JOIN LATERAL (
           SELECT ${cols} FROM (
             SELECT b.balance, b.address_key FROM balances b

@@ -44,9 +44,25 @@ export function keysetAfter(sql: Sql, keys: readonly SortKey[], page: PageReques
   return sql`AND (${sql.unsafe(keys.map((k) => k.column).join(', '))}) ${sql.unsafe(op)} (${values})`;
 }
 
+/**
+ * Row counts written into the statement as literals (page sizes 1, 5, 10, 15, 20, 25, 30, 50, 100 and the
+ * maximum 1,000, plus the row that tells whether a next page exists); any other count is a parameter.
+ */
+const literalLimits = new Set([2, 6, 11, 16, 21, 26, 31, 51, 101, 1001]);
+
+/**
+ * `LIMIT n [OFFSET $k]`. A prepared statement whose LIMIT or OFFSET is a parameter never gets a usable
+ * generic plan: the planner estimates an unknown LIMIT at 10 % of the rows, so the plan cache keeps
+ * planning a custom plan on every execution (bench/results/explain-*.txt: `auto→custom` for every page).
+ * So the common page sizes are literals (a bounded set: a few statements per shape, never one per
+ * value a client picks) and a first page has no OFFSET: a page-1 statement without other parameters is
+ * planned once per connection, and one with parameters gets a generic plan as good as the custom one.
+ */
 export function limitOffset(sql: Sql, page: PageRequest) {
   // one extra row tells whether a next page exists without a second query
-  return sql`LIMIT ${page.limit + 1} OFFSET ${page.offset}`;
+  const rows = page.limit + 1;
+  const limit = literalLimits.has(rows) ? sql.unsafe(`LIMIT ${rows}`) : sql`LIMIT ${rows}`;
+  return page.offset > 0 ? sql`${limit} OFFSET ${page.offset}` : limit;
 }
 
 export function toPage<Row>(rows: readonly Row[], page: PageRequest): Page<Row> {
@@ -69,3 +85,23 @@ export function groupPages<Row extends { parent: string }>(
   for (const row of rows) byParent.get(row.parent)?.push(row);
   return new Map([...byParent].map(([parent, list]) => [parent, toPage(list, page)]));
 }
+
+/**
+ * The rows of a batch of keys, one column per list (all of one length), for `FROM … AS k (a, b)`: one
+ * key is `(VALUES ($1::t, $2::u))`, several `unnest($1::t[], $2::u[])`. Loaders mostly ask for one key,
+ * and the single-key statement gets a generic plan as good as its custom one (a parameter array is
+ * estimated at 100 elements in a generic plan, so the plan cache re-plans the unnest form on every
+ * execution). `ordinality` adds the key's position (1-based, bigint) as the last column.
+ */
+export function keyRows(sql: Sql, columns: readonly (readonly [values: readonly unknown[], type: KeyType])[], ordinality = false) {
+  if (columns[0]?.[0].length === 1) {
+    const values = columns.map(([v, type]) => sql`${v[0] as string}::${sql.unsafe(type)}`)
+      .reduce((acc, f) => sql`${acc}, ${f}`);
+    return ordinality ? sql`(VALUES (${values}, 1::bigint))` : sql`(VALUES (${values}))`;
+  }
+  const arrays = columns.map(([v, type]) => sql`${v as string[]}::${sql.unsafe(`${type}[]`)}`)
+    .reduce((acc, f) => sql`${acc}, ${f}`);
+  return ordinality ? sql`unnest(${arrays}) WITH ORDINALITY` : sql`unnest(${arrays})`;
+}
+
+export type KeyType = 'text' | 'bigint' | 'numeric';

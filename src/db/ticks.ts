@@ -1,5 +1,5 @@
 import type { Sql, Runner } from './client.js';
-import { groupPages, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest, type SortKey } from './paging.js';
+import { groupPages, keyRows, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest, type SortKey } from './paging.js';
 
 export interface TickRow {
   id: string;
@@ -77,8 +77,8 @@ export function createTickStore(sql: Sql, run: Runner) {
     /** Ticks by (chain, protocol, tick), compared case-insensitively; missing keys have no row. */
     async byKeys(keys: readonly { chain: string; protocol: string; tick: string }[]): Promise<TickRow[]> {
       return run(sql<TickRow[]>`
-        SELECT ${cols} FROM unnest(${keys.map((k) => k.chain)}::text[], ${keys.map((k) => k.protocol)}::text[],
-                                   ${keys.map((k) => k.tick)}::text[]) AS k (chain, protocol, tick)
+        SELECT ${cols} FROM ${keyRows(sql, [[keys.map((k) => k.chain), 'text'], [keys.map((k) => k.protocol), 'text'],
+                                               [keys.map((k) => k.tick), 'text']])} AS k (chain, protocol, tick)
         JOIN ticks t ON t.chain = lower(k.chain) AND t.protocol = lower(k.protocol) AND t.tick = lower(k.tick)`);
     },
 
@@ -87,8 +87,8 @@ export function createTickStore(sql: Sql, run: Runner) {
     async byDeployHashes(keys: readonly { chain: string; deployHash: string }[]): Promise<TickRow[]> {
       return run(sql<TickRow[]>`
         SELECT DISTINCT ON (k.ord) ${cols}
-          FROM unnest(${keys.map((k) => k.chain)}::text[], ${keys.map((k) => k.deployHash)}::text[])
-               WITH ORDINALITY AS k (chain, deploy_hash, ord)
+          FROM ${keyRows(sql, [[keys.map((k) => k.chain), 'text'], [keys.map((k) => k.deployHash), 'text']], true)}
+               AS k (chain, deploy_hash, ord)
           JOIN ticks t ON t.chain = lower(k.chain) AND t.deploy_hash_key = lower(k.deploy_hash)
          ORDER BY k.ord, t.id`);
     },

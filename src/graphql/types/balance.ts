@@ -4,7 +4,7 @@ import { builder, OrderDirection } from '../builder.js';
 import type { Context } from '../context.js';
 import { balanceKey, parseBalanceKey } from '../ids.js';
 import { atBlockDescription, atHeight, balanceAtLoader, historyComplexity, parseHeight } from '../history.js';
-import { badInput, offsetArg, planPage, toConnection } from '../paging.js';
+import { badInput, offsetArg, planPage, toConnection, totalOf } from '../paging.js';
 import { ChainRef } from './chain.js';
 import { requestLoader } from '../../loaders/per-request.js';
 import { TickRef } from './tick.js';
@@ -68,7 +68,7 @@ builder.queryFields((t) => ({
       direction: t.arg({ type: OrderDirection, defaultValue: 'DESC', required: true }),
       atBlock: t.arg({ type: 'BigInt', description: `${atBlockDescription} Needs chain: block heights are per chain.` }),
     },
-    resolve: async (_root, args, ctx) => {
+    resolve: async (_root, args, ctx, info) => {
       const plan = planPage(args, addressBalanceSortKeys, args.direction, ctx);
       if (args.atBlock != null) {
         if (args.chain == null) throw badInput('atBlock needs chain: block heights are per chain');
@@ -78,8 +78,9 @@ builder.queryFields((t) => ({
         return toConnection<BalanceRow>(page, plan, addressBalanceSortKeys,
           () => ctx.store.history.countOfAddressAt(args.address, chain, h, args));
       }
-      const page = await ctx.store.balances.ofAddress(args.address, args, plan.request);
-      return toConnection(page, plan, addressBalanceSortKeys, () => ctx.store.balances.countOfAddress(args.address, args));
+      const rows = ctx.store.balances.ofAddress(args.address, args, plan.request);
+      const total = totalOf(info, () => ctx.store.balances.countOfAddress(args.address, args));
+      return toConnection(await rows, plan, addressBalanceSortKeys, total);
     },
   }, BalanceConnection),
 }));

@@ -2,7 +2,7 @@ import { movementEventFilters, movementEvents } from '../../domain/codes.js';
 import { movementSortKeys, type MovementRow } from '../../db/movements.js';
 import { builder, OrderDirection } from '../builder.js';
 import { parseRecordId } from '../ids.js';
-import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
+import { connectionComplexity, offsetArg, planPage, toConnection, totalOf } from '../paging.js';
 import { TickRef } from './tick.js';
 
 const MovementEvent = builder.enumType('MovementEvent', {
@@ -55,11 +55,12 @@ builder.queryFields((t) => ({
       event: t.arg({ type: MovementEventFilter, defaultValue: 'ALL', required: true }),
       direction: t.arg({ type: OrderDirection, defaultValue: 'DESC', required: true }),
     },
-    resolve: async (_root, args, ctx) => {
+    resolve: async (_root, args, ctx, info) => {
       const plan = planPage(args, movementSortKeys, args.direction, ctx);
       const filter = { ...args, events: movementEventFilters[args.event] };
-      const page = await ctx.store.movements.ofAddress(args.address, filter, plan.request);
-      return toConnection(page, plan, movementSortKeys, () => ctx.store.movements.countOfAddress(args.address, filter));
+      const rows = ctx.store.movements.ofAddress(args.address, filter, plan.request);
+      const total = totalOf(info, () => ctx.store.movements.countOfAddress(args.address, filter));
+      return toConnection(await rows, plan, movementSortKeys, total);
     },
   }, AddressTransactionConnection),
 }));

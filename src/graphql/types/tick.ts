@@ -3,7 +3,7 @@ import { compareDecimal } from '../../domain/decimal.js';
 import { tickSortKeys, type TickRow } from '../../db/ticks.js';
 import { builder, OrderDirection } from '../builder.js';
 import { parseRecordId } from '../ids.js';
-import { badInput, connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
+import { badInput, connectionComplexity, offsetArg, planPage, toConnection, totalOf } from '../paging.js';
 import { ChainRef } from './chain.js';
 
 const TransferType = builder.enumType('TransferType', {
@@ -133,12 +133,14 @@ builder.queryFields((t) => ({
       orderBy: t.arg({ type: TickOrderField, defaultValue: 'ID', required: true }),
       direction: t.arg({ type: OrderDirection, defaultValue: 'DESC', required: true }),
     },
-    resolve: async (_root, args, ctx) => {
+    resolve: async (_root, args, ctx, info) => {
       const keys = tickSortKeys[args.orderBy];
       const plan = planPage(args, keys, args.direction, ctx);
-      const page = await ctx.store.ticks.list(args, args.orderBy, plan.request);
+      const rows = ctx.store.ticks.list(args, args.orderBy, plan.request);
+      const total = totalOf(info, () => ctx.store.ticks.count(args));
+      const page = await rows;
       page.rows.forEach(ctx.loaders.primeTick);
-      return toConnection(page, plan, keys, () => ctx.store.ticks.count(args));
+      return toConnection(page, plan, keys, total);
     },
   }, TickConnection),
 }));

@@ -1,7 +1,7 @@
 import { transactionSortKeys, type TransactionRow } from '../../db/transactions.js';
 import { builder, OrderDirection } from '../builder.js';
 import { parseRecordId } from '../ids.js';
-import { connectionComplexity, offsetArg, planPage, toConnection } from '../paging.js';
+import { connectionComplexity, offsetArg, planPage, toConnection, totalOf } from '../paging.js';
 import { ChainRef } from './chain.js';
 import { TickRef } from './tick.js';
 
@@ -58,10 +58,11 @@ builder.queryFields((t) => ({
       tick: t.arg.string(),
       direction: t.arg({ type: OrderDirection, defaultValue: 'DESC', required: true }),
     },
-    resolve: async (_root, args, ctx) => {
+    resolve: async (_root, args, ctx, info) => {
       const plan = planPage(args, transactionSortKeys, args.direction, ctx);
-      const page = await ctx.store.transactions.list(args, plan.request);
-      return toConnection(page, plan, transactionSortKeys, () => ctx.store.transactions.count(args));
+      const rows = ctx.store.transactions.list(args, plan.request);
+      const total = totalOf(info, () => ctx.store.transactions.count(args));
+      return toConnection(await rows, plan, transactionSortKeys, total);
     },
   }, TransactionConnection),
 }));
