@@ -61,6 +61,8 @@ export interface HttpLoad {
   body: string;
   /** The exact answer expected (the body seen before the run); any other body counts as a failure. */
   expectBody?: string;
+  /** Instead of expectBody: a check of each answer's body (false counts as a failure). */
+  verifyBody?: (body: string) => boolean;
   connections: number;
   seconds: number;
 }
@@ -81,6 +83,7 @@ export function runHttp(load: HttpLoad): Promise<Measurement> {
         duration: load.seconds,
         timeout: 30,
         expectBody: load.expectBody,
+        ...(load.verifyBody ? { verifyBody: load.verifyBody } : {}),
       },
       (error, result) => {
         if (error) return reject(error);
