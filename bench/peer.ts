@@ -20,7 +20,7 @@ import { availableParallelism } from 'node:os';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { checkReply, repoRoot, startGateway, startServer, type ServerProcess } from './lib/gateway.js';
-import { cpuMs, loadAverage, runHttp, type Measurement } from './lib/load.js';
+import { cpuMs, loadAverage, runHttp, sameAnswerAs, type Measurement } from './lib/load.js';
 import { buildPeerScenarios, type PeerScenario } from './lib/peer-scenarios.js';
 import { buildScenarios, loadFixture, resultsDir } from './lib/scenarios.js';
 
@@ -71,12 +71,6 @@ function ensurePeerInstalled(): string {
   const version = installed();
   if (version !== wanted) throw new Error(`bench/peer: postgraphile ${wanted} wanted, ${version ?? 'none'} installed`);
   return version;
-}
-
-/** Our answers carry extensions.freshness (dataAgeSeconds moves with the clock): compare what precedes it. */
-function dataPart(body: string): string {
-  const i = body.indexOf(',"extensions":');
-  return i < 0 ? body : `${body.slice(0, i)}}`;
 }
 
 async function post(base: string, body: string): Promise<{ status: number; text: string }> {
@@ -177,7 +171,7 @@ async function main() {
       if (!isDeepStrictEqual(a, b)) {
         throw new Error(`${s.name}: the two answers differ\nours:   ${JSON.stringify(a)}\ntheirs: ${JSON.stringify(b)}`);
       }
-      expected.set(s.name, { ours: dataPart(ours.text), theirs: theirs.text });
+      expected.set(s.name, { ours: ours.text, theirs: theirs.text });
       log(`same answer: ${s.name.padEnd(32)} (${s.label})`);
     }
     if (values.check) return;
@@ -190,8 +184,7 @@ async function main() {
       const server = servers[side]!;
       const url = `${server.base}/graphql`;
       const body = side === 'ours' ? s.ours.body : s.theirsBody;
-      const want = expected.get(s.name)![side];
-      const verifyBody = side === 'ours' ? (text: string) => dataPart(text) === want : (text: string) => text === want;
+      const verifyBody = sameAnswerAs(expected.get(s.name)![side]);
       if (warmupSeconds > 0) await runHttp({ url, body, connections, seconds: warmupSeconds });
       // backends may come and go with the pool: every one seen before or after counts, from 0 when new
       const before = new Map((await backendsOf(side)).map((pid) => [pid, cpuMs(pid) ?? 0]));

@@ -14,7 +14,7 @@ import postgres from 'postgres';
 import { chart } from './lib/chart.js';
 import { checkReply, startGateway, waitReady } from './lib/gateway.js';
 import { captureStatements, floorPool, measureFloor, signature, statementCount, type Capture } from './lib/floor.js';
-import { cpuMs, loadAverage, runHttp, sampleRss, type Measurement } from './lib/load.js';
+import { cpuMs, loadAverage, runHttp, sameAnswerAs, sampleRss, type Measurement } from './lib/load.js';
 import { measurePlain } from './lib/plain.js';
 import { appendReadme, markdown, summaryLine, targets, verdicts, writeJson, type RunResult, type ScenarioResult } from './lib/report.js';
 import { buildScenarios, loadFixture, resultsDir, selectScenarios } from './lib/scenarios.js';
@@ -98,7 +98,7 @@ async function main() {
       rss?.reset();
       const gatewayBackends = await backendsOf('inscription-gateway');
       const before = { node: own?.child.pid ? cpuMs(own.child.pid) : null, db: cpuOf(gatewayBackends), loadgen: ownCpu() };
-      const gateway = await runHttp({ url, body: s.body, expectBody: reply, connections, seconds });
+      const gateway = await runHttp({ url, body: s.body, verifyBody: sameAnswerAs(reply), connections, seconds });
       const after = { node: own?.child.pid ? cpuMs(own.child.pid) : null, db: cpuOf(gatewayBackends), loadgen: ownCpu() };
       const scenarioRss = rss ? rss.peek() : null;
       const key = signature(capture);

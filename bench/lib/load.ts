@@ -67,6 +67,20 @@ export interface HttpLoad {
   seconds: number;
 }
 
+/**
+ * A check that an answer says what `first` said: the same bytes, but for a GraphQL answer's trailing `extensions`
+ * (the gateway's `freshness` carries dataAgeSeconds, which moves with the clock).
+ */
+export function sameAnswerAs(first: string): (body: string) => boolean {
+  const want = withoutExtensions(first);
+  return (body) => withoutExtensions(body) === want;
+}
+
+function withoutExtensions(body: string): string {
+  const i = body.indexOf(',"extensions":');
+  return i < 0 ? body : `${body.slice(0, i)}}`;
+}
+
 /** Closed-loop HTTP load with autocannon: `connections` keep-alive clients, one request in flight each. */
 export function runHttp(load: HttpLoad): Promise<Measurement> {
   return new Promise((resolve, reject) => {
