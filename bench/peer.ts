@@ -248,7 +248,7 @@ async function main() {
   const misses = results.filter((r) => r.cheap && r.ratio < 2);
   log(`target ours ≥ 2× theirs: ${misses.length === 0 ? 'met on every cheap query' : `missed on ${misses.length} of ${results.filter((r) => r.cheap).length}`}`);
   const failed = results.filter((r) => r.ours.failures || r.theirs.failures);
-  if (failed.length) log(`ANSWERS DIFFERED DURING THE RUN: ${failed.map((r) => `${r.name} (ours ${r.ours.failures}, theirs ${r.theirs.failures})`).join(', ')}`);
+  if (failed.length) log(`FAILED ANSWERS (non-2xx, transport errors or a body unlike the first): ${failed.map((r) => `${r.name} (ours ${r.ours.failures}, theirs ${r.theirs.failures})`).join(', ')}`);
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -262,7 +262,7 @@ function table(results: PeerResult[]): string {
     `**${r.ratio.toFixed(2)}** (${r.ratios.map((x) => x.toFixed(2)).join(' / ')}) | ${r.ours.p50.toFixed(1)} / ${r.theirs.p50.toFixed(1)} | ` +
     `${r.ours.p99.toFixed(1)} / ${r.theirs.p99.toFixed(1)} | ${ms(r.ours.cpu.serverMs)} / ${ms(r.theirs.cpu.serverMs)} | ` +
     `${ms(r.ours.cpu.dbMs)} / ${ms(r.theirs.cpu.dbMs)} |` +
-    `${r.ours.failures || r.theirs.failures ? ` ${r.ours.failures} / ${r.theirs.failures} answers differed |` : ''}`);
+    `${r.ours.failures || r.theirs.failures ? ` ${r.ours.failures} / ${r.theirs.failures} failed (non-2xx, errors or another body) |` : ''}`);
   return [
     '| query | ours req/s (per round) | PostGraphile req/s (per round) | ratio ours/theirs (per round) | p50 ms ours / theirs | ' +
       'p99 ms ours / theirs | server CPU ms/req ours / theirs | PostgreSQL CPU ms/req ours / theirs |',
