@@ -7,19 +7,17 @@
 // (bench/lib/floor.ts); then, for the scenarios below the throughput target (--plain), the same statements
 // behind a plain node:http server (bench/lib/plain.ts), to tell the cost of HTTP from the gateway's own. Writes bench/results/<YYYY-MM-DD-HHMM>-scale<s>.{json,md,svg} and appends a
 // one-line summary to bench/README.md's `## Runs` section. Nothing is asserted.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { chart } from './lib/chart.js';
+import { checkReply, startGateway, waitReady } from './lib/gateway.js';
 import { captureStatements, floorPool, measureFloor, signature, statementCount, type Capture } from './lib/floor.js';
-import { cpuMs, loadAverage, runHttp, sampleRss, type Measurement } from './lib/load.js';
+import { cpuMs, loadAverage, runHttp, sameAnswerAs, sampleRss, type Measurement } from './lib/load.js';
 import { measurePlain } from './lib/plain.js';
 import { appendReadme, markdown, summaryLine, targets, verdicts, writeJson, type RunResult, type ScenarioResult } from './lib/report.js';
-import { buildScenarios, loadFixture, resultsDir, selectScenarios, type Scenario } from './lib/scenarios.js';
-import { freePort } from '../test/support/ports.js';
+import { buildScenarios, loadFixture, resultsDir, selectScenarios } from './lib/scenarios.js';
 
 const { values } = parseArgs({
   options: {
@@ -51,74 +49,6 @@ const warmupSeconds = Number(values.warmup);
 const poolMax = Number(values.pool);
 const log = (s: string) => console.log(s);
 
-async function waitReady(base: string, child: ChildProcess | null, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child && child.exitCode !== null) throw new Error(`the gateway exited with code ${child.exitCode}`);
-    try {
-      const res = await fetch(`${base}/readyz`);
-      if (res.ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${base}/readyz did not answer within ${timeoutMs / 1000} s`);
-}
-
-async function startGateway(): Promise<{ base: string; child: ChildProcess }> {
-  const port = await freePort();
-  const root = fileURLToPath(new URL('..', import.meta.url));
-  const args = ['--import', 'tsx'];
-  if (values['cpu-prof']) args.push('--cpu-prof', '--cpu-prof-dir', `${resultsDir}prof`);
-  args.push('src/main.ts');
-  const child = spawn(process.execPath, args, {
-    cwd: root,
-    env: {
-      ...process.env,
-      DATABASE_URL: databaseUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      CACHE: 'off',
-      DB_POOL_MAX: String(poolMax),
-      SEED: 'false',
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  child.once('exit', (code, signal) => {
-    if (!stopping) console.error(`bench: the gateway (pid ${child.pid}) exited during the run: code ${code}, signal ${signal}`);
-  });
-  // an interrupted bench takes its gateway with it
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(sig, () => {
-      stopping = true;
-      child.kill('SIGTERM');
-      process.exit(130);
-    });
-  }
-  await waitReady(base, child);
-  return { base, child };
-}
-
-let stopping = false;
-
-async function stopGateway(child: ChildProcess): Promise<void> {
-  stopping = true;
-  if (child.exitCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
-  if (child.exitCode === null) child.kill('SIGKILL');
-}
-
-/** The reply must be a success: no JSON-RPC error, no GraphQL errors. */
-function checkReply(s: Scenario, status: number, text: string): void {
-  const body = JSON.parse(text) as { error?: unknown; errors?: unknown };
-  if (status !== 200 || body.error || body.errors) throw new Error(`${s.name}: ${status} ${text.slice(0, 300)}`);
-}
-
 async function main() {
   const admin = postgres(databaseUrl, { max: 2, onnotice: () => {} });
   const [{ version } = { version: '?' }] = await admin<{ version: string }[]>`SELECT version()`;
@@ -132,12 +62,14 @@ async function main() {
   const captures = await captureStatements(databaseUrl, poolMax, scenarios);
   for (const s of scenarios) {
     const c = captures.get(s.name)!;
-    checkReply(s, c.status, c.reply);
+    checkReply(s.name, c.status, c.reply);
   }
 
   const startedAt = new Date();
   const loadBefore = loadAverage();
-  const own = values.url ? null : await startGateway();
+  const own = values.url
+    ? null
+    : await startGateway({ databaseUrl, poolMax, cpuProfDir: values['cpu-prof'] ? `${resultsDir}prof` : undefined });
   const base = values.url ?? own!.base;
   if (!own) await waitReady(base, null);
   const rss = own?.child.pid ? sampleRss(own.child.pid) : null;
@@ -161,12 +93,12 @@ async function main() {
       const url = `${base}${s.path}`;
       const first = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: s.body });
       const reply = await first.text();
-      checkReply(s, first.status, reply);
+      checkReply(s.name, first.status, reply);
       if (warmupSeconds > 0) await runHttp({ url, body: s.body, connections, seconds: warmupSeconds });
       rss?.reset();
       const gatewayBackends = await backendsOf('inscription-gateway');
       const before = { node: own?.child.pid ? cpuMs(own.child.pid) : null, db: cpuOf(gatewayBackends), loadgen: ownCpu() };
-      const gateway = await runHttp({ url, body: s.body, expectBody: reply, connections, seconds });
+      const gateway = await runHttp({ url, body: s.body, verifyBody: sameAnswerAs(reply), connections, seconds });
       const after = { node: own?.child.pid ? cpuMs(own.child.pid) : null, db: cpuOf(gatewayBackends), loadgen: ownCpu() };
       const scenarioRss = rss ? rss.peek() : null;
       const key = signature(capture);
@@ -206,7 +138,7 @@ async function main() {
   } finally {
     await monitor.end({ timeout: 5 });
     await floorSql.end({ timeout: 5 });
-    if (own) await stopGateway(own.child);
+    if (own) await own.stop();
   }
   const maxRssMb = rss ? rss.stop() : null;
 
