@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { configSchema, type Config } from '../config.js';
+import type { Config } from '../config.js';
 
 // Slow and greedy clients. Node bounds the whole connection count (maxConnections: a connection over it
 // is closed on accept, before any JavaScript runs for it) and the time to receive headers and a whole
@@ -12,13 +12,6 @@ export type HttpSettings = Pick<Config,
   'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_MIN_BODY_BYTES_PER_S' | 'HTTP_BODY_GRACE_MS' |
   'HTTP_IDLE_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_REQUESTS_PER_SOCKET' | 'HTTP_MAX_CONNECTIONS' |
   'HTTP_MAX_CONNECTIONS_PER_CLIENT' | 'HTTP_CLIENT_BYTES_PER_S' | 'HTTP_CLIENT_BURST_BYTES'>;
-
-/** The defaults of src/config.ts, for servers built from a partial config (tests, tools). */
-export const httpDefaults: HttpSettings = configSchema.pick({
-  HTTP_HEADERS_TIMEOUT_MS: true, HTTP_REQUEST_TIMEOUT_MS: true, HTTP_MIN_BODY_BYTES_PER_S: true, HTTP_BODY_GRACE_MS: true,
-  HTTP_IDLE_TIMEOUT_MS: true, HTTP_KEEP_ALIVE_TIMEOUT_MS: true, HTTP_MAX_REQUESTS_PER_SOCKET: true, HTTP_MAX_CONNECTIONS: true,
-  HTTP_MAX_CONNECTIONS_PER_CLIENT: true, HTTP_CLIENT_BYTES_PER_S: true, HTTP_CLIENT_BURST_BYTES: true,
-}).parse({});
 
 /**
  * How often timeouts and body rates are checked: a quarter of the shortest limit, between 0.1 and 1 s

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import { ServiceUnavailableError } from '../db/errors.js';
 import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
-import { checkInterval, httpDefaults, trackConnections, type ConnectionTracker, type HttpSettings } from './connections.js';
+import { checkInterval, trackConnections, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { clientBudget } from './client-budget.js';
 import { compressor, type CompressionSettings } from './compression.js';
 import { corsPolicy, type CorsPolicy } from './cors.js';
@@ -117,9 +117,7 @@ function refuseConnection(socket: Socket) {
 }
 
 /** One listener for every surface: /graphql, /v2/rpc…, /v1/rpc…, /healthz, /readyz, /metrics. */
-export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings> = {}): Server {
-  const limits = { ...httpDefaults };
-  for (const key of Object.keys(httpDefaults) as (keyof HttpSettings)[]) if (settings[key] !== undefined) limits[key] = settings[key];
+export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
   const wrap = deps.wrap ?? ((handler) => handler);
   const surfaceError = surfaceErrors(deps.errorBodies);
   const cors = deps.cors ?? corsPolicy('*', false);
