@@ -7,7 +7,7 @@ import { expandHosts, expandUrlList } from './db/urls.js';
 import { createStore, type Store, type StoreLimits } from './db/store.js';
 import { blockTimesReader } from './db/block-times.js';
 import { dataAgeSeconds, type VersionWatcher } from './db/version.js';
-import { createContext } from './graphql/context.js';
+import { contextFactory } from './graphql/context.js';
 import { graphqlRefusalBody } from './graphql/errors.js';
 import { subscriptionLimitsPlugin } from './graphql/subscriptions.js';
 import { createLiveHub, type LiveHub } from './live/hub.js';
@@ -26,9 +26,7 @@ import { graphqlObservability, graphqlPrometheus } from './observability/graphql
 import { observeRequests } from './observability/http.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { replicaMetrics } from './observability/replicas.js';
-import { rpcObserver } from './observability/rpc.js';
-import { dbRequestScope, type PoolMeter } from './observability/scope.js';
-import { instrumentStore } from './observability/store.js';
+import { dbRequestScope, instrumentStore, rpcObserver, type PoolMeter } from './observability/scope.js';
 import { rpcRefusalBody } from './rpc/errors.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
@@ -218,13 +216,13 @@ export function createGateway(
   const cors = corsPolicy(settings.CORS_ORIGIN, settings.CORS_CREDENTIALS);
   const rpc = createRpcHandler({
     tables: createRpcTables(),
-    newContext: () => createContext(store, paging, resultLimits),
+    newContext: contextFactory(store, paging, resultLimits),
     limits: paging,
     maxBodyBytes: settings.RPC_MAX_BODY_BYTES,
     maxBatch: settings.RPC_MAX_BATCH,
     // a batch's elements run a few at a time, like the statements of one request
     batchConcurrency: settings.REQUEST_MAX_CONCURRENT_STATEMENTS,
-    cors: (req) => cors.headers(req.headers, rpcCors),
+    cors: cors.forSurface(rpcCors),
     onError: hooks.onError ?? ((error, method) => logFailure(logger, error, { rpcMethod: method }, 'rpc')),
     cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null,
     onCall: rpcObserver(metrics),

@@ -26,7 +26,7 @@ export const configSchema = z.object({
   DB_POOL_MAX: int(1, 200).default(10),
   DB_STATEMENT_TIMEOUT_MS: int(100, 600_000).default(5_000),
   DB_CONNECT_TIMEOUT_S: int(1, 120).default(5),
-  // fair use of the pool (src/db/admission.ts): statements waiting for a connection are bounded in number
+  // fair use of the pool (src/db/client.ts): statements waiting for a connection are bounded in number
   // and in wait ("server busy"); one request may fetch so many rows and run so many statements at once
   DB_MAX_QUEUE: int(0, 1_000_000).default(1_000),
   DB_QUEUE_TIMEOUT_MS: int(10, 600_000).default(2_000),

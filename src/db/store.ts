@@ -25,7 +25,7 @@ function singleSource(): Router {
 /**
  * The gateway's whole data access: one sub-store per resource, all SQL behind it. `timeoutMs` is the
  * application-side limit of one statement (counted once it holds a connection); `limits` share each
- * pool fairly between requests (src/db/admission.ts). Statements are built with `sql` and sent where
+ * pool fairly between requests (src/db/client.ts). Statements are built with `sql` and sent where
  * `router` says (src/db/sources.ts: the primary or a read replica); `unready` tells /readyz why no
  * source can serve.
  */

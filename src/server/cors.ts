@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 
 // One CORS policy for both surfaces (CORS_ORIGIN, CORS_CREDENTIALS). `*` answers a plain `*` and never
 // allows credentials (a browser would refuse the pair anyway; echoing the origin with credentials would
@@ -11,14 +11,28 @@ export interface CorsPolicy {
    * The CORS response headers for a request with these headers. `methods` and `allowHeaders` are the
    * surface's own; `allowHeaders: 'reflect'` allows the headers a preflight asks for.
    */
-  headers(request: IncomingHttpHeaders, surface: { methods: string; allowHeaders: string | 'reflect' }): Record<string, string>;
+  headers(request: IncomingHttpHeaders, surface: CorsSurface): Record<string, string>;
+  /**
+   * The same for one surface, as a function of the request; computed once when no request can change it
+   * (`*` without reflected headers). The object returned is shared: copy it to change it.
+   */
+  forSurface(surface: CorsSurface): (req: IncomingMessage) => Readonly<Record<string, string>>;
 }
+
+export interface CorsSurface { methods: string; allowHeaders: string | 'reflect' }
 
 export function corsPolicy(origins: string, credentials: boolean): CorsPolicy {
   const any = origins.trim() === '*';
   const listed = new Set(any ? [] : origins.split(',').map((o) => o.trim().toLowerCase()).filter(Boolean));
   if (any && credentials) throw new Error('CORS: credentials cannot be allowed with CORS_ORIGIN=*');
-  return {
+  const policy: CorsPolicy = {
+    forSurface(surface) {
+      if (any && surface.allowHeaders !== 'reflect') {
+        const fixed = policy.headers({}, surface);
+        return () => fixed;
+      }
+      return (req) => policy.headers(req.headers, surface);
+    },
     headers(request, surface) {
       const out: Record<string, string> = {};
       if (any) {
@@ -45,4 +59,5 @@ export function corsPolicy(origins: string, credentials: boolean): CorsPolicy {
       return out;
     },
   };
+  return policy;
 }
