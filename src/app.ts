@@ -31,8 +31,7 @@ import { rpcRefusalBody } from './rpc/errors.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
 import { clientKey, type HttpSettings } from './server/connections.js';
-import { corsPolicy } from './server/cors.js';
-import { createHttpServer } from './server/http.js';
+import { corsPolicy, createHttpServer } from './server/http.js';
 
 // The composition root: the only module that builds the gateway's parts (sql clients and sources with the
 // data-version watcher, store, metrics, response cache, live events, yoga, the RPC handler, the HTTP
@@ -212,7 +211,7 @@ export function createGateway(
     live: hub,
     subscriptionPlugin: subscriptionLimits.plugin,
   });
-  // one CORS policy for both surfaces (src/server/cors.ts)
+  // one CORS policy for both surfaces (src/server/http.ts)
   const cors = corsPolicy(settings.CORS_ORIGIN, settings.CORS_CREDENTIALS);
   const rpc = createRpcHandler({
     tables: createRpcTables(),

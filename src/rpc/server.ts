@@ -21,7 +21,7 @@ export interface RpcOptions {
   maxBatch: number;
   /** Elements of one batch answered at once (they share the request's row budget and statement cap). */
   batchConcurrency: number;
-  /** CORS response headers for a request (src/server/cors.ts: one policy for both surfaces). */
+  /** CORS response headers for a request (src/server/http.ts: one policy for both surfaces). */
   cors: (req: IncomingMessage) => Readonly<Record<string, string>>;
   onError?: (error: unknown, method: string) => void;
   /** Cache of successful results (key: method, exact params, interface version, data version). */
