@@ -103,36 +103,45 @@ export function runInScope(scope: RequestScope, req: IncomingMessage, fn: () => 
  */
 export function trackDbStatement(): DbStatementTrack {
   const scope = storage.getStore();
-  if (!scope) return untracked;
-  const { running, queued } = scope.clocks;
-  let state: 'new' | 'queued' | 'running' | 'done' = 'new';
-  if (scope.pool) scope.pool.inflight++;
-  const leave = () => {
-    if (state === 'queued') scope.queueMs += close(queued);
-    if (state === 'running') {
-      scope.dbMs += close(running);
+  return scope ? new StatementTrack(scope) : untracked;
+}
+
+/** One statement's states (one object per statement, no closures: this runs for every statement). */
+class StatementTrack implements DbStatementTrack {
+  private state: 'new' | 'queued' | 'running' | 'done' = 'new';
+
+  constructor(private readonly scope: RequestScope) {
+    if (scope.pool) scope.pool.inflight++;
+  }
+
+  queued(): void {
+    if (this.state !== 'new') return;
+    this.state = 'queued';
+    open(this.scope.clocks.queued);
+  }
+
+  running(): void {
+    if (this.state === 'running' || this.state === 'done') return;
+    this.leave();
+    this.state = 'running';
+    open(this.scope.clocks.running);
+  }
+
+  done(): void {
+    if (this.state === 'done') return;
+    this.leave();
+    this.state = 'done';
+    if (this.scope.pool) this.scope.pool.inflight--;
+  }
+
+  private leave(): void {
+    const { scope } = this;
+    if (this.state === 'queued') scope.queueMs += close(scope.clocks.queued);
+    if (this.state === 'running') {
+      scope.dbMs += close(scope.clocks.running);
       scope.dbStatements++;
     }
-  };
-  return {
-    queued() {
-      if (state !== 'new') return;
-      state = 'queued';
-      open(queued);
-    },
-    running() {
-      if (state === 'running' || state === 'done') return;
-      leave();
-      state = 'running';
-      open(running);
-    },
-    done() {
-      if (state === 'done') return;
-      leave();
-      state = 'done';
-      if (scope.pool) scope.pool.inflight--;
-    },
-  };
+  }
 }
 
 function open(clock: Clock): void {
