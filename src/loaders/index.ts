@@ -30,9 +30,16 @@ class RequestLoaders {
     return (this.records ??= createRecordLoaders(this.store));
   }
 
-  get tickById() { return this.tickGroup.tickById; }
-  get tickByKey() { return this.tickGroup.tickByKey; }
-  get tickByDeployHash() { return this.tickGroup.tickByDeployHash; }
+  // a tick loader is handed out with the rows primed so far in it (src/loaders/ticks.ts)
+  private get primedTicks() {
+    const group = this.tickGroup;
+    group.flush();
+    return group;
+  }
+
+  get tickById() { return this.primedTicks.tickById; }
+  get tickByKey() { return this.primedTicks.tickByKey; }
+  get tickByDeployHash() { return this.primedTicks.tickByDeployHash; }
   get primeTick() { return this.tickGroup.primeTick; }
   get chainByName() { return this.chainGroup.chainByName; }
   get latestBlock() { return this.chainGroup.latestBlock; }
