@@ -4,10 +4,10 @@ import type { Sql } from './db/client.js';
 import { within } from './db/deadline.js';
 import { createSources, type Sources } from './db/sources.js';
 import { expandHosts, expandUrlList } from './db/urls.js';
-import { createStore, storeLimitDefaults, type Store, type StoreLimits } from './db/store.js';
+import { createStore, type Store, type StoreLimits } from './db/store.js';
 import { blockTimesReader } from './db/block-times.js';
 import { dataAgeSeconds, type VersionWatcher } from './db/version.js';
-import { createContext } from './graphql/context.js';
+import { contextFactory } from './graphql/context.js';
 import { graphqlRefusalBody } from './graphql/errors.js';
 import { subscriptionLimitsPlugin } from './graphql/subscriptions.js';
 import { createLiveHub, type LiveHub } from './live/hub.js';
@@ -26,15 +26,12 @@ import { graphqlObservability, graphqlPrometheus } from './observability/graphql
 import { observeRequests } from './observability/http.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { replicaMetrics } from './observability/replicas.js';
-import { rpcObserver } from './observability/rpc.js';
-import { dbRequestScope, type PoolMeter } from './observability/scope.js';
-import { instrumentStore } from './observability/store.js';
+import { dbRequestScope, instrumentStore, rpcObserver, type PoolMeter } from './observability/scope.js';
 import { rpcRefusalBody } from './rpc/errors.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
 import { clientKey, type HttpSettings } from './server/connections.js';
-import { corsPolicy } from './server/cors.js';
-import { createHttpServer } from './server/http.js';
+import { corsPolicy, createHttpServer } from './server/http.js';
 
 // The composition root: the only module that builds the gateway's parts (sql clients and sources with the
 // data-version watcher, store, metrics, response cache, live events, yoga, the RPC handler, the HTTP
@@ -69,24 +66,19 @@ export type GatewayConfig = Pick<Config,
     'GRAPHQL_CACHE_CONTROL' | 'HTTP_COMPRESSION' | 'HTTP_COMPRESSION_MIN_BYTES'>> &
   Partial<Pick<Config, 'DATABASE_READ_URLS' | 'MAX_REPLICA_LAG_MS' | 'DB_POOLER' | 'DB_ALLOW_UNSAFE_SESSION'>> &
   Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PER_CLIENT' | 'SUBSCRIPTIONS_MAX_PER_CONNECTION' | 'SUBSCRIPTIONS_MAX_QUEUE'>> &
-  Partial<OperationsConfig> & StoreLimits & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>>;
-
-/** The defaults of src/config.ts for the clients' caches settings (gateways built from a partial config). */
-const clientDefaults = configSchema.pick({
-  PERSISTED_OPERATIONS_ONLY: true, APQ_MAX_ENTRIES: true, APQ_MAX_BYTES: true, GRAPHQL_CACHE_CONTROL: true,
-  HTTP_COMPRESSION: true, HTTP_COMPRESSION_MIN_BYTES: true,
-}).parse({});
+  Partial<OperationsConfig> & Partial<StoreLimits> & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>>;
 
 /** Running the gateway rather than answering for it: logging, metrics, the data version, the response cache. */
 export type OperationsConfig = Pick<Config,
   'CACHE' | 'CACHE_TTL_MS' | 'CACHE_MAX_ENTRIES' | 'CACHE_MAX_BYTES' | 'CACHE_MAX_ENTRY_BYTES' | 'REDIS_URL' |
   'REDIS_COMMAND_TIMEOUT_MS' | 'REDIS_BREAKER_FAILURES' | 'REDIS_BREAKER_OPEN_MS' | 'DATA_VERSION_POLL_MS' | 'DATA_VERSION_LISTEN' | 'LOG_LEVEL' | 'METRICS_MAX_OPERATIONS'>;
 
-/** Their defaults (src/config.ts), for gateways built from a partial config (tests, tools). */
-const operationsDefaults: OperationsConfig = configSchema.pick({
-  CACHE: true, CACHE_TTL_MS: true, CACHE_MAX_ENTRIES: true, CACHE_MAX_BYTES: true, CACHE_MAX_ENTRY_BYTES: true,
-  REDIS_URL: true, REDIS_COMMAND_TIMEOUT_MS: true, REDIS_BREAKER_FAILURES: true, REDIS_BREAKER_OPEN_MS: true, DATA_VERSION_POLL_MS: true, DATA_VERSION_LISTEN: true, LOG_LEVEL: true, METRICS_MAX_OPERATIONS: true,
-}).parse({});
+/**
+ * Every setting's default (src/config.ts), read here once: a gateway built from a partial config (tests,
+ * tools) gets them for what it leaves out, and the parts below are handed complete values (none of them
+ * reads the config schema).
+ */
+const configDefaults: Config = configSchema.parse({});
 
 const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-request-id' };
 
@@ -98,28 +90,28 @@ export function createGateway(
 ): Gateway {
   // read first: a broken operation file stops the start before anything is opened
   const manifest = config.PERSISTED_OPERATIONS_DIR ? loadManifest(config.PERSISTED_OPERATIONS_DIR) : undefined;
-  const logger = hooks.logger ?? createLogger({ level: config.LOG_LEVEL ?? operationsDefaults.LOG_LEVEL });
+  const settings: Config = { ...configDefaults, ...stripUndefined(config) };
+  const logger = hooks.logger ?? createLogger({ level: settings.LOG_LEVEL });
   // a multi-host DATABASE_URL: its first host is the primary, the others are read replicas
   const [primaryUrl, ...moreHosts] = target.url ? expandHosts(target.url) : [];
   const sources = createSources({
     primary: primaryUrl ? { url: primaryUrl } : target,
-    replicas: [...moreHosts, ...(config.DATABASE_READ_URLS ? expandUrlList(config.DATABASE_READ_URLS) : [])],
-    poolMax: config.DB_POOL_MAX,
-    statementTimeoutMs: config.DB_STATEMENT_TIMEOUT_MS,
-    connectTimeoutS: config.DB_CONNECT_TIMEOUT_S,
-    pooler: config.DB_POOLER ?? 'none',
-    allowUnsafeSession: config.DB_ALLOW_UNSAFE_SESSION ?? false,
-    maxLagMs: config.MAX_REPLICA_LAG_MS ?? 5_000,
-    pollMs: config.DATA_VERSION_POLL_MS ?? operationsDefaults.DATA_VERSION_POLL_MS,
-    listen: config.DATA_VERSION_LISTEN ?? operationsDefaults.DATA_VERSION_LISTEN,
+    replicas: [...moreHosts, ...(settings.DATABASE_READ_URLS ? expandUrlList(settings.DATABASE_READ_URLS) : [])],
+    poolMax: settings.DB_POOL_MAX,
+    statementTimeoutMs: settings.DB_STATEMENT_TIMEOUT_MS,
+    connectTimeoutS: settings.DB_CONNECT_TIMEOUT_S,
+    pooler: settings.DB_POOLER,
+    allowUnsafeSession: settings.DB_ALLOW_UNSAFE_SESSION,
+    maxLagMs: settings.MAX_REPLICA_LAG_MS,
+    pollMs: settings.DATA_VERSION_POLL_MS,
+    listen: settings.DATA_VERSION_LISTEN,
     logger,
     onQuery: hooks.onQuery,
     scope: dbRequestScope,
   });
   const sql = sources.primary.sql;
-  const paging = { defaultPageSize: config.DEFAULT_PAGE_SIZE, maxPageSize: config.MAX_PAGE_SIZE };
-  const resultLimits = { maxNodes: config.GRAPHQL_MAX_RESULT_NODES, maxBytes: config.GRAPHQL_MAX_RESPONSE_BYTES };
-  const settings = { ...operationsDefaults, ...stripUndefined(config) } as OperationsConfig;
+  const paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE };
+  const resultLimits = { maxNodes: settings.GRAPHQL_MAX_RESULT_NODES, maxBytes: settings.GRAPHQL_MAX_RESPONSE_BYTES };
   const watcher = sources.watcher;
   // in-flight statements of this gateway's pools, counted by the request scopes (src/observability/scope.ts)
   const pool: PoolMeter = { inflight: 0 };
@@ -130,7 +122,7 @@ export function createGateway(
   let cache: CacheStore | null = null;
   const metrics = createMetrics({
     // the gauges count statements over every source's pool
-    pool, poolMax: config.DB_POOL_MAX * (1 + sources.replicas.length), freshness: () => watcher.current(),
+    pool, poolMax: settings.DB_POOL_MAX * (1 + sources.replicas.length), freshness: () => watcher.current(),
     maxOperations: settings.METRICS_MAX_OPERATIONS, cacheStats: () => cache?.stats() ?? null,
     // the store's admission gate (built below, once the metrics can observe it)
     poolState: () => store.poolState(),
@@ -181,55 +173,55 @@ export function createGateway(
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
   const store = instrumentStore(createStore(sql, {
-    timeoutMs: config.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: config, router: sources.router, unready: sources.unready, scope: dbRequestScope,
+    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: sources.unready, scope: dbRequestScope,
   }), metrics);
-  const hub = createLiveHub({ store, maxQueue: config.SUBSCRIPTIONS_MAX_QUEUE ?? 1_000, logger });
+  const hub = createLiveHub({ store, maxQueue: settings.SUBSCRIPTIONS_MAX_QUEUE, logger });
   // the embedded engine delivers no notifications (as for the data version): no source there
-  const source = target.socketPath || config.DATA_VERSION_LISTEN === false ? null : createLiveSource({
-    sql: sources.primaryStateSql, redisUrl: config.REDIS_URL, logger,
+  const source = target.socketPath || !settings.DATA_VERSION_LISTEN ? null : createLiveSource({
+    sql: sources.primaryStateSql, redisUrl: settings.REDIS_URL, logger,
     onPayload: (payload) => hub.dispatch(payload),
   });
   registerLiveMetrics(metrics.registry, hub, source);
   const subscriptionLimits = subscriptionLimitsPlugin({
-    maxPerClient: config.SUBSCRIPTIONS_MAX_PER_CLIENT ?? 32,
-    maxPerConnection: config.SUBSCRIPTIONS_MAX_PER_CONNECTION ?? 4,
+    maxPerClient: settings.SUBSCRIPTIONS_MAX_PER_CLIENT,
+    maxPerConnection: settings.SUBSCRIPTIONS_MAX_PER_CONNECTION,
     clientKey,
   });
   const yoga = createGraphqlServer({
     store,
     paging,
-    introspection: config.GRAPHQL_INTROSPECTION,
-    maxBodyBytes: config.GRAPHQL_MAX_BODY_BYTES,
+    introspection: settings.GRAPHQL_INTROSPECTION,
+    maxBodyBytes: settings.GRAPHQL_MAX_BODY_BYTES,
     limits: {
-      maxDepth: config.GRAPHQL_MAX_DEPTH,
-      maxAliases: config.GRAPHQL_MAX_ALIASES,
-      maxTokens: config.GRAPHQL_MAX_TOKENS,
-      maxCost: config.GRAPHQL_MAX_COST,
+      maxDepth: settings.GRAPHQL_MAX_DEPTH,
+      maxAliases: settings.GRAPHQL_MAX_ALIASES,
+      maxTokens: settings.GRAPHQL_MAX_TOKENS,
+      maxCost: settings.GRAPHQL_MAX_COST,
     },
     resultLimits,
     plugins: yogaPlugins,
     persisted: {
       manifest,
-      only: config.PERSISTED_OPERATIONS_ONLY ?? clientDefaults.PERSISTED_OPERATIONS_ONLY,
-      apqMaxEntries: config.APQ_MAX_ENTRIES ?? clientDefaults.APQ_MAX_ENTRIES,
-      apqMaxBytes: config.APQ_MAX_BYTES ?? clientDefaults.APQ_MAX_BYTES,
+      only: settings.PERSISTED_OPERATIONS_ONLY,
+      apqMaxEntries: settings.APQ_MAX_ENTRIES,
+      apqMaxBytes: settings.APQ_MAX_BYTES,
     },
-    cacheControl: config.GRAPHQL_CACHE_CONTROL ?? clientDefaults.GRAPHQL_CACHE_CONTROL,
+    cacheControl: settings.GRAPHQL_CACHE_CONTROL,
     logging: yogaLogger(logger),
     live: hub,
     subscriptionPlugin: subscriptionLimits.plugin,
   });
-  // one CORS policy for both surfaces (src/server/cors.ts)
-  const cors = corsPolicy(config.CORS_ORIGIN, config.CORS_CREDENTIALS ?? false);
+  // one CORS policy for both surfaces (src/server/http.ts)
+  const cors = corsPolicy(settings.CORS_ORIGIN, settings.CORS_CREDENTIALS);
   const rpc = createRpcHandler({
     tables: createRpcTables(),
-    newContext: () => createContext(store, paging, resultLimits),
+    newContext: contextFactory(store, paging, resultLimits),
     limits: paging,
-    maxBodyBytes: config.RPC_MAX_BODY_BYTES,
-    maxBatch: config.RPC_MAX_BATCH,
+    maxBodyBytes: settings.RPC_MAX_BODY_BYTES,
+    maxBatch: settings.RPC_MAX_BATCH,
     // a batch's elements run a few at a time, like the statements of one request
-    batchConcurrency: config.REQUEST_MAX_CONCURRENT_STATEMENTS ?? storeLimitDefaults.REQUEST_MAX_CONCURRENT_STATEMENTS,
-    cors: (req) => cors.headers(req.headers, rpcCors),
+    batchConcurrency: settings.REQUEST_MAX_CONCURRENT_STATEMENTS,
+    cors: cors.forSurface(rpcCors),
     onError: hooks.onError ?? ((error, method) => logFailure(logger, error, { rpcMethod: method }, 'rpc')),
     cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null,
     onCall: rpcObserver(metrics),
@@ -238,14 +230,13 @@ export function createGateway(
     const snapshot = watcher.current();
     return snapshot ? { dataVersion: snapshot.version, dataAgeSeconds: dataAgeSeconds(snapshot) } : null;
   };
-  const compression = (config.HTTP_COMPRESSION ?? clientDefaults.HTTP_COMPRESSION)
-    ? { minBytes: config.HTTP_COMPRESSION_MIN_BYTES ?? clientDefaults.HTTP_COMPRESSION_MIN_BYTES } : undefined;
+  const compression = settings.HTTP_COMPRESSION ? { minBytes: settings.HTTP_COMPRESSION_MIN_BYTES } : undefined;
   const server = createHttpServer({
     store, yoga, rpc, cors,
     metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
-    wrap: observeRequests({ logger, metrics, pool }), compression, graphiql: config.GRAPHQL_INTROSPECTION, freshness,
+    wrap: observeRequests({ logger, metrics, pool }), compression, graphiql: settings.GRAPHQL_INTROSPECTION, freshness,
     errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
-  }, config);
+  }, settings);
   return {
     sql,
     sources,

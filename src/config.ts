@@ -26,7 +26,7 @@ export const configSchema = z.object({
   DB_POOL_MAX: int(1, 200).default(10),
   DB_STATEMENT_TIMEOUT_MS: int(100, 600_000).default(5_000),
   DB_CONNECT_TIMEOUT_S: int(1, 120).default(5),
-  // fair use of the pool (src/db/admission.ts): statements waiting for a connection are bounded in number
+  // fair use of the pool (src/db/client.ts): statements waiting for a connection are bounded in number
   // and in wait ("server busy"); one request may fetch so many rows and run so many statements at once
   DB_MAX_QUEUE: int(0, 1_000_000).default(1_000),
   DB_QUEUE_TIMEOUT_MS: int(10, 600_000).default(2_000),
@@ -65,7 +65,7 @@ export const configSchema = z.object({
   HTTP_MAX_REQUESTS_PER_SOCKET: int(0, 1_000_000).default(1_000), // 0: unlimited
   HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(4_096),
   HTTP_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000).default(64), // 0: no per-client cap
-  // response bytes per client address (token bucket): src/server/client-budget.ts; 0: no budget
+  // response bytes per client address (token bucket): src/server/connections.ts; 0: no budget
   HTTP_CLIENT_BYTES_PER_S: int(0, 10_000_000_000).default(4 * 1024 * 1024),
   HTTP_CLIENT_BURST_BYTES: int(1_024, 10_000_000_000).default(16 * 1024 * 1024),
   // V8 heap limit of `npm start` (node --max-old-space-size); main.ts logs the limit in effect
@@ -91,7 +91,7 @@ export const configSchema = z.object({
   DATA_VERSION_POLL_MS: int(50, 60_000).default(500),
   DATA_VERSION_LISTEN: bool.default(true),
   // clients' caches (README "Clients and caching"): persisted operations (src/graphql/persisted.ts), HTTP
-  // caching headers (src/graphql/http-caching.ts) and compression (src/server/compression.ts)
+  // caching headers (src/graphql/http-caching.ts) and compression (src/server/http.ts)
   PERSISTED_OPERATIONS_DIR: z.string().min(1).optional(),
   PERSISTED_OPERATIONS_ONLY: bool.default(false),
   APQ_MAX_ENTRIES: int(1, 10_000_000).default(1_000),

@@ -1,6 +1,6 @@
 // Entity tags (RFC 9110 §8.8.3, §13.1.2). A GraphQL answer's tag is its cache key, quoted and strong; the
 // compressed representations of it carry the coding as a suffix ("key-br", "key-gzip": one tag per
-// representation, as a strong tag must be; src/server/compression.ts appends it). If-None-Match uses the
+// representation, as a strong tag must be; src/server/http.ts' compressor appends it). If-None-Match uses the
 // weak comparison, so `W/"key"`, `"key-gzip"` and a list holding one of them all match the answer, and `*`
 // matches any current answer.
 

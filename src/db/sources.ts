@@ -131,7 +131,8 @@ export function createSources(options: SourcesOptions): Sources {
       label: target.url ? hostLabel(target.url) : 'embedded',
       sql,
       stateSql,
-      snapshot: () => (role === 'primary' ? watcher?.current() ?? null : snapshot),
+      // the primary's is the watcher's, set as it changes (onChange below); a replica's, set by its check
+      snapshot: () => snapshot,
       setSnapshot: (next) => void (snapshot = next),
       lagMs: role === 'primary' ? 0 : null,
       inRotation: role === 'primary',
@@ -186,6 +187,7 @@ export function createSources(options: SourcesOptions): Sources {
     readTimeoutMs: stateReadMs,
     listen,
     onChange: (next, previous, via) => {
+      primary.setSnapshot(next);
       sightings.push({ epoch: next.epoch, version: BigInt(next.version), at: Date.now() });
       while (sightings.length > 1 && sightings[0]!.at < Date.now() - sightingsKeptMs) sightings.shift();
       for (const listener of listeners) listener(next, previous, via);

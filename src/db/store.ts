@@ -1,4 +1,4 @@
-import { configSchema, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { createRunner, type Router, type Sql } from './client.js';
 import { ServiceUnavailableError } from './errors.js';
 import type { RequestScopeAccessor } from './scope.js';
@@ -12,13 +12,9 @@ import { createTickStore } from './ticks.js';
 import { createTransactionStore } from './transactions.js';
 import { createUtxoStore } from './utxos.js';
 
-/** The pool's fair-use limits (src/config.ts), each defaulted when not given. */
-export type StoreLimits = Partial<Pick<Config,
-  'DB_POOL_MAX' | 'DB_MAX_QUEUE' | 'DB_QUEUE_TIMEOUT_MS' | 'REQUEST_MAX_ROWS' | 'REQUEST_MAX_CONCURRENT_STATEMENTS'>>;
-
-export const storeLimitDefaults = configSchema.pick({
-  DB_POOL_MAX: true, DB_MAX_QUEUE: true, DB_QUEUE_TIMEOUT_MS: true, REQUEST_MAX_ROWS: true, REQUEST_MAX_CONCURRENT_STATEMENTS: true,
-}).parse({});
+/** The pool's fair-use limits (src/config.ts), given whole by the composition root (src/app.ts). */
+export type StoreLimits = Pick<Config,
+  'DB_POOL_MAX' | 'DB_MAX_QUEUE' | 'DB_QUEUE_TIMEOUT_MS' | 'REQUEST_MAX_ROWS' | 'REQUEST_MAX_CONCURRENT_STATEMENTS'>;
 
 /** Every statement on `sql` itself, never retried: a store without replicas (tools, tests). */
 function singleSource(): Router {
@@ -29,24 +25,24 @@ function singleSource(): Router {
 /**
  * The gateway's whole data access: one sub-store per resource, all SQL behind it. `timeoutMs` is the
  * application-side limit of one statement (counted once it holds a connection); `limits` share each
- * pool fairly between requests (src/db/admission.ts). Statements are built with `sql` and sent where
+ * pool fairly between requests (src/db/client.ts). Statements are built with `sql` and sent where
  * `router` says (src/db/sources.ts: the primary or a read replica); `unready` tells /readyz why no
  * source can serve.
  */
 export function createStore(sql: Sql, options: {
-  timeoutMs: number; limits?: StoreLimits; router?: Router; unready?: () => string | null;
+  timeoutMs: number; limits: StoreLimits; router?: Router; unready?: () => string | null;
   /** Per-request budgets and time accounting (src/db/scope.ts); none: every statement stands alone. */
   scope?: RequestScopeAccessor;
 }) {
-  const limit = <K extends keyof StoreLimits>(key: K) => options.limits?.[key] ?? storeLimitDefaults[key];
+  const { limits } = options;
   const run = createRunner({
     timeoutMs: options.timeoutMs,
     scope: options.scope,
-    poolMax: limit('DB_POOL_MAX'),
-    maxQueue: limit('DB_MAX_QUEUE'),
-    queueTimeoutMs: limit('DB_QUEUE_TIMEOUT_MS'),
-    requestMaxRows: limit('REQUEST_MAX_ROWS'),
-    requestMaxConcurrent: limit('REQUEST_MAX_CONCURRENT_STATEMENTS'),
+    poolMax: limits.DB_POOL_MAX,
+    maxQueue: limits.DB_MAX_QUEUE,
+    queueTimeoutMs: limits.DB_QUEUE_TIMEOUT_MS,
+    requestMaxRows: limits.REQUEST_MAX_ROWS,
+    requestMaxConcurrent: limits.REQUEST_MAX_CONCURRENT_STATEMENTS,
   }, options.router ?? singleSource());
   return {
     sql,

@@ -72,15 +72,4 @@ builder.addScalarType('DateTime', DateTimeScalar);
 
 builder.queryType({});
 
-builder.globalConnectionField('totalCount', (t) =>
-  t.int({
-    description: 'Number of items in the whole list (all pages).',
-    // a count is a statement: none once the result is over its budget
-    resolve: (parent, _args, ctx) => {
-      ctx.budget.check();
-      return parent.totalCount();
-    },
-  }),
-);
-
 export const OrderDirection = builder.enumType('OrderDirection', { values: ['ASC', 'DESC'] as const });

@@ -24,6 +24,11 @@ export function createContext(store: Store, paging: PagingConfig, resultLimits: 
   return { store, loaders: createLoaders(store, (rows) => budget.admit(rows)), paging, budget };
 }
 
+/** A context maker bound to a gateway's store and limits (the JSON-RPC layer's, one context per request). */
+export function contextFactory(store: Store, paging: PagingConfig, resultLimits: ResultLimits): () => Context {
+  return () => createContext(store, paging, resultLimits);
+}
+
 /**
  * Before each event of a subscription: fresh loaders (a row loaded for an earlier event would be stale)
  * and a fresh result budget (the limits hold per event, not per stream).

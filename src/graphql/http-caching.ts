@@ -9,7 +9,7 @@ import type { Plugin } from 'graphql-yoga';
 //   and an error such as "server busy" must not be replayed);
 // - the GraphiQL page: `public, max-age=600` (it changes with a release only).
 // `Vary: Accept` (GET /graphql answers GraphiQL's HTML or JSON) is set by src/server/http.ts beside CORS'
-// `Vary: Origin`, and Accept-Encoding by the compression layer (src/server/compression.ts).
+// `Vary: Origin`, and Accept-Encoding by the compression layer (src/server/http.ts).
 
 export function httpCachingPlugin(cacheControl: string): Plugin {
   const failed = new WeakSet<Request>();

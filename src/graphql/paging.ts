@@ -14,6 +14,19 @@ export interface ConnectionArgs {
   offset?: number | null;
 }
 
+// Every connection's totalCount: the lazy total each connection carries (toConnection), computed only
+// when selected.
+builder.globalConnectionField('totalCount', (t) =>
+  t.int({
+    description: 'Number of items in the whole list (all pages).',
+    // a count is a statement: none once the result is over its budget
+    resolve: (parent, _args, ctx) => {
+      ctx.budget.check();
+      return parent.totalCount();
+    },
+  }),
+);
+
 /** The `offset` argument every list field takes in addition to the Relay arguments. */
 export const offsetArg = () =>
   builder.args((t) => ({

@@ -65,7 +65,7 @@ export function createGraphqlServer(options: YogaOptions) {
     graphiql: options.introspection ? { title: 'Inscription gateway', defaultQuery } : false,
     // GraphiQL's assets served by the gateway itself, not fetched from a CDN (works offline and behind a CSP)
     renderGraphiQL,
-    cors: false, // set by src/server/http.ts from the policy both surfaces share (src/server/cors.ts)
+    cors: false, // set by src/server/http.ts from the policy both surfaces share (corsPolicy, src/server/http.ts)
     maskedErrors: { maskError },
     logging: options.logging ?? true,
     maxRequestBodySize: false, // enforced by bodyLimitPlugin (same errors, no stream pipeline per request)

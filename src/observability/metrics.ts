@@ -1,5 +1,9 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { PoolMeter } from './scope.js';
+
+/** In-flight statements of one gateway's pool (the driver keeps its pool state private), counted by the request scopes. */
+export interface PoolMeter {
+  inflight: number;
+}
 
 // One prom-client registry per gateway (two gateways in one test process must not share or clash), with
 // the process metrics, the yoga Prometheus plugin's GraphQL phase metrics (registered on it by
@@ -10,7 +14,7 @@ import type { PoolMeter } from './scope.js';
 export interface MetricsSources {
   pool: PoolMeter;
   poolMax: number;
-  /** The admission gate's real state (src/db/admission.ts): permits held and statements waiting. */
+  /** The admission gate's real state (src/db/client.ts): permits held and statements waiting. */
   poolState?: () => { inUse: number; waiting: number; size: number } | null;
   /** `igw_build_info` labels. */
   build?: { version: string; commit: string };

@@ -2,18 +2,18 @@ import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { DbStatementTrack, RequestScopeAccessor } from '../db/scope.js';
+import type { Metrics, PoolMeter } from './metrics.js';
 
 // Per-request bookkeeping shared by the layers a request crosses (HTTP, GraphQL, JSON-RPC, the store's
 // statement runner) without threading it through every signature: what the request was, what it cost
 // and how it ended. One log line and the request metrics are written from it when the response ends.
+// Also the hooks the composition root hands the layers below to record into it: each statement's time
+// (dbRequestScope), each JSON-RPC call (rpcObserver) and each loader batch's size (instrumentStore).
 
 export type Surface = 'graphql' | 'rpc' | 'metrics' | 'probe' | 'other';
 export type CacheOutcome = 'hit' | 'miss' | 'bypass';
 
-/** In-flight statements of one gateway's pool (the driver keeps its pool state private). */
-export interface PoolMeter {
-  inflight: number;
-}
+export type { PoolMeter };
 
 export interface RpcCallRecord {
   method: string;
@@ -103,36 +103,45 @@ export function runInScope(scope: RequestScope, req: IncomingMessage, fn: () => 
  */
 export function trackDbStatement(): DbStatementTrack {
   const scope = storage.getStore();
-  if (!scope) return untracked;
-  const { running, queued } = scope.clocks;
-  let state: 'new' | 'queued' | 'running' | 'done' = 'new';
-  if (scope.pool) scope.pool.inflight++;
-  const leave = () => {
-    if (state === 'queued') scope.queueMs += close(queued);
-    if (state === 'running') {
-      scope.dbMs += close(running);
+  return scope ? new StatementTrack(scope) : untracked;
+}
+
+/** One statement's states (one object per statement, no closures: this runs for every statement). */
+class StatementTrack implements DbStatementTrack {
+  private state: 'new' | 'queued' | 'running' | 'done' = 'new';
+
+  constructor(private readonly scope: RequestScope) {
+    if (scope.pool) scope.pool.inflight++;
+  }
+
+  queued(): void {
+    if (this.state !== 'new') return;
+    this.state = 'queued';
+    open(this.scope.clocks.queued);
+  }
+
+  running(): void {
+    if (this.state === 'running' || this.state === 'done') return;
+    this.leave();
+    this.state = 'running';
+    open(this.scope.clocks.running);
+  }
+
+  done(): void {
+    if (this.state === 'done') return;
+    this.leave();
+    this.state = 'done';
+    if (this.scope.pool) this.scope.pool.inflight--;
+  }
+
+  private leave(): void {
+    const { scope } = this;
+    if (this.state === 'queued') scope.queueMs += close(scope.clocks.queued);
+    if (this.state === 'running') {
+      scope.dbMs += close(scope.clocks.running);
       scope.dbStatements++;
     }
-  };
-  return {
-    queued() {
-      if (state !== 'new') return;
-      state = 'queued';
-      open(queued);
-    },
-    running() {
-      if (state === 'running' || state === 'done') return;
-      leave();
-      state = 'running';
-      open(running);
-    },
-    done() {
-      if (state === 'done') return;
-      leave();
-      state = 'done';
-      if (scope.pool) scope.pool.inflight--;
-    },
-  };
+  }
 }
 
 function open(clock: Clock): void {
@@ -148,3 +157,57 @@ const untracked: DbStatementTrack = { queued() {}, running() {}, done() {} };
 
 /** What src/db is given (src/app.ts) to see requests: their identity and their statements' time. */
 export const dbRequestScope: RequestScopeAccessor = { current: currentScope, track: trackDbStatement };
+
+export interface RpcCallInfo {
+  /** The method as sent (anything, for an invalid request). */
+  method: unknown;
+  iface: 'v1' | 'v2';
+  /** JSON-RPC error code of the reply; undefined on success. */
+  code?: number;
+  cache?: CacheOutcome;
+  ms: number;
+}
+
+/**
+ * Records one answered JSON-RPC call: metrics per method and the entry the request log line is built
+ * from. A method the tables do not have (answered -32601) or a malformed request (-32600) gets a fixed
+ * label, so clients cannot add series by inventing names.
+ */
+export function rpcObserver(metrics: Metrics) {
+  return (call: RpcCallInfo) => {
+    const name = typeof call.method === 'string' ? call.method : '(invalid)';
+    const label = call.code === -32601 ? '(unknown)' : call.code === -32600 || typeof call.method !== 'string' ? '(invalid)' : call.method;
+    const operation = `${call.iface}:${label}`;
+    metrics.requests.inc({ surface: 'rpc', operation, outcome: call.code === undefined ? 'ok' : 'error' });
+    metrics.duration.observe({ surface: 'rpc', operation, cache: call.cache ?? 'bypass' }, call.ms / 1000);
+    if (call.code !== undefined) metrics.errors.inc({ surface: 'rpc', code: String(call.code) });
+    currentScope()?.rpc.push({ method: name.length > 64 ? `${name.slice(0, 64)}…` : name, code: call.code, cache: call.cache ?? 'bypass' });
+  };
+}
+
+export type RpcObserver = ReturnType<typeof rpcObserver>;
+
+/**
+ * Reports DataLoader batch sizes without touching the loaders: every batch function of the loaders calls
+ * one store method with the batch's keys as first argument (an array), so the store's array-taking
+ * methods are wrapped to observe that array's length, labelled `<sub-store>.<method>`. Other methods and
+ * properties (sql, ping) pass through unchanged.
+ */
+export function instrumentStore<S extends object>(store: S, metrics: Metrics): S {
+  const wrapped: Record<string, unknown> = { ...(store as Record<string, unknown>) };
+  for (const [name, sub] of Object.entries(store)) {
+    // plain sub-store objects only (their methods are own properties); anything else passes through as is
+    if (typeof sub !== 'object' || sub === null || Object.getPrototypeOf(sub) !== Object.prototype) continue;
+    const methods: Record<string, unknown> = { ...sub };
+    for (const [method, fn] of Object.entries(sub)) {
+      if (typeof fn !== 'function') continue;
+      const batch = `${name}.${method}`;
+      methods[method] = function observed(this: unknown, ...args: unknown[]) {
+        if (Array.isArray(args[0])) metrics.batchSize.observe({ batch }, args[0].length);
+        return (fn as (...a: unknown[]) => unknown).apply(sub, args);
+      };
+    }
+    wrapped[name] = methods;
+  }
+  return wrapped as S;
+}

@@ -57,7 +57,8 @@ function describe(value: unknown): string {
 
 /** Picks the layout for the number of params sent: exact length first, else the shortest that fits. */
 export function pickLayout(layouts: readonly (readonly ParamSpec[])[], count: number): readonly ParamSpec[] | null {
-  return layouts.find((l) => l.length === count) ?? [...layouts].sort((a, b) => a.length - b.length).find((l) => l.length >= count) ?? null;
+  for (const l of layouts) if (l.length === count) return l;
+  return [...layouts].sort((a, b) => a.length - b.length).find((l) => l.length >= count) ?? null;
 }
 
 export function decodeParams(
@@ -69,25 +70,34 @@ export function decodeParams(
     throw rpcErrors.invalidParams(`too many params: at most ${most} expected, got ${params.length}`);
   }
   const out: Record<string, unknown> = {};
-  layout.forEach((spec, index) => {
+  for (let index = 0; index < layout.length; index++) {
+    const spec = layout[index]!;
     out[spec.name] = decodeOne(spec, index + 1, params[index], limits);
-  });
+  }
   // after the type checks, in position order: a type error anywhere is reported before an empty value
-  layout.forEach((spec, index) => {
+  for (let index = 0; index < layout.length; index++) {
+    const spec = layout[index]!;
     if (spec.required && out[spec.name] === '') {
       const position = index + 1;
       throw rpcErrors.invalidParams(`parameter #${position} '${spec.name}' must not be empty`, { position, name: spec.name });
     }
-  });
+  }
   return out;
 }
 
+/** The -32602 error of the param at `position`. */
+function failure(spec: ParamSpec, position: number, why: string) {
+  return rpcErrors.invalidParams(`parameter #${position} '${spec.name}' ${why}`, { position, name: spec.name });
+}
+
+/** The value as a safe integer, or the -32602 error naming the param. */
+function integerOf(spec: ParamSpec, position: number, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw failure(spec, position, `must be an integer (got ${describe(value)})`);
+  return value;
+}
+
+// no closures made per param: this runs for every param of every call
 function decodeOne(spec: ParamSpec, position: number, value: unknown, limits: PagingLimits): unknown {
-  const fail = (why: string) => rpcErrors.invalidParams(`parameter #${position} '${spec.name}' ${why}`, { position, name: spec.name });
-  const integer = (): number => {
-    if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw fail(`must be an integer (got ${describe(value)})`);
-    return value;
-  };
   if (value === undefined || value === null) {
     if (spec.type === 'limit') return limits.defaultPageSize;
     if (spec.type === 'offset') return 0;
@@ -98,49 +108,49 @@ function decodeOne(spec: ParamSpec, position: number, value: unknown, limits: Pa
   }
   switch (spec.type) {
     case 'limit': {
-      const n = integer();
-      if (n < 0) throw fail('must be ≥ 0');
+      const n = integerOf(spec, position, value);
+      if (n < 0) throw failure(spec, position, 'must be ≥ 0');
       return Math.min(n, limits.maxPageSize);
     }
     case 'offset': {
-      const n = integer();
-      if (n < 0) throw fail('must be ≥ 0');
-      if (n > maxInt32) throw fail(`must be ≤ ${maxInt32}`);
+      const n = integerOf(spec, position, value);
+      if (n < 0) throw failure(spec, position, 'must be ≥ 0');
+      if (n > maxInt32) throw failure(spec, position, `must be ≤ ${maxInt32}`);
       return n;
     }
     case 'int': {
-      const n = integer();
-      if (spec.oneOf && !spec.oneOf.includes(n)) throw fail(`must be one of ${spec.oneOf.join(', ')} (got ${n})`);
+      const n = integerOf(spec, position, value);
+      if (spec.oneOf && !spec.oneOf.includes(n)) throw failure(spec, position, `must be one of ${spec.oneOf.join(', ')} (got ${n})`);
       return n;
     }
     case 'direction':
-      return integer() === 1 ? 'ASC' : 'DESC';
+      return integerOf(spec, position, value) === 1 ? 'ASC' : 'DESC';
     case 'string':
-      if (typeof value !== 'string') throw fail(`must be a string (got ${describe(value)})`);
-      if (value.length > maxStringLength) throw fail(`must be at most ${maxStringLength} characters`);
+      if (typeof value !== 'string') throw failure(spec, position, `must be a string (got ${describe(value)})`);
+      if (value.length > maxStringLength) throw failure(spec, position, `must be at most ${maxStringLength} characters`);
       // PostgreSQL text cannot hold U+0000: refuse it here rather than fail in the database (-32604)
-      if (value.includes('\u0000')) throw fail('must not contain NUL characters');
+      if (value.includes('\u0000')) throw failure(spec, position, 'must not contain NUL characters');
       return value;
     case 'strings': {
-      if (!Array.isArray(value)) throw fail(`must be an array of strings (got ${describe(value)})`);
-      if (value.length > maxListLength) throw fail(`must have at most ${maxListLength} elements`);
+      if (!Array.isArray(value)) throw failure(spec, position, `must be an array of strings (got ${describe(value)})`);
+      if (value.length > maxListLength) throw failure(spec, position, `must have at most ${maxListLength} elements`);
       value.forEach((v, i) => {
-        if (typeof v !== 'string') throw fail(`element ${i} must be a string (got ${describe(v)})`);
-        if (v.length > maxStringLength) throw fail(`element ${i} must be at most ${maxStringLength} characters`);
-        if (v.includes('\u0000')) throw fail(`element ${i} must not contain NUL characters`);
+        if (typeof v !== 'string') throw failure(spec, position, `element ${i} must be a string (got ${describe(v)})`);
+        if (v.length > maxStringLength) throw failure(spec, position, `element ${i} must be at most ${maxStringLength} characters`);
+        if (v.includes('\u0000')) throw failure(spec, position, `element ${i} must not contain NUL characters`);
       });
       return value;
     }
     case 'selectors': {
-      if (!Array.isArray(value)) throw fail(`must be an array of {chain, deploy_hash} objects (got ${describe(value)})`);
-      if (value.length > maxListLength) throw fail(`must have at most ${maxListLength} elements`);
+      if (!Array.isArray(value)) throw failure(spec, position, `must be an array of {chain, deploy_hash} objects (got ${describe(value)})`);
+      if (value.length > maxListLength) throw failure(spec, position, `must have at most ${maxListLength} elements`);
       return value.map((v: unknown, i) => {
         const s = v as { chain?: unknown; deploy_hash?: unknown } | null;
         if (typeof s !== 'object' || s === null || Array.isArray(s) || typeof s.chain !== 'string' ||
             typeof s.deploy_hash !== 'string' || s.chain.length > maxStringLength || s.deploy_hash.length > maxStringLength) {
-          throw fail(`element ${i} must be an object with string members chain and deploy_hash`);
+          throw failure(spec, position, `element ${i} must be an object with string members chain and deploy_hash`);
         }
-        if (s.chain.includes('\u0000') || s.deploy_hash.includes('\u0000')) throw fail(`element ${i} must not contain NUL characters`);
+        if (s.chain.includes('\u0000') || s.deploy_hash.includes('\u0000')) throw failure(spec, position, `element ${i} must not contain NUL characters`);
         return { chain: s.chain, deployHash: s.deploy_hash };
       });
     }

@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RpcCache } from '../cache/rpc.js';
 import type { Context } from '../graphql/context.js';
-import type { RpcCallInfo } from '../observability/rpc.js';
-import type { CacheOutcome } from '../observability/scope.js';
+import type { CacheOutcome, RpcCallInfo } from '../observability/scope.js';
 import { createDispatch, type CallContext, type Dispatch } from './dispatch.js';
 import { checkRequest, parseBody, serialise, type Reply } from './envelope.js';
 import { rpcErrors } from './errors.js';
@@ -22,8 +21,8 @@ export interface RpcOptions {
   maxBatch: number;
   /** Elements of one batch answered at once (they share the request's row budget and statement cap). */
   batchConcurrency: number;
-  /** CORS response headers for a request (src/server/cors.ts: one policy for both surfaces). */
-  cors: (req: IncomingMessage) => Record<string, string>;
+  /** CORS response headers for a request (src/server/http.ts: one policy for both surfaces). */
+  cors: (req: IncomingMessage) => Readonly<Record<string, string>>;
   onError?: (error: unknown, method: string) => void;
   /** Cache of successful results (key: method, exact params, interface version, data version). */
   cache?: RpcCache | null;

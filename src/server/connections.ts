@@ -1,24 +1,17 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { configSchema, type Config } from '../config.js';
+import type { Config } from '../config.js';
 
 // Slow and greedy clients. Node bounds the whole connection count (maxConnections: a connection over it
 // is closed on accept, before any JavaScript runs for it) and the time to receive headers and a whole
 // request (headersTimeout, requestTimeout); this file adds what Node lacks: a cap per client address,
 // counted on the TCP peer, and a minimum body rate, so a body trickled in a byte at a time is cut long
-// before the request timeout.
+// before the request timeout; and a budget of bytes answered per client address (below).
 
 export type HttpSettings = Pick<Config,
   'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_MIN_BODY_BYTES_PER_S' | 'HTTP_BODY_GRACE_MS' |
   'HTTP_IDLE_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_REQUESTS_PER_SOCKET' | 'HTTP_MAX_CONNECTIONS' |
   'HTTP_MAX_CONNECTIONS_PER_CLIENT' | 'HTTP_CLIENT_BYTES_PER_S' | 'HTTP_CLIENT_BURST_BYTES'>;
-
-/** The defaults of src/config.ts, for servers built from a partial config (tests, tools). */
-export const httpDefaults: HttpSettings = configSchema.pick({
-  HTTP_HEADERS_TIMEOUT_MS: true, HTTP_REQUEST_TIMEOUT_MS: true, HTTP_MIN_BODY_BYTES_PER_S: true, HTTP_BODY_GRACE_MS: true,
-  HTTP_IDLE_TIMEOUT_MS: true, HTTP_KEEP_ALIVE_TIMEOUT_MS: true, HTTP_MAX_REQUESTS_PER_SOCKET: true, HTTP_MAX_CONNECTIONS: true,
-  HTTP_MAX_CONNECTIONS_PER_CLIENT: true, HTTP_CLIENT_BYTES_PER_S: true, HTTP_CLIENT_BURST_BYTES: true,
-}).parse({});
 
 /**
  * How often timeouts and body rates are checked: a quarter of the shortest limit, between 0.1 and 1 s
@@ -168,5 +161,79 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
       return true;
     },
     busy: (socket) => (inFlight.get(socket) ?? 0) > 0,
+  };
+}
+
+// Bytes answered per client address. The per-request limits (rows, result nodes, response bytes) bound
+// one request, and the per-client connection cap bounds how many run at once, but a client may still ask
+// for legitimate 1000-row pages back to back on every connection it has: the gateway then spends its one
+// thread serialising that client's answers while everyone else waits. Each client address has a token
+// bucket of response bytes (refilled at `bytesPerS`, holding at most `burstBytes`); the bytes of every
+// answer are charged when it ends, and a client in debt gets 429 with Retry-After until the bucket is
+// positive again. Counted on the TCP peer, like the connection cap (behind a proxy: see the README).
+
+export interface ClientBudgetSettings {
+  /** Refill rate; 0 turns the budget off. */
+  bytesPerS: number;
+  burstBytes: number;
+}
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+/** Addresses tracked at most; past it the longest untouched ones are forgotten (they start full again). */
+const maxTracked = 100_000;
+
+export interface ClientBudget {
+  /** Seconds until the client may be served again, or 0 if it may be served now. */
+  retryAfterS(req: IncomingMessage): number;
+  /** Charges the bytes of this response to its client once it has been written. */
+  charge(req: IncomingMessage, res: ServerResponse): void;
+}
+
+export function clientBudget(settings: ClientBudgetSettings, now: () => number = () => performance.now()): ClientBudget {
+  const buckets = new Map<string, Bucket>();
+  const rate = settings.bytesPerS / 1_000; // per ms
+
+  /** The bucket of `key` refilled up to now; a full one is not kept (absent = full). */
+  const refill = (key: string, t: number): Bucket | undefined => {
+    const bucket = buckets.get(key);
+    if (!bucket) return undefined;
+    bucket.tokens = Math.min(settings.burstBytes, bucket.tokens + (t - bucket.at) * rate);
+    bucket.at = t;
+    if (bucket.tokens >= settings.burstBytes) {
+      buckets.delete(key);
+      return undefined;
+    }
+    return bucket;
+  };
+
+  return {
+    retryAfterS(req) {
+      if (settings.bytesPerS === 0 || req.socket.remoteAddress === undefined) return 0;
+      const bucket = refill(clientKey(req.socket.remoteAddress), now());
+      if (!bucket || bucket.tokens > 0) return 0;
+      return Math.max(1, Math.ceil(-bucket.tokens / settings.bytesPerS));
+    },
+    charge(req, res) {
+      if (settings.bytesPerS === 0) return;
+      const socket = req.socket;
+      const address = socket.remoteAddress;
+      if (address === undefined) return;
+      const before = socket.bytesWritten;
+      res.once('finish', () => {
+        const bytes = socket.bytesWritten - before;
+        if (bytes <= 0) return;
+        const key = clientKey(address);
+        const t = now();
+        const bucket = refill(key, t) ?? { tokens: settings.burstBytes, at: t };
+        bucket.tokens -= bytes;
+        buckets.delete(key); // re-inserted last: Map order is then least recently charged first
+        buckets.set(key, bucket);
+        if (buckets.size > maxTracked) buckets.delete(buckets.keys().next().value!);
+      });
+    },
   };
 }

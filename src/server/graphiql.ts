@@ -7,7 +7,7 @@ import Negotiator from 'negotiator';
 // fetched from yoga once and each coding compressed once, the first time it is asked for,
 // then served from memory. Compressing it on every load took ~130 ms of CPU per request, which anyone can
 // ask for. The coding is negotiated from Accept-Encoding (q-values) like every other answer's
-// (src/server/compression.ts, the same `negotiator`).
+// (src/server/http.ts' compressor, the same `negotiator`).
 
 interface Page {
   body: Buffer;

@@ -1,13 +1,12 @@
-import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { constants } from 'node:zlib';
+import compression from 'compression';
 import { ServiceUnavailableError } from '../db/errors.js';
 import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
-import { checkInterval, httpDefaults, trackConnections, type ConnectionTracker, type HttpSettings } from './connections.js';
-import { clientBudget } from './client-budget.js';
-import { compressor, type CompressionSettings } from './compression.js';
-import { corsPolicy, type CorsPolicy } from './cors.js';
+import { checkInterval, clientBudget, trackConnections, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { graphiqlPage, wantsGraphiql } from './graphiql.js';
 
 /**
@@ -37,7 +36,7 @@ export interface HttpDeps {
   cors?: CorsPolicy;
   /** Whether GraphiQL is served (GRAPHQL_INTROSPECTION): its page is then kept, compressed, in memory. */
   graphiql?: boolean;
-  /** Response compression (HTTP_COMPRESSION): src/server/compression.ts; none when absent. */
+  /** Response compression (HTTP_COMPRESSION): compressor below; none when absent. */
   compression?: CompressionSettings;
   /** Error bodies of the surfaces, for refusals on their paths (elsewhere, and without one: a plain body). */
   errorBodies?: { rpc?: RefusalBody; graphql?: RefusalBody };
@@ -117,9 +116,7 @@ function refuseConnection(socket: Socket) {
 }
 
 /** One listener for every surface: /graphql, /v2/rpc…, /v1/rpc…, /healthz, /readyz, /metrics. */
-export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings> = {}): Server {
-  const limits = { ...httpDefaults };
-  for (const key of Object.keys(httpDefaults) as (keyof HttpSettings)[]) if (settings[key] !== undefined) limits[key] = settings[key];
+export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
   const wrap = deps.wrap ?? ((handler) => handler);
   const surfaceError = surfaceErrors(deps.errorBodies);
   const cors = deps.cors ?? corsPolicy('*', false);
@@ -235,4 +232,106 @@ export function createHttpServer(deps: HttpDeps, settings: Partial<HttpSettings>
   const tracker = trackConnections(server, limits, { refuse: refuseConnection, cut: cutRequest(surfaceError) });
   server.on('clientError', answerClientError(tracker, surfaceError));
   return server;
+}
+
+// One CORS policy for both surfaces (CORS_ORIGIN, CORS_CREDENTIALS). `*` answers a plain `*` and never
+// allows credentials (a browser would refuse the pair anyway; echoing the origin with credentials would
+// let any site read answers with the user's cookies). A list answers only a listed origin, echoed, with
+// `Vary: Origin`, and allows credentials only when CORS_CREDENTIALS says so. An origin not listed gets
+// no Access-Control-Allow-Origin at all (not `null`, which sandboxed documents send as their origin).
+
+export interface CorsPolicy {
+  /**
+   * The CORS response headers for a request with these headers. `methods` and `allowHeaders` are the
+   * surface's own; `allowHeaders: 'reflect'` allows the headers a preflight asks for.
+   */
+  headers(request: IncomingHttpHeaders, surface: CorsSurface): Record<string, string>;
+  /**
+   * The same for one surface, as a function of the request; computed once when no request can change it
+   * (`*` without reflected headers). The object returned is shared: copy it to change it.
+   */
+  forSurface(surface: CorsSurface): (req: IncomingMessage) => Readonly<Record<string, string>>;
+}
+
+export interface CorsSurface { methods: string; allowHeaders: string | 'reflect' }
+
+export function corsPolicy(origins: string, credentials: boolean): CorsPolicy {
+  const any = origins.trim() === '*';
+  const listed = new Set(any ? [] : origins.split(',').map((o) => o.trim().toLowerCase()).filter(Boolean));
+  if (any && credentials) throw new Error('CORS: credentials cannot be allowed with CORS_ORIGIN=*');
+  const policy: CorsPolicy = {
+    forSurface(surface) {
+      if (any && surface.allowHeaders !== 'reflect') {
+        const fixed = policy.headers({}, surface);
+        return () => fixed;
+      }
+      return (req) => policy.headers(req.headers, surface);
+    },
+    headers(request, surface) {
+      const out: Record<string, string> = {};
+      if (any) {
+        out['access-control-allow-origin'] = '*';
+      } else {
+        out.vary = 'Origin';
+        const origin = request.origin;
+        if (!origin || !listed.has(origin.toLowerCase())) return out;
+        out['access-control-allow-origin'] = origin;
+        if (credentials) out['access-control-allow-credentials'] = 'true';
+      }
+      out['access-control-allow-methods'] = surface.methods;
+      if (surface.allowHeaders !== 'reflect') {
+        out['access-control-allow-headers'] = surface.allowHeaders;
+      } else {
+        const asked = request['access-control-request-headers'];
+        // only a plain header list is reflected (no CR/LF or other bytes a header value cannot hold)
+        if (asked && /^[\w-]+(\s*,\s*[\w-]+)*$/.test(asked)) {
+          out['access-control-allow-headers'] = asked;
+          out.vary = out.vary ? `${out.vary}, Access-Control-Request-Headers` : 'Access-Control-Request-Headers';
+        }
+      }
+      out['access-control-max-age'] = '86400';
+      return out;
+    },
+  };
+  return policy;
+}
+
+// Response compression for every surface: expressjs' `compression` (node's zlib: brotli, gzip, deflate),
+// which negotiates the coding from Accept-Encoding with its q-values (`negotiator`), skips bodies under
+// the threshold, HEAD, 204/304 and `Cache-Control: no-transform`, adds `Vary: Accept-Encoding`, and
+// streams (a 9 MB GraphiQL page is compressed as it is written). Only the bytes on the wire change: a
+// JSON-RPC answer decompresses to exactly the bytes sent uncompressed.
+//
+// A strong ETag names one representation, so a compressed answer's tag gets the coding as a suffix
+// ("key" → "key-br"); If-None-Match accepts every coding's tag of the same answer (src/cache/etag.ts).
+
+export interface CompressionSettings {
+  /** Bodies smaller than this are sent as they are (compressing them costs more than it saves). */
+  minBytes: number;
+}
+
+function compressor(settings: CompressionSettings): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
+  const compress = compression({
+    threshold: settings.minBytes,
+    // brotli quality 5 and gzip level 6: within a few per cent of the best ratio on JSON for a fraction of
+    // the time (quality 11 takes seconds on the GraphiQL page)
+    brotli: { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } },
+    level: 6,
+    // never an event stream (subscriptions): a compressor holds events back until its buffer fills (yoga's
+    // `content-encoding: none` on them keeps compression off too; this does not depend on it)
+    filter: (req, res) => !String(res.getHeader('content-type') ?? '').startsWith('text/event-stream') && compression.filter(req, res),
+  });
+  return (req, res, next) => {
+    // runs after compression's own header hook (which sets Content-Encoding) and before the headers go out
+    const writeHead = res.writeHead;
+    res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
+      const coding = this.getHeader('content-encoding');
+      const etag = this.getHeader('etag');
+      if (typeof coding === 'string' && coding !== 'identity' && typeof etag === 'string' && /^"[^"]*"$/.test(etag)) {
+        this.setHeader('etag', `${etag.slice(0, -1)}-${coding}"`);
+      }
+      return writeHead.apply(this, args);
+    } as ServerResponse['writeHead'];
+    compress(req as never, res as never, next);
+  };
 }

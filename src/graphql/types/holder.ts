@@ -44,8 +44,9 @@ builder.objectField(TickRef, 'holders', (t) =>
     },
     resolve: async (tick, args, ctx) => {
       const plan = planPage(args, holderSortKeys, args.direction, ctx);
-      const h = parseHeight(args.atBlock);
-      if (h !== null) {
+      // now (no atBlock): the current tables, nothing of the history runs
+      if (args.atBlock != null) {
+        const h = parseHeight(args.atBlock)!;
         const page = await atHeight(ctx, tick.chain, h, () => ctx.loaders.holdersOfTickAt({ ...plan.request, extra: h }).load(tick.id));
         return toConnection<BalanceRow>(page, plan, holderSortKeys, () => holderCountAtLoader(ctx, h).load(tick.id));
       }
