@@ -38,23 +38,30 @@ export async function tickIds(tx: Tx, keys: TickKey[]): Promise<Map<string, stri
   return new Map(rows.map((r) => [tickKeyString(r), r.id]));
 }
 
-async function withTickIds<T extends TickKey & { id?: string; address?: string }>(tx: Tx, rows: T[]) {
-  const ids = await tickIds(tx, rows);
+/** Rows with their tick id: the one the caller resolved (src/sync/apply.ts checks every child row's tick
+ *  first, and passes the ids on), or looked up here. */
+async function withTickIds<T extends TickKey & { id?: string; address?: string; tick_id?: string }>(tx: Tx, rows: T[]) {
+  const unresolved = rows.filter((r) => r.tick_id === undefined);
+  const ids = unresolved.length ? await tickIds(tx, unresolved) : new Map<string, string>();
   return rows.map((r) => {
-    const tickId = ids.get(tickKeyString(r));
+    const tickId = r.tick_id ?? ids.get(tickKeyString(r));
     if (!tickId) throw new UnknownTickError([r.id ?? r.address ?? '?'], r);
     return { ...r, tick_id: tickId };
   });
 }
 
-/** The counter row triggers stand aside for the next statement, which adds the counters' changes itself
- *  (sql/009: one update per tick instead of one per row). */
-async function batchedCounters(tx: Tx): Promise<void> {
-  await tx`SELECT set_config('igw.counters', 'batched', true)`;
-}
-/** Back to the row triggers (deletes and every other write keep them). */
-async function rowCounters(tx: Tx): Promise<void> {
-  await tx`SELECT set_config('igw.counters', '', true)`;
+/**
+ * Runs `statement` with the counter row triggers standing aside (sql/009, sql/013: the statement adds the
+ * counters' changes itself, once per tick and statement, instead of one update per row), then back to the
+ * row triggers (deletes and every other write keep them). The three statements are pipelined: one round
+ * trip to the server instead of three.
+ */
+async function batched(tx: Tx, statement: () => Promise<unknown>): Promise<void> {
+  await Promise.all([
+    tx`SELECT set_config('igw.counters', 'batched', true)`,
+    statement(),
+    tx`SELECT set_config('igw.counters', '', true)`,
+  ]);
 }
 
 export async function upsertChains(tx: Tx, rows: ChainRow[]): Promise<void> {
@@ -122,8 +129,7 @@ export async function upsertBalances(tx: Tx, rows: BalanceRow[]): Promise<void> 
   const withIds = await withTickIds(tx, rows);
   // the first casing of an address is kept: a conflicting row only updates the amounts. Holders change
   // once per tick and statement (sql/009): balances > 0 after, minus those > 0 before (read in the same snapshot)
-  await batchedCounters(tx);
-  await tx`
+  await batched(tx, () => tx`
     WITH r AS (
       SELECT tick_id, address, balance, available, updated_at
         FROM jsonb_to_recordset(${tx.json(lastBy(withIds, (r) => `${r.tick_id}/${r.address.toLowerCase()}`) as never)}::jsonb)
@@ -142,8 +148,7 @@ export async function upsertBalances(tx: Tx, rows: BalanceRow[]): Promise<void> 
           SELECT address_key, 0, sum(n) FROM x GROUP BY address_key HAVING sum(n) <> 0
           ON CONFLICT (address_key) DO UPDATE SET balances = t.balances + EXCLUDED.balances),
     d AS (SELECT tick_id, sum(n) AS delta FROM x GROUP BY tick_id)
-    UPDATE ticks t SET holders = t.holders + d.delta FROM d WHERE t.id = d.tick_id AND d.delta <> 0`;
-  await rowCounters(tx);
+    UPDATE ticks t SET holders = t.holders + d.delta FROM d WHERE t.id = d.tick_id AND d.delta <> 0`);
 }
 export async function deleteBalances(tx: Tx, rows: BalanceRow[]): Promise<void> {
   if (!rows.length) return;
@@ -158,8 +163,7 @@ export async function upsertMovements(tx: Tx, rows: MovementRow[]): Promise<void
   const withIds = await withTickIds(tx, rows);
   const unique = lastBy(withIds, byId);
   // minted changes once per tick and statement (sql/009): mints written, minus the mints they replace
-  await batchedCounters(tx);
-  await tx`
+  await batched(tx, () => tx`
     WITH prior AS (SELECT tick_id, address_key, amount, event FROM address_txs WHERE id = ANY(${unique.map((r) => r.id)}::bigint[])),
     old AS (SELECT tick_id, -amount AS amount FROM prior WHERE event = 2),
     ins AS (
@@ -178,8 +182,7 @@ export async function upsertMovements(tx: Tx, rows: MovementRow[]): Promise<void
           ON CONFLICT (address_key) DO UPDATE SET movements = t.movements + EXCLUDED.movements),
     d AS (SELECT tick_id, sum(amount) AS delta FROM (SELECT tick_id, amount FROM ins WHERE event = 2 UNION ALL SELECT * FROM old) x
            GROUP BY tick_id)
-    UPDATE ticks t SET minted = t.minted + d.delta FROM d WHERE t.id = d.tick_id AND d.delta <> 0`;
-  await rowCounters(tx);
+    UPDATE ticks t SET minted = t.minted + d.delta FROM d WHERE t.id = d.tick_id AND d.delta <> 0`);
 }
 export async function deleteMovements(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length) await tx`DELETE FROM address_txs WHERE id = ANY(${ids}::bigint[])`;
@@ -189,8 +192,7 @@ export async function upsertTransactions(tx: Tx, rows: TransactionRow[]): Promis
   if (!rows.length) return;
   const unique = lastBy(rows, byId);
   // tx counts and list totals change once per (chain, protocol, tick) and statement (sql/009)
-  await batchedCounters(tx);
-  await tx`
+  await batched(tx, () => tx`
     WITH prior AS (SELECT chain, protocol, tick, from_key, to_key FROM transactions WHERE id = ANY(${unique.map((r) => r.id)}::bigint[])),
     old AS (SELECT chain, protocol, tick, -1 AS n FROM prior),
     ins AS (
@@ -218,8 +220,7 @@ export async function upsertTransactions(tx: Tx, rows: TransactionRow[]): Promis
             FROM (SELECT chain, protocol, tick, 1 AS n FROM ins UNION ALL SELECT * FROM old) x GROUP BY chain, protocol, tick),
     u AS (UPDATE ticks t SET tx_cnt = t.tx_cnt + d.delta FROM d
            WHERE t.chain = d.chain AND t.protocol = d.protocol AND t.tick = d.tick AND d.delta <> 0)
-    SELECT count(bump_list_total('transactions', chain, protocol, tick, delta)) FROM d WHERE delta <> 0`;
-  await rowCounters(tx);
+    SELECT count(bump_list_total('transactions', chain, protocol, tick, delta)) FROM d WHERE delta <> 0`);
 }
 export async function deleteTransactions(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length) await tx`DELETE FROM transactions WHERE id = ANY(${ids}::bigint[])`;
@@ -283,6 +284,19 @@ export async function upsertHistory(tx: Tx, rows: HistoryRow[]): Promise<void> {
 }
 export async function deleteHistory(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length) await tx`DELETE FROM balance_history WHERE id = ANY(${ids}::bigint[])`;
+}
+
+/** Polling reads the source's chain_info and block whole and writes the rows that differ: the read model's
+ *  chains (chain → its columns joined by '|') and heights (chain → 'height|block time in ms'). */
+export async function chainFingerprints(sql: postgres.Sql<Record<string, never>>): Promise<Map<string, string>> {
+  const rows = await sql<{ chain: string; j: string }[]>`
+    SELECT chain, concat_ws('|', chain_id, outer_chain, name, logo, network_id, ext) AS j FROM chains`;
+  return new Map(rows.map((r) => [r.chain, r.j]));
+}
+export async function indexedFingerprints(sql: postgres.Sql<Record<string, never>>): Promise<Map<string, string>> {
+  const rows = await sql<{ chain: string; j: string }[]>`
+    SELECT chain, block_number::text || '|' || (extract(epoch FROM block_time) * 1000)::bigint AS j FROM indexed_blocks`;
+  return new Map(rows.map((r) => [r.chain, r.j]));
 }
 
 /** The balances whose amounts differ from the read model's (polling re-reads a window of unchanged rows:

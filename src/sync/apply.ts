@@ -43,13 +43,15 @@ function mapOrReport<T>(rows: SourceRow[], map: (r: SourceRow) => T, options: Ap
   return out;
 }
 
-/** Child rows whose tick exists; the others are bad rows (stop, or report and skip). */
+/** Child rows whose tick exists, with its id (the write then looks up nothing); the others are bad rows
+ *  (stop, or report and skip). */
 async function knownTicks<T extends TickKey & { id?: string; address?: string }>(tx: write.Tx, table: string, rows: T[],
   options: ApplyOptions): Promise<T[]> {
   const ids = await write.tickIds(tx, rows);
   const out: T[] = [];
   for (const r of rows) {
-    if (ids.has(tickKeyString(r))) { out.push(r); continue; }
+    const tickId = ids.get(tickKeyString(r));
+    if (tickId !== undefined) { out.push({ ...r, tick_id: tickId }); continue; }
     const error = new BadRowError(table, r.id ?? r.address ?? '?', `no inscription ${r.chain}/${r.protocol}/${r.tick}`);
     if (!options.skipBadRows) throw error;
     options.onBadRow(error);
