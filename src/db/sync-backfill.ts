@@ -67,15 +67,16 @@ export async function withBulkSession<T>(databaseUrl: string, work: (s: BulkSess
 }
 
 /**
- * The counters and the history's intervals (refresh_counters(): whole-table aggregates and the link of
- * every balance_history row), computed while the bulk tables have no secondary index: the link rewrites
- * nearly every history row, which with the indexes in place costs an entry in each of them per row.
+ * The history's intervals (valid_to of every balance_history row: the backfill copies none), linked while
+ * the bulk tables have no secondary index: the link rewrites nearly every history row, which with the
+ * indexes in place costs an entry in each of them per row. Not visible to a reader before the backfill
+ * is done (the counters are refreshed then).
  */
-export async function refreshCounters(sql: Sql): Promise<void> {
+export async function linkHistory(sql: Sql): Promise<void> {
   await sql.begin(async (tx) => {
-    // whole-table aggregates and the link's window: hash aggregation and sorts in memory instead of spilling
+    // the link's window over the whole table: sorted in memory instead of spilling
     await tx`SET LOCAL work_mem = '512MB'`;
-    await tx`SELECT refresh_counters()`;
+    await tx`SELECT link_balance_history()`;
   });
 }
 
@@ -118,9 +119,14 @@ export async function restoreDroppedIndexes(sql: Sql, jobs: number, progress: { 
   }
 }
 
-/** Marks the backfill done; returns the (chain, deploy_hash) duplicates among the ticks, recorded now. */
+/** Recomputes the counters (refresh_counter_tables(): the rest of refresh_counters(), the history being
+ *  linked already) and marks the backfill done, in one transaction: a reader sees the copied rows' counters
+ *  once the backfill is done. Returns the (chain, deploy_hash) duplicates among the ticks, recorded now. */
 export async function completeBackfill(sql: Sql) {
   return sql.begin(async (tx) => {
+    // whole-table aggregates: hash aggregation in memory instead of spilling
+    await tx`SET LOCAL work_mem = '512MB'`;
+    await tx`SELECT refresh_counter_tables()`;
     const duplicates = await recordDuplicateDeployHashes(tx as Tx, null);
     await state.markBackfillDone(tx);
     return duplicates;

@@ -11,7 +11,7 @@ import { copyLine } from '../db/copy.js';
 import { captureIndexes, dropIndexes } from '../db/indexes.js';
 import type { Tx } from '../db/sync-apply.js';
 import {
-  analyzeTables, bulkRowCount, completeBackfill, refreshCounters, restoreDroppedIndexes, withBulkSession, type BulkSession,
+  analyzeTables, bulkRowCount, completeBackfill, linkHistory, restoreDroppedIndexes, withBulkSession, type BulkSession,
 } from '../db/sync-backfill.js';
 import * as state from '../db/sync-state.js';
 import { progressBar } from '../observability/progress.js';
@@ -37,7 +37,7 @@ const rangeTables: { source: string; target: string; columns: string[]; needsTic
     'block_time', 'tx_hash', 'from_address', 'to_address', 'op', 'tick', 'amt', 'gas', 'gas_price', 'status', 'created_at', 'updated_at'] },
   { source: 'utxos', target: 'utxos', needsTicks: true, columns: ['id', 'tick_id', 'address', 'root_hash', 'amount', 'status',
     'created_at', 'updated_at'] },
-  // read with its transaction's block height (selectRows); intervals linked once at the end (refresh_counters)
+  // read with its transaction's block height (selectRows); intervals linked once at the end (link_balance_history)
   { source: 'balance_txn', target: 'balance_history', needsTicks: true, columns: ['id', 'tick_id', 'address', 'block_height', 'amount',
     'balance', 'available', 'event', 'tx_hash', 'created_at'] },
 ];
@@ -245,15 +245,15 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
   }
 }
 
-/** Recomputes the counters and links the history's intervals (before the indexes are back: the link
- *  rewrites nearly every history row), rebuilds the dropped indexes (each only if still missing: a resumed
- *  finish skips the built ones) and marks the backfill done. */
+/** Links the history's intervals (before the indexes are back: the link rewrites nearly every history
+ *  row), rebuilds the dropped indexes (each only if still missing: a resumed finish skips the built ones),
+ *  then recomputes the counters and marks the backfill done together. */
 async function finish(c: BackfillContext): Promise<void> {
   const phases: Record<string, number> = {};
   let t0 = performance.now();
   const lap = (phase: string) => { const now = performance.now(); phases[phase] = Math.round(now - t0) / 1000; t0 = now; };
-  await refreshCounters(c.sql);
-  lap('counters');
+  await linkHistory(c.sql);
+  lap('link');
   const defs = await state.readDroppedIndexes(c.sql);
   const bar = progressBar('indexes', Math.max(1, defs.length), 'indexes');
   try {
@@ -263,6 +263,7 @@ async function finish(c: BackfillContext): Promise<void> {
   }
   lap('indexes');
   for (const d of await completeBackfill(c.sql)) c.apply.onDuplicateDeployHash(d);
+  lap('counters');
   await analyzeTables(c.sql, ['ticks', ...bulkTargets]);
   lap('analyze');
   await crossCheckStats(c.sql, c.target, c.log);
