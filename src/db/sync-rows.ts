@@ -2,7 +2,11 @@
 // source's rows, src/db/sync-apply.ts writes them. Kept in src/db, the lower layer, so that db imports
 // nothing from src/sync.
 
-export interface TickKey { chain: string; protocol: string; tick: string }
+export interface TickKey {
+  chain: string; protocol: string; tick: string;
+  /** the read model's id of that tick, when the caller has resolved it already (else the write looks it up) */
+  tick_id?: string;
+}
 
 export interface ChainRow {
   chain: string; chain_id: string; outer_chain: string; name: string; logo: string; network_id: string; ext: string;

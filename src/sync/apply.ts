@@ -43,13 +43,15 @@ function mapOrReport<T>(rows: SourceRow[], map: (r: SourceRow) => T, options: Ap
   return out;
 }
 
-/** Child rows whose tick exists; the others are bad rows (stop, or report and skip). */
+/** Child rows whose tick exists, with its id (the write then looks up nothing); the others are bad rows
+ *  (stop, or report and skip). */
 async function knownTicks<T extends TickKey & { id?: string; address?: string }>(tx: write.Tx, table: string, rows: T[],
   options: ApplyOptions): Promise<T[]> {
   const ids = await write.tickIds(tx, rows);
   const out: T[] = [];
   for (const r of rows) {
-    if (ids.has(tickKeyString(r))) { out.push(r); continue; }
+    const tickId = ids.get(tickKeyString(r));
+    if (tickId !== undefined) { out.push({ ...r, tick_id: tickId }); continue; }
     const error = new BadRowError(table, r.id ?? r.address ?? '?', `no inscription ${r.chain}/${r.protocol}/${r.tick}`);
     if (!options.skipBadRows) throw error;
     options.onBadRow(error);
@@ -92,7 +94,19 @@ async function applyBatch(tx: write.Tx, table: string, kind: ChangeKind, changes
       else await write.deleteMovements(tx, ids());
       break;
     case 'txs':
-      if (upsert) await write.upsertTransactions(tx, mapOrReport(rows, (r) => mapTransaction(r, o.ctx), o));
+      if (upsert) {
+        // a transaction of a chain the read model does not have is a bad row (upsertTransactions checks no reference)
+        const mapped = mapOrReport(rows, (r) => mapTransaction(r, o.ctx), o);
+        const chains = await write.existingChains(tx, mapped.map((r) => r.chain));
+        const known = mapped.filter((r) => {
+          if (chains.has(r.chain)) return true;
+          const error = new BadRowError(table, r.id, `no chain ${r.chain} in chain_info`);
+          if (!o.skipBadRows) throw error;
+          o.onBadRow(error);
+          return false;
+        });
+        await write.upsertTransactions(tx, known);
+      }
       else await write.deleteTransactions(tx, ids());
       break;
     case 'utxos':

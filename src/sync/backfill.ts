@@ -5,11 +5,14 @@
 // SIGTERM resumes from the last finished range and never duplicates a row. A resumed backfill reads a
 // newer snapshot; the follow starts from the position saved before the first one, and its idempotent
 // apply brings rows copied from the older snapshot up to date.
-import postgres from 'postgres';
+import { availableParallelism } from 'node:os';
 import type { Sql } from '../db/client.js';
-import { copyLine, copyLinesInto } from '../db/copy.js';
+import { copyLine } from '../db/copy.js';
 import { captureIndexes, dropIndexes } from '../db/indexes.js';
-import { recordDuplicateDeployHashes, type Tx } from '../db/sync-apply.js';
+import type { Tx } from '../db/sync-apply.js';
+import {
+  analyzeTables, bulkRowCount, completeBackfill, linkHistory, restoreDroppedIndexes, withBulkSession, type BulkSession,
+} from '../db/sync-backfill.js';
 import * as state from '../db/sync-state.js';
 import { progressBar } from '../observability/progress.js';
 import { applyChanges, type ApplyOptions } from './apply.js';
@@ -34,7 +37,7 @@ const rangeTables: { source: string; target: string; columns: string[]; needsTic
     'block_time', 'tx_hash', 'from_address', 'to_address', 'op', 'tick', 'amt', 'gas', 'gas_price', 'status', 'created_at', 'updated_at'] },
   { source: 'utxos', target: 'utxos', needsTicks: true, columns: ['id', 'tick_id', 'address', 'root_hash', 'amount', 'status',
     'created_at', 'updated_at'] },
-  // read with its transaction's block height (selectRows); intervals linked once at the end (refresh_counters)
+  // read with its transaction's block height (selectRows); intervals linked once at the end (link_balance_history)
   { source: 'balance_txn', target: 'balance_history', needsTicks: true, columns: ['id', 'tick_id', 'address', 'block_height', 'amount',
     'balance', 'available', 'event', 'tx_hash', 'created_at'] },
 ];
@@ -110,10 +113,7 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
       for (const t of rangeTables) tops.set(t.source, await maxId(conn, t.source));
       const gaps = new Map<string, Record<string, number>>();
       for (const t of idTables) gaps.set(t, await missingIds(conn, t, tops.get(t)!));
-      const [counts] = await c.sql<{ n: string }[]>`
-        SELECT ((SELECT count(*) FROM balances) + (SELECT count(*) FROM address_txs) + (SELECT count(*) FROM transactions)
-               + (SELECT count(*) FROM utxos) + (SELECT count(*) FROM balance_history))::text AS n`;
-      const defs = counts!.n === '0' ? await captureIndexes(c.sql, bulkTargets) : [];
+      const defs = (await bulkRowCount(c.sql)) === 0n ? await captureIndexes(c.sql, bulkTargets) : [];
       await c.sql.begin(async (tx) => {
         for (const t of rangeTables) await state.planBackfill(tx, t.source, String(tops.get(t.source)));
         await state.savePosition(tx, { mode: c.mode, file: position?.file ?? null, pos: position?.pos ?? null, gtid: position?.gtid ?? null });
@@ -143,33 +143,20 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
       ], { ...c.apply, onApplied: (table, n) => c.metrics.rowsApplied.inc({ table, phase: 'backfill' }, n) });
     });
 
-    const copier = postgres(c.databaseUrl, {
-      max: 1, onnotice: () => {}, idle_timeout: 0,
-      connection: { application_name: 'igw-sync-backfill', statement_timeout: 0 },
-    });
-    try {
-      const r = await copier.reserve();
-      try {
-        await r`SET session_replication_role = replica`;
-        let ticks: Map<string, string> | null = null;
-        for (const t of rangeTables) {
-          const p = plan.get(t.source);
-          // a backfill planned before this table was synced (resumed across an upgrade) leaves it out
-          if (!p || p.done) continue;
-          if (t.needsTicks && !ticks) {
-            const rows = await r<{ id: string; chain: string; protocol: string; tick: string }[]>`
-              SELECT id::text AS id, chain, protocol, tick FROM ticks`;
-            ticks = new Map(rows.map((x) => [tickKeyString(x), x.id]));
-          }
-          const stopped = await copyTable(c, conn, r as unknown as postgres.Sql<Record<string, never>>, t, p, ticks);
-          if (stopped) return 'stopped';
-        }
-      } finally {
-        r.release();
+    const stopped = await withBulkSession(c.databaseUrl, async (bulk) => {
+      let ticks: Map<string, string> | null = null;
+      for (const t of rangeTables) {
+        const p = plan.get(t.source);
+        // a backfill planned before this table was synced (resumed across an upgrade) leaves it out
+        if (!p || p.done) continue;
+        if (t.needsTicks && !ticks) ticks = new Map((await bulk.ticks()).map((x) => [tickKeyString(x), x.id]));
+        const started = performance.now();
+        if (await copyTable(c, conn, bulk, t, p, ticks)) return true;
+        c.log.info({ table: t.source, seconds: Math.round(performance.now() - started) / 1000 }, 'backfill table copied');
       }
-    } finally {
-      await copier.end({ timeout: 5 });
-    }
+      return false;
+    });
+    if (stopped) return 'stopped';
     await conn.query('COMMIT');
   } finally {
     await conn.end().catch(() => {});
@@ -178,7 +165,7 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
   return 'done';
 }
 
-async function copyTable(c: BackfillContext, conn: SourceConnection, r: postgres.Sql<Record<string, never>>,
+async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkSession,
   t: (typeof rangeTables)[number], p: state.BackfillRange, ticks: Map<string, string> | null): Promise<boolean> {
   const top = BigInt(p.max_id);
   let last = BigInt(p.last_id.split('.')[0]!);
@@ -246,55 +233,40 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, r: postgres
         }
       }
       // the range and the record of it commit together
-      await r`BEGIN`;
-      try {
-        await copyLinesInto(r, t.target, t.columns, lines);
-        await state.advanceBackfill(r as unknown as Sql, t.source, String(end), lines.length, end >= top);
-        await r`COMMIT`;
-      } catch (error) {
-        await r`ROLLBACK`.catch(() => {});
-        throw error;
-      }
+      await bulk.copyRange(t.target, t.columns, lines, { source: t.source, lastId: String(end), done: end >= top });
       c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, lines.length);
       bar.add(batch.length);
       last = end;
     }
-    if (top === 0n || last >= top) await state.advanceBackfill(r as unknown as Sql, t.source, String(top), 0, true);
+    if (top === 0n || last >= top) await bulk.advance(t.source, String(top), true);
     return false;
   } finally {
     bar.stop();
   }
 }
 
-/** Rebuilds the dropped indexes (each only if still missing: a resumed finish skips the built ones),
- *  recomputes the counters once and marks the backfill done. */
+/** Links the history's intervals (before the indexes are back: the link rewrites nearly every history
+ *  row), rebuilds the dropped indexes (each only if still missing: a resumed finish skips the built ones),
+ *  then recomputes the counters and marks the backfill done together. */
 async function finish(c: BackfillContext): Promise<void> {
+  const phases: Record<string, number> = {};
+  let t0 = performance.now();
+  const lap = (phase: string) => { const now = performance.now(); phases[phase] = Math.round(now - t0) / 1000; t0 = now; };
+  await linkHistory(c.sql);
+  lap('link');
   const defs = await state.readDroppedIndexes(c.sql);
   const bar = progressBar('indexes', Math.max(1, defs.length), 'indexes');
   try {
-    for (const d of defs) {
-      await c.sql.begin(async (tx) => {
-        await tx`SET LOCAL maintenance_work_mem = '256MB'`;
-        await tx.unsafe(d.def.replace(/^CREATE (UNIQUE )?INDEX /, (m) => `${m}IF NOT EXISTS `));
-        if (d.constraint_kind) {
-          const [exists] = await tx`SELECT 1 FROM pg_constraint WHERE conname = ${d.name}`;
-          if (!exists) {
-            await tx.unsafe(`ALTER TABLE "${d.table_name}" ADD CONSTRAINT "${d.name}" ${d.constraint_kind === 'p' ? 'PRIMARY KEY' : 'UNIQUE'} USING INDEX "${d.name}"`);
-          }
-        }
-        await tx`DELETE FROM sync_dropped_indexes WHERE name = ${d.name}`;
-      });
-      bar.add(1);
-    }
+    await restoreDroppedIndexes(c.sql, Math.min(4, availableParallelism()), bar);
   } finally {
     bar.stop();
   }
-  await c.sql.begin(async (tx) => {
-    await tx`SELECT refresh_counters()`;
-    for (const d of await recordDuplicateDeployHashes(tx as Tx, null)) c.apply.onDuplicateDeployHash(d);
-    await state.markBackfillDone(tx);
-  });
-  for (const t of ['ticks', ...bulkTargets]) await c.sql.unsafe(`ANALYZE ${t}`);
+  lap('indexes');
+  for (const d of await completeBackfill(c.sql)) c.apply.onDuplicateDeployHash(d);
+  lap('counters');
+  await analyzeTables(c.sql, ['ticks', ...bulkTargets]);
+  lap('analyze');
   await crossCheckStats(c.sql, c.target, c.log);
-  c.log.info('backfill done');
+  lap('crossCheck');
+  c.log.info({ seconds: phases }, 'backfill done');
 }

@@ -28,6 +28,35 @@ export interface BinlogContext {
 /** Source transactions held in memory before the stream is paused, and the level it resumes at. */
 const highWater = 200;
 const lowWater = 20;
+/** Rows applied in one PostgreSQL transaction at most when several source transactions wait (see merge). */
+const mergeRows = 20_000;
+
+/**
+ * The source transactions waiting, taken from the queue as one: while the follow is behind (the queue
+ * holds more than one), consecutive source transactions are applied as one PostgreSQL transaction (up to
+ * `mergeRows` rows) that stores the position after the last — still all or nothing, a reader sees whole
+ * flushes, and the statements and the transaction's fixed costs are paid once for them all. Without
+ * deletes, the changes are grouped by table in dependency order (each table's rows keep their order), so
+ * each table is one batch; with deletes, they stay in their order.
+ */
+function merge(queue: SourceTransaction[]): SourceTransaction | null {
+  const first = queue.shift();
+  if (!first) return null;
+  let count = 1;
+  let changes = first.changes;
+  let last = first;
+  while (queue.length && changes.length + queue[0]!.changes.length <= mergeRows) {
+    last = queue.shift()!;
+    changes = changes.concat(last.changes);
+    count++;
+  }
+  if (count > 1 && !changes.some((ch) => ch.kind === 'delete')) {
+    const order = new Map((syncedTables as readonly string[]).map((t, i) => [t, i]));
+    changes = changes.map((ch, i) => ({ ch, i }))
+      .sort((a, b) => (order.get(a.ch.table) ?? 99) - (order.get(b.ch.table) ?? 99) || a.i - b.i).map((x) => x.ch);
+  }
+  return { ...last, changes, time: first.time };
+}
 
 interface SourceTransaction { changes: Change[]; file: string; pos: number; gtid: string | null; time: number }
 
@@ -105,7 +134,7 @@ export async function followBinlog(c: BinlogContext): Promise<void> {
     for (;;) {
       if (failure) throw failure;
       if (stopped) return; // SIGTERM: the transaction in hand was committed, the rest is read again next time
-      const txn = queue.shift();
+      const txn = merge(queue);
       // a rewind seen (a lowered height, deletes): the chain is re-synced once the stream is quiet, or after 2 s
       if (rewound.size && (!txn || Date.now() - rewoundSince > 2_000)) {
         const conn = await connectSource(c.target);

@@ -14,7 +14,7 @@
 // Balances equal to the read model's are left out (writing them would bump the data version). Deletes of
 // other rows are invisible here; see the README.
 import type { Sql } from '../db/client.js';
-import { changedBalances, type Tx } from '../db/sync-apply.js';
+import { chainFingerprints, changedBalances, indexedFingerprints, type Tx } from '../db/sync-apply.js';
 import * as state from '../db/sync-state.js';
 import { applyChanges, type ApplyOptions, type Change } from './apply.js';
 import { idTables, windowTables } from './backfill.js';
@@ -128,11 +128,13 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
   let dbNow: string;
   let byIdSize = 0;
   let mappedBalances: SourceRow[] = [];
+  // the read model's chains and heights, read while the source answers
+  const readModel = Promise.all([chainFingerprints(c.sql), indexedFingerprints(c.sql)]);
+  readModel.catch(() => {}); // awaited below; a failed source read leaves it unawaited
   try {
     dbNow = await sourceNow(conn);
     // whole reads, written only where they differ (an unchanged write would still bump the data version)
-    const known = new Map((await c.sql<{ chain: string; j: string }[]>`
-      SELECT chain, concat_ws('|', chain_id, outer_chain, name, logo, network_id, ext) AS j FROM chains`).map((r) => [r.chain, r.j]));
+    const [known, indexed] = await readModel;
     const [chains] = await conn.query('SELECT * FROM chain_info ORDER BY id');
     for (const row of chains as SourceRow[]) {
       const m = mapChain(row);
@@ -140,9 +142,6 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
         changes.push({ table: 'chain_info', kind: 'insert', row });
       }
     }
-    const indexed = new Map((await c.sql<{ chain: string; j: string }[]>`
-      SELECT chain, block_number::text || '|' || (extract(epoch FROM block_time) * 1000)::bigint AS j FROM indexed_blocks`)
-      .map((r) => [r.chain, r.j]));
     const [blocks] = await conn.query('SELECT * FROM block ORDER BY chain');
     const present = new Set((blocks as SourceRow[]).map((b) => String(b.chain).toLowerCase()));
     for (const row of blocks as SourceRow[]) {
@@ -194,6 +193,7 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
     const byId = new Map<string, SourceRow>();
     const touched = touchedBalanceKeys(changes.filter((ch) => ch.table === 'address_txs' || ch.table === 'txs'));
     for (const row of await readTouchedBalances(conn, touched)) byId.set(String(row.id), row);
+    const derived = new Set(byId.keys());
     c.metrics.pollRows.inc({ read: 'derived' }, byId.size);
     for (const table of windowTables) {
       const s = polls.get(table);
@@ -228,7 +228,12 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
     const balances = [...byId.values()];
     byIdSize = balances.length;
     const mapped = balances.flatMap((row) => { try { return [{ ...mapBalance(row), row }]; } catch { return []; } });
-    const changed = new Set((await changedBalances(c.sql, mapped)).map((m) => m.row));
+    // a cycle that writes new rows bumps the data version anyway: the balances its movements touch (nearly
+    // all of them changed by those movements) are written without a comparison; the sweep's are compared
+    const bumps = changes.some((ch) => (idTables as string[]).includes(ch.table));
+    const compared = bumps ? mapped.filter((m) => !derived.has(String(m.row.id))) : mapped;
+    const changed = new Set((await changedBalances(c.sql, compared)).map((m) => m.row));
+    if (bumps) for (const m of mapped) if (derived.has(String(m.row.id))) changed.add(m.row);
     const mappable = new Set(mapped.map((m) => m.row));
     // unchanged rows are left out; unmappable ones go on to be reported by the apply
     for (const row of balances) if (changed.has(row) || !mappable.has(row)) changes.push({ table: 'balances', kind: 'update', row });
@@ -248,8 +253,9 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
       applyMs[changes[i]!.table] = Math.round((applyMs[changes[i]!.table] ?? 0) + performance.now() - t0);
       i = j;
     }
-    for (const s of next) await state.savePollState(tx, s);
-    await state.savePosition(tx, { mode: 'polling', sourceTime: new Date(`${dbNow!.replace(' ', 'T')}Z`) });
+    // pipelined: one round trip
+    await Promise.all([...next.map((s) => state.savePollState(tx, s)),
+      state.savePosition(tx, { mode: 'polling', sourceTime: new Date(`${dbNow!.replace(' ', 'T')}Z`) })]);
   });
   lap('apply');
   // the balances now match the source's rows (written, or compared equal)

@@ -5,6 +5,7 @@
 // reported but not counted: that table may legitimately disagree (its tx_cnt counts every parsed operation).
 import type { Sql } from '../db/client.js';
 import { statsDisagreements } from '../db/sync-apply.js';
+import { indexedHeights, rowsPerChain, tickCounts, type CountedTable } from '../db/sync-verify.js';
 import { normalizeDecimal, tickKeyOf, tickKeyString, type SourceRow } from './mapping.js';
 import type { SourceConnection } from './source/connection.js';
 
@@ -20,16 +21,10 @@ export interface Difference {
 
 export interface VerifyReport { differences: Difference[]; crossCheck: Difference[]; chains: number; ticks: number }
 
-/** source table → [read-model table, SQL counting its rows per chain] */
-const perChain: [string, string, string][] = [
-  ['chain_info', 'chains', 'SELECT chain, count(*)::text AS n FROM chains GROUP BY chain'],
-  ['block', 'indexed_blocks', 'SELECT chain, count(*)::text AS n FROM indexed_blocks GROUP BY chain'],
-  ['inscriptions', 'ticks', 'SELECT chain, count(*)::text AS n FROM ticks GROUP BY chain'],
-  ['balances', 'balances', 'SELECT t.chain, count(*)::text AS n FROM balances b JOIN ticks t ON t.id = b.tick_id GROUP BY t.chain'],
-  ['address_txs', 'address_txs', 'SELECT t.chain, count(*)::text AS n FROM address_txs a JOIN ticks t ON t.id = a.tick_id GROUP BY t.chain'],
-  ['txs', 'transactions', 'SELECT chain, count(*)::text AS n FROM transactions GROUP BY chain'],
-  ['utxos', 'utxos', 'SELECT t.chain, count(*)::text AS n FROM utxos u JOIN ticks t ON t.id = u.tick_id GROUP BY t.chain'],
-  ['balance_txn', 'balance_history', 'SELECT t.chain, count(*)::text AS n FROM balance_history h JOIN ticks t ON t.id = h.tick_id GROUP BY t.chain'],
+/** source table → the read-model table it fills (rows counted per chain on both sides) */
+const perChain: [string, CountedTable][] = [
+  ['chain_info', 'chains'], ['block', 'indexed_blocks'], ['inscriptions', 'ticks'], ['balances', 'balances'],
+  ['address_txs', 'address_txs'], ['txs', 'transactions'], ['utxos', 'utxos'], ['balance_txn', 'balance_history'],
 ];
 
 const SCALE = 18;
@@ -107,8 +102,8 @@ export async function verify(conn: SourceConnection, sql: Sql): Promise<VerifyRe
     await conn.query('COMMIT');
   }
 
-  for (const [table, target, query] of perChain) {
-    const mine = new Map((await sql.unsafe(query)).map((r) => [String(r.chain), BigInt(String(r.n))]));
+  for (const [table, target] of perChain) {
+    const mine = await rowsPerChain(sql, target);
     const theirs = src.get(table)!;
     for (const chain of [...new Set([...theirs.keys(), ...mine.keys()])].sort()) {
       const a = theirs.get(chain) ?? 0n;
@@ -116,16 +111,13 @@ export async function verify(conn: SourceConnection, sql: Sql): Promise<VerifyRe
       if (a !== b) differences.push({ check: 'rows', table: `${table} → ${target}`, chain, tick: '', source: String(a), readModel: String(b) });
     }
   }
-  const myHeights = new Map((await sql`SELECT chain, block_number::text AS h FROM indexed_blocks`).map((r) => [String(r.chain), String(r.h)]));
+  const myHeights = await indexedHeights(sql);
   for (const [chain, h] of heights) {
     const mine = myHeights.get(chain);
     if (mine !== undefined && mine !== h) differences.push({ check: 'height', table: 'block → indexed_blocks', chain, tick: '', source: h, readModel: mine });
   }
 
-  const ticks = await sql<{ chain: string; protocol: string; tick: string; holders: string; minted: string; moves: string; txs: string }[]>`
-    SELECT t.chain, t.protocol, t.tick, t.holders::text AS holders, t.minted::text AS minted, coalesce(m.n, 0)::text AS moves,
-           t.tx_cnt::text AS txs
-      FROM ticks t LEFT JOIN (SELECT tick_id, count(*) AS n FROM address_txs GROUP BY tick_id) m ON m.tick_id = t.id`;
+  const ticks = await tickCounts(sql);
   const seen = new Set<string>();
   for (const t of ticks) {
     const key = tickKeyString(t);

@@ -1,0 +1,139 @@
+import { totalmem } from 'node:os';
+import postgres from 'postgres';
+import type { Sql } from './client.js';
+import { copyLinesInto } from './copy.js';
+import { recordDuplicateDeployHashes, type Tx } from './sync-apply.js';
+import * as state from './sync-state.js';
+
+// The read model's side of the sync's backfill (src/sync/backfill.ts): the bulk connection the source's
+// ranges are copied on, the ranges themselves (each committed with the record that it is done), and the
+// finish (counters, the dropped indexes rebuilt, statistics).
+
+/** Rows in the tables the backfill fills in bulk: their indexes are dropped for it only when all are empty. */
+export async function bulkRowCount(sql: Sql): Promise<bigint> {
+  const [row] = await sql<{ n: string }[]>`
+    SELECT ((SELECT count(*) FROM balances) + (SELECT count(*) FROM address_txs) + (SELECT count(*) FROM transactions)
+           + (SELECT count(*) FROM utxos) + (SELECT count(*) FROM balance_history))::text AS n`;
+  return BigInt(row!.n);
+}
+
+export interface BulkSession {
+  /** tick id per (chain, protocol, tick) as the read model keys it */
+  ticks(): Promise<{ id: string; chain: string; protocol: string; tick: string }[]>;
+  /** COPYs one source range into `target` and records it as done (`source` up to `lastId`), in one transaction */
+  copyRange(target: string, columns: string[], lines: string[], range: { source: string; lastId: string; done: boolean }): Promise<void>;
+  /** records a range with nothing to copy */
+  advance(source: string, lastId: string, done: boolean): Promise<void>;
+}
+
+/**
+ * Runs `work` on one dedicated connection set up for bulk loading: row triggers and FK checks off
+ * (session_replication_role = replica; the finish recomputes the counters) and asynchronous commit (a
+ * range and its record commit together, so a crash loses both or neither: the next run copies the range again).
+ */
+export async function withBulkSession<T>(databaseUrl: string, work: (s: BulkSession) => Promise<T>): Promise<T> {
+  const client = postgres(databaseUrl, {
+    max: 1, onnotice: () => {}, idle_timeout: 0,
+    connection: { application_name: 'igw-sync-backfill', statement_timeout: 0 },
+  });
+  try {
+    const r = await client.reserve();
+    try {
+      await r`SET session_replication_role = replica`;
+      await r`SET synchronous_commit = off`;
+      const conn = r as unknown as Sql;
+      return await work({
+        ticks: () => conn<{ id: string; chain: string; protocol: string; tick: string }[]>`
+          SELECT id::text AS id, chain, protocol, tick FROM ticks`,
+        async copyRange(target, columns, lines, range) {
+          await r`BEGIN`;
+          try {
+            await copyLinesInto(conn, target, columns, lines);
+            await state.advanceBackfill(conn, range.source, range.lastId, lines.length, range.done);
+            await r`COMMIT`;
+          } catch (error) {
+            await r`ROLLBACK`.catch(() => {});
+            throw error;
+          }
+        },
+        advance: (source, lastId, done) => state.advanceBackfill(conn, source, lastId, 0, done),
+      });
+    } finally {
+      r.release();
+    }
+  } finally {
+    await client.end({ timeout: 5 });
+  }
+}
+
+/**
+ * The history's intervals (valid_to of every balance_history row: the backfill copies none), linked while
+ * the bulk tables have no secondary index: the link rewrites nearly every history row, which with the
+ * indexes in place costs an entry in each of them per row. Not visible to a reader before the backfill
+ * is done (the counters are refreshed then).
+ */
+export async function linkHistory(sql: Sql): Promise<void> {
+  await sql.begin(async (tx) => {
+    // the link's window over the whole table: sorted in memory instead of spilling
+    await tx`SET LOCAL work_mem = '512MB'`;
+    await tx`SELECT link_balance_history()`;
+  });
+}
+
+/**
+ * Rebuilds the indexes the backfill dropped (recorded in sync_dropped_indexes), `jobs` at a time, largest
+ * tables first; then re-attaches the constraints one by one (ALTER TABLE waits for every build on its
+ * table). Each index only if still missing, and its record goes once it is complete: a resumed finish
+ * skips what is built.
+ */
+export async function restoreDroppedIndexes(sql: Sql, jobs: number, progress: { add(n: number): void }): Promise<void> {
+  const defs = await state.readDroppedIndexes(sql);
+  const sizes = new Map<string, number>();
+  for (const t of new Set(defs.map((d) => d.table_name))) {
+    const [row] = await sql<{ bytes: string }[]>`SELECT pg_table_size(${t}::regclass)::text AS bytes`;
+    sizes.set(t, Number(row?.bytes ?? 0));
+  }
+  const queue = [...defs].sort((a, b) => sizes.get(b.table_name)! - sizes.get(a.table_name)! || a.name.localeCompare(b.name));
+  const memMb = Math.max(64, Math.min(1024, Math.floor(totalmem() / 2 ** 20 / (4 * jobs))));
+  const worker = async () => {
+    for (let d = queue.shift(); d; d = queue.shift()) {
+      const index = d;
+      await sql.begin(async (tx) => {
+        await tx.unsafe(`SET LOCAL maintenance_work_mem = '${memMb}MB'`);
+        await tx.unsafe(index.def.replace(/^CREATE (UNIQUE )?INDEX /, (m) => `${m}IF NOT EXISTS `));
+        if (!index.constraint_kind) await tx`DELETE FROM sync_dropped_indexes WHERE name = ${index.name}`;
+      });
+      if (!index.constraint_kind) progress.add(1);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, jobs) }, worker));
+  for (const d of defs.filter((x) => x.constraint_kind)) {
+    await sql.begin(async (tx) => {
+      const [exists] = await tx`SELECT 1 FROM pg_constraint WHERE conname = ${d.name}`;
+      if (!exists) {
+        await tx.unsafe(`ALTER TABLE "${d.table_name}" ADD CONSTRAINT "${d.name}" ${d.constraint_kind === 'p' ? 'PRIMARY KEY' : 'UNIQUE'} USING INDEX "${d.name}"`);
+      }
+      await tx`DELETE FROM sync_dropped_indexes WHERE name = ${d.name}`;
+    });
+    progress.add(1);
+  }
+}
+
+/** Recomputes the counters (refresh_counter_tables(): the rest of refresh_counters(), the history being
+ *  linked already) and marks the backfill done, in one transaction: a reader sees the copied rows' counters
+ *  once the backfill is done. Returns the (chain, deploy_hash) duplicates among the ticks, recorded now. */
+export async function completeBackfill(sql: Sql) {
+  return sql.begin(async (tx) => {
+    // whole-table aggregates: hash aggregation in memory instead of spilling
+    await tx`SET LOCAL work_mem = '512MB'`;
+    await tx`SELECT refresh_counter_tables()`;
+    const duplicates = await recordDuplicateDeployHashes(tx as Tx, null);
+    await state.markBackfillDone(tx);
+    return duplicates;
+  });
+}
+
+/** Planner statistics of the tables the backfill filled. */
+export async function analyzeTables(sql: Sql, tables: string[]): Promise<void> {
+  for (const t of tables) await sql.unsafe(`ANALYZE "${t.replace(/"/g, '""')}"`);
+}
