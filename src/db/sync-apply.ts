@@ -72,13 +72,11 @@ async function batched(tx: Tx, statement: () => Promise<unknown>): Promise<void>
   ]);
 }
 
-/** Whether the sync's role may set session_replication_role (a superuser, or granted SET ON PARAMETER on
- *  PostgreSQL 15+, as the backfill's bulk path needs): tried once, in a savepoint. */
-let replicaAllowed: Promise<boolean> | null = null;
-function mayTurnTriggersOff(tx: Tx): Promise<boolean> {
-  replicaAllowed ??= tx.savepoint((sp) => sp`SELECT set_config('session_replication_role', current_setting('session_replication_role'), true)`)
-    .then(() => true, () => false);
-  return replicaAllowed;
+/** Whether the sync's role may set session_replication_role (a superuser, as the backfill's bulk path needs). */
+let superuser: Promise<boolean> | null = null;
+async function mayTurnTriggersOff(tx: Tx): Promise<boolean> {
+  superuser ??= tx<{ su: boolean }[]>`SELECT current_setting('is_superuser') = 'on' AS su`.then((r) => r[0]!.su);
+  return superuser.catch((error) => { superuser = null; throw error; });
 }
 
 /**
@@ -89,7 +87,7 @@ function mayTurnTriggersOff(tx: Tx): Promise<boolean> {
  * no per-row trigger fires at all — neither the counters' nor the foreign keys' checks, one look-up and row
  * lock of the same tick per written row, the largest share of a flush's apply (~40 ms per 1,250 rows and
  * table in bench/sync-apply-profile.ts). The data version's trigger is ENABLE ALWAYS: it still fires. A
- * role that may not set it gets `batched`.
+ * role that may not set it (not a superuser) gets `batched`.
  */
 async function unchecked(tx: Tx, statement: (triggersOff: boolean) => Promise<unknown>): Promise<void> {
   if (!(await mayTurnTriggersOff(tx))) return batched(tx, () => statement(false));
