@@ -26,14 +26,6 @@ class UnknownTickError extends Error {
   }
 }
 
-/** The chains of those given that the read model has (a transaction of another one is a bad row). */
-export async function existingChains(tx: Tx, chains: string[]): Promise<Set<string>> {
-  const unique = [...new Set(chains)];
-  if (!unique.length) return new Set();
-  const rows = await tx<{ chain: string }[]>`SELECT chain FROM chains WHERE chain = ANY(${unique}::text[])`;
-  return new Set(rows.map((r) => r.chain));
-}
-
 /** tick id per (chain, protocol, tick) for the keys given; missing keys are absent from the map. */
 export async function tickIds(tx: Tx, keys: TickKey[]): Promise<Map<string, string>> {
   const unique = [...new Map(keys.map((k) => [tickKeyString(k), k])).values()];
@@ -69,32 +61,6 @@ async function batched(tx: Tx, statement: () => Promise<unknown>): Promise<void>
     tx`SELECT set_config('igw.counters', 'batched', true)`,
     statement(),
     tx`SELECT set_config('igw.counters', '', true)`,
-  ]);
-}
-
-/** Whether the sync's role may set session_replication_role (a superuser, as the backfill's bulk path needs). */
-let superuser: Promise<boolean> | null = null;
-async function mayTurnTriggersOff(tx: Tx): Promise<boolean> {
-  superuser ??= tx<{ su: boolean }[]>`SELECT current_setting('is_superuser') = 'on' AS su`.then((r) => r[0]!.su);
-  return superuser.catch((error) => { superuser = null; throw error; });
-}
-
-/**
- * (`statement` must return the statement itself, not yet sent: the three are sent in this order.)
- * Like `batched`, for a statement whose rows' references the caller has checked in this transaction (the
- * ticks by id, the chains: src/sync/apply.ts reports a row without one as a bad row) and whose table has no
- * trigger but the counters the statement adds itself: it runs with session_replication_role = replica, so
- * no per-row trigger fires at all — neither the counters' nor the foreign keys' checks, one look-up and row
- * lock of the same tick per written row, the largest share of a flush's apply (~40 ms per 1,250 rows and
- * table in bench/sync-apply-profile.ts). The data version's trigger is ENABLE ALWAYS: it still fires. A
- * role that may not set it (not a superuser) gets `batched`.
- */
-async function unchecked(tx: Tx, statement: (triggersOff: boolean) => Promise<unknown>): Promise<void> {
-  if (!(await mayTurnTriggersOff(tx))) return batched(tx, () => statement(false));
-  await Promise.all([
-    tx`SELECT set_config('session_replication_role', 'replica', true)`,
-    statement(true),
-    tx`SELECT set_config('session_replication_role', 'origin', true)`,
   ]);
 }
 
@@ -163,7 +129,7 @@ export async function upsertBalances(tx: Tx, rows: BalanceRow[]): Promise<void> 
   const withIds = await withTickIds(tx, rows);
   // the first casing of an address is kept: a conflicting row only updates the amounts. Holders change
   // once per tick and statement (sql/009): balances > 0 after, minus those > 0 before (read in the same snapshot)
-  await unchecked(tx, () => tx`
+  await batched(tx, () => tx`
     WITH r AS (
       SELECT tick_id, address, balance, available, updated_at
         FROM jsonb_to_recordset(${tx.json(lastBy(withIds, (r) => `${r.tick_id}/${r.address.toLowerCase()}`) as never)}::jsonb)
@@ -197,7 +163,7 @@ export async function upsertMovements(tx: Tx, rows: MovementRow[]): Promise<void
   const withIds = await withTickIds(tx, rows);
   const unique = lastBy(withIds, byId);
   // minted changes once per tick and statement (sql/009): mints written, minus the mints they replace
-  await unchecked(tx, (triggersOff) => tx`
+  await batched(tx, () => tx`
     WITH prior AS (SELECT tick_id, address_key, amount, event FROM address_txs WHERE id = ANY(${unique.map((r) => r.id)}::bigint[])),
     old AS (SELECT tick_id, -amount AS amount FROM prior WHERE event = 2),
     ins AS (
@@ -208,28 +174,25 @@ export async function upsertMovements(tx: Tx, rows: MovementRow[]): Promise<void
       ON CONFLICT (id) DO UPDATE SET tick_id = EXCLUDED.tick_id, address = EXCLUDED.address, tx_hash = EXCLUDED.tx_hash,
          amount = EXCLUDED.amount, event = EXCLUDED.event, operate = EXCLUDED.operate, created_at = EXCLUDED.created_at,
          updated_at = EXCLUDED.updated_at
-      RETURNING id, tick_id, amount, event, address_key, xmax = 0 AS fresh),
+      RETURNING tick_id, amount, event, address_key),
     -- and the movements per address (sql/012)
     a AS (INSERT INTO address_totals AS t (address_key, movements, balances)
           SELECT address_key, sum(n), 0 FROM (SELECT address_key, 1 AS n FROM ins UNION ALL SELECT address_key, -1 FROM prior) x
            GROUP BY address_key HAVING sum(n) <> 0
           ON CONFLICT (address_key) DO UPDATE SET movements = t.movements + EXCLUDED.movements),
     d AS (SELECT tick_id, sum(amount) AS delta FROM (SELECT tick_id, amount FROM ins WHERE event = 2 UNION ALL SELECT * FROM old) x
-           GROUP BY tick_id),
-    u AS (UPDATE ticks t SET minted = t.minted + d.delta FROM d WHERE t.id = d.tick_id AND d.delta <> 0)
-    -- with the triggers off, the new movements' live notification (sql/010's trigger, sql/015) is sent here
-    SELECT live_notify_movement_ids(array_agg(id)) FROM ins WHERE fresh AND ${triggersOff}`);
+           GROUP BY tick_id)
+    UPDATE ticks t SET minted = t.minted + d.delta FROM d WHERE t.id = d.tick_id AND d.delta <> 0`);
 }
 export async function deleteMovements(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length) await tx`DELETE FROM address_txs WHERE id = ANY(${ids}::bigint[])`;
 }
 
-/** Upserts transactions by source id; the caller has checked their chains (existingChains, this transaction). */
 export async function upsertTransactions(tx: Tx, rows: TransactionRow[]): Promise<void> {
   if (!rows.length) return;
   const unique = lastBy(rows, byId);
   // tx counts and list totals change once per (chain, protocol, tick) and statement (sql/009)
-  await unchecked(tx, () => tx`
+  await batched(tx, () => tx`
     WITH prior AS (SELECT chain, protocol, tick, from_key, to_key FROM transactions WHERE id = ANY(${unique.map((r) => r.id)}::bigint[])),
     old AS (SELECT chain, protocol, tick, -1 AS n FROM prior),
     ins AS (
@@ -304,12 +267,11 @@ export async function withBlockHeights(tx: Tx, rows: HistoryRow[]): Promise<{ ro
 /** balance_txn rows by source id; the intervals (valid_to) follow by the table's statement triggers (sql/011). */
 export async function upsertHistory(tx: Tx, rows: HistoryRow[]): Promise<void> {
   if (!rows.length) return;
-  const withIds = lastBy(await withTickIds(tx, rows), byId);
-  const json = tx.json(withIds as never);
-  const insert = () => tx`
+  const withIds = await withTickIds(tx, rows);
+  await tx`
     INSERT INTO balance_history (id, tick_id, address, block_height, amount, balance, available, event, tx_hash, created_at)
     SELECT id, tick_id, address, block_height, amount, balance, available, event, tx_hash, created_at
-      FROM jsonb_to_recordset(${json}::jsonb) AS r (id bigint, tick_id bigint, address text,
+      FROM jsonb_to_recordset(${tx.json(lastBy(withIds, byId) as never)}::jsonb) AS r (id bigint, tick_id bigint, address text,
            block_height bigint, amount numeric, balance numeric, available numeric, event smallint, tx_hash text, created_at timestamptz)
     ON CONFLICT (id) DO UPDATE SET tick_id = EXCLUDED.tick_id, address = EXCLUDED.address, block_height = EXCLUDED.block_height,
        amount = EXCLUDED.amount, balance = EXCLUDED.balance, available = EXCLUDED.available, event = EXCLUDED.event,
@@ -319,22 +281,6 @@ export async function upsertHistory(tx: Tx, rows: HistoryRow[]): Promise<void> {
             balance_history.created_at) IS DISTINCT FROM
            (EXCLUDED.tick_id, EXCLUDED.address, EXCLUDED.block_height, EXCLUDED.amount, EXCLUDED.balance, EXCLUDED.available,
             EXCLUDED.event, EXCLUDED.tx_hash, EXCLUDED.created_at)`;
-  // the table's statement triggers link the intervals (sql/011)
-  if (!(await mayTurnTriggersOff(tx))) return void (await insert());
-  // with the triggers off (see unchecked), in one round trip: the pairs (tick, address) the rows had
-  // before (a re-keyed row leaves its old pair), the rows, the written pairs' intervals linked as the
-  // triggers would
-  const [[before]] = await Promise.all([
-    tx<{ t: string[] | null; k: string[] | null }[]>`SELECT array_agg(tick_id::text) AS t, array_agg(address_key) AS k
-      FROM balance_history WHERE id = ANY(${withIds.map((r) => r.id)}::bigint[])`,
-    tx`SELECT set_config('session_replication_role', 'replica', true)`,
-    insert(),
-    tx`SELECT link_balance_history_pairs(array_agg(tick_id), array_agg(lower(address)))
-         FROM jsonb_to_recordset(${json}::jsonb) AS r (tick_id bigint, address text)`,
-    tx`SELECT set_config('session_replication_role', 'origin', true)`,
-  ]);
-  // rows that were there already (a replay, an update): their former pairs too
-  if (before?.t?.length) await tx`SELECT link_balance_history_pairs(${before.t}::bigint[], ${before.k}::text[])`;
 }
 export async function deleteHistory(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length) await tx`DELETE FROM balance_history WHERE id = ANY(${ids}::bigint[])`;

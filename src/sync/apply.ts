@@ -94,19 +94,7 @@ async function applyBatch(tx: write.Tx, table: string, kind: ChangeKind, changes
       else await write.deleteMovements(tx, ids());
       break;
     case 'txs':
-      if (upsert) {
-        // a transaction of a chain the read model does not have is a bad row (upsertTransactions checks no reference)
-        const mapped = mapOrReport(rows, (r) => mapTransaction(r, o.ctx), o);
-        const chains = await write.existingChains(tx, mapped.map((r) => r.chain));
-        const known = mapped.filter((r) => {
-          if (chains.has(r.chain)) return true;
-          const error = new BadRowError(table, r.id, `no chain ${r.chain} in chain_info`);
-          if (!o.skipBadRows) throw error;
-          o.onBadRow(error);
-          return false;
-        });
-        await write.upsertTransactions(tx, known);
-      }
+      if (upsert) await write.upsertTransactions(tx, mapOrReport(rows, (r) => mapTransaction(r, o.ctx), o));
       else await write.deleteTransactions(tx, ids());
       break;
     case 'utxos':
