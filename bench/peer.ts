@@ -231,7 +231,7 @@ async function main() {
     finishedAt: new Date().toISOString(),
     scale: fixture.scale,
     database,
-    ours: 'node --import tsx src/main.ts (CACHE=off, LOG_LEVEL=warn), /graphql',
+    ours: 'node --max-old-space-size=512 dist/main.js (CACHE=off, LOG_LEVEL=warn), /graphql',
     theirs: `PostGraphile ${postgraphileVersion} (Amber preset, grafserv on node:http; bench/peer/server.ts), /graphql`,
     settings: { connections, seconds, warmupSeconds, poolMax, rounds, order: 'per scenario: ours, theirs, ours, theirs…', cache: 'off' },
     machine: { cpus: availableParallelism(), node: process.version, postgres: pgVersion, loadBefore, loadAfter: loadAverage() },

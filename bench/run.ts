@@ -2,7 +2,7 @@
 //                  [--warmup 2] [--pool 10] [--only name,name] [--plain misses|all|none] [--no-readme] [--cpu-prof]
 //
 // Runs the fixed mix of bench/lib/scenarios.ts against a gateway on loopback — by default one it starts
-// itself (node --import tsx src/main.ts, response cache off, LOG_LEVEL=warn) and whose RSS it samples —
+// itself (node dist/main.js as npm start runs it, response cache off, LOG_LEVEL=warn) and whose RSS it samples —
 // and, for each scenario, the floor: the gateway's own statements straight through postgres.js
 // (bench/lib/floor.ts); then, for the scenarios below the throughput target (--plain), the same statements
 // behind a plain node:http server (bench/lib/plain.ts), to tell the cost of HTTP from the gateway's own. Writes bench/results/<YYYY-MM-DD-HHMM>-scale<s>.{json,md,svg} and appends a
@@ -169,7 +169,7 @@ async function main() {
     finishedAt: new Date().toISOString(),
     scale: fixture.scale,
     database,
-    gateway: own ? 'child: node --import tsx src/main.ts (CACHE=off, LOG_LEVEL=warn)' : base,
+    gateway: own ? 'child: node --max-old-space-size=512 dist/main.js (CACHE=off, LOG_LEVEL=warn)' : base,
     settings: { connections, seconds, warmupSeconds, poolMax, cache: 'off' },
     machine: { cpus: availableParallelism(), node: process.version, postgres: version, loadBefore, loadAfter: loadAverage() },
     fixture: { ...fixture },

@@ -1,7 +1,8 @@
-// A server process for a benchmark: the gateway (node --import tsx src/main.ts, response cache off) or another
+// A server process for a benchmark: the gateway (the compiled dist/main.js, as `npm start` runs it, response
+// cache off) or another
 // node server (the PostGraphile peer), started on a free loopback port, waited for, and stopped. An interrupted
 // benchmark takes its servers with it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../test/support/ports.js';
 
@@ -83,9 +84,11 @@ export async function startServer(opts: {
 
 /** The gateway as the benchmarks run it: response cache off, warn-level logs, no demo data, no per-client byte budget. */
 export function startGateway(opts: { databaseUrl: string; poolMax: number; cpuProfDir?: string }): Promise<ServerProcess> {
-  const args = ['--import', 'tsx'];
+  buildOnce();
+  // what `npm start` runs: tsx's loader would measure its own transform (a name helper around every function)
+  const args = ['--max-old-space-size=512'];
   if (opts.cpuProfDir) args.push('--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir);
-  args.push('src/main.ts');
+  args.push('dist/main.js');
   return startServer({
     label: 'the gateway',
     args,
@@ -95,11 +98,19 @@ export function startGateway(opts: { databaseUrl: string; poolMax: number; cpuPr
       CACHE: 'off',
       DB_POOL_MAX: String(opts.poolMax),
       SEED: 'false',
-      // the per-client byte budget (src/server/client-budget.ts, 4 MB/s by default) is for many clients; the
+      // the per-client byte budget (src/server/connections.ts, 4 MB/s by default) is for many clients; the
       // benchmark is one load generator on one address and would meet it (429s) on ~5 KB answers near 1,000 req/s
       HTTP_CLIENT_BYTES_PER_S: '0',
     },
   });
+}
+
+let built = false;
+/** dist/ from the current sources, once per benchmark process (`npm run build`). */
+function buildOnce(): void {
+  if (built) return;
+  execFileSync('npm', ['run', '--silent', 'build'], { cwd: repoRoot, stdio: 'inherit' });
+  built = true;
 }
 
 /** The reply must be a success: HTTP 200, no JSON-RPC error, no GraphQL errors. */
