@@ -151,6 +151,14 @@ export function createSources(options: SourcesOptions): Sources {
     return source;
   }
 
+  // postgres.js 3.x: a Query holds the handler of the Sql instance that built it (the one it is sent through)
+  const handlers = new WeakMap<Sql, unknown>();
+  function handlerOf(sql: Sql): unknown {
+    let handler = handlers.get(sql);
+    if (handler === undefined) handlers.set(sql, (handler = (sql`SELECT 1` as unknown as { handler: unknown }).handler));
+    return handler;
+  }
+
   /**
    * Sends `query` (built by any Sql instance of this process: postgres.js queries are their template
    * strings and arguments until awaited) on `sql`. Behind a transaction pooler each statement runs in
@@ -160,8 +168,12 @@ export function createSources(options: SourcesOptions): Sources {
    */
   function sendOn<T>(sql: Sql, query: PromiseLike<T>): Promise<T> {
     // postgres.js 3.x (pinned): a Query keeps `strings`, `args` and `options` and is sent on first await
-    const q = query as unknown as { tagged: boolean; strings: TemplateStringsArray & string[]; args: unknown[]; options: object };
+    const q = query as unknown as {
+      tagged: boolean; strings: TemplateStringsArray & string[]; args: unknown[]; options: object; handler: unknown; executed: boolean;
+    };
     if (!Array.isArray(q.strings) || !Array.isArray(q.args)) throw new TypeError('not a postgres.js query');
+    // built by the very Sql it goes out on (the store's statements on the primary) and not sent yet: as it is
+    if (!pooled && !q.executed && q.handler === handlerOf(sql)) return query as Promise<T>;
     const reissue = (on: Sql) => (q.tagged
       ? on(q.strings, ...(q.args as never[]))
       : on.unsafe(q.strings[0]!, q.args as never[], q.options)) as unknown as Promise<T>;

@@ -1,4 +1,7 @@
-import { createServer, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { constants } from 'node:zlib';
@@ -322,6 +325,13 @@ function compressor(settings: CompressionSettings): (req: IncomingMessage, res: 
     filter: (req, res) => !String(res.getHeader('content-type') ?? '').startsWith('text/event-stream') && compression.filter(req, res),
   });
   return (req, res, next) => {
+    // No Accept-Encoding: compression would answer identity (its enforceEncoding default). What it would
+    // still do is add `Vary: Accept-Encoding` to a compressible answer that allows transforms; done here by
+    // one writeHead hook, without its per-request proxies of write/end/on, header hook and negotiation.
+    if (req.headers['accept-encoding'] === undefined) {
+      identityVary(req, res);
+      return next();
+    }
     // runs after compression's own header hook (which sets Content-Encoding) and before the headers go out
     const writeHead = res.writeHead;
     res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
@@ -334,4 +344,45 @@ function compressor(settings: CompressionSettings): (req: IncomingMessage, res: 
     } as ServerResponse['writeHead'];
     compress(req as never, res as never, next);
   };
+}
+
+const noTransform = /(?:^|,)\s*?no-transform\s*?(?:,|$)/;
+
+/**
+ * What `compression` does to the headers of an answer to a request without Accept-Encoding: headers given
+ * to writeHead are set on the response first (as its `on-headers` hook does, so the checks see them), then
+ * `Vary: Accept-Encoding` is added when the answer passes the same filter as above (compressible type, not
+ * an event stream) and its Cache-Control allows transforms.
+ */
+function identityVary(req: IncomingMessage, res: ServerResponse): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function identityWriteHead(this: ServerResponse, status: number, ...rest: unknown[]): ServerResponse {
+    const headerIndex = typeof rest[0] === 'string' ? 1 : 0;
+    const headers = rest[headerIndex] as OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined;
+    this.statusCode = status;
+    if (Array.isArray(headers)) {
+      if (headers.length && Array.isArray(headers[0])) for (const [k, v] of headers as unknown as [string, string][]) this.setHeader(k, v);
+      else for (let i = 0; i + 1 < headers.length; i += 2) this.setHeader(String(headers[i]), headers[i + 1]!);
+    } else if (headers) {
+      for (const k of Object.keys(headers)) if (k) this.setHeader(k, headers[k]!);
+    }
+    const cacheControl = this.getHeader('cache-control');
+    if (!String(this.getHeader('content-type') ?? '').startsWith('text/event-stream') && compression.filter(req as never, this as never) &&
+        !(cacheControl && noTransform.test(String(cacheControl)))) {
+      addVary(this, 'Accept-Encoding');
+    }
+    this.writeHead = writeHead;
+    const original = writeHead as (this: ServerResponse, status: number, reason?: string) => ServerResponse;
+    return headerIndex === 1 ? original.call(this, this.statusCode, rest[0] as string) : original.call(this, this.statusCode);
+  } as ServerResponse['writeHead'];
+}
+
+/** Adds a field to Vary as the `vary` package (compression's) does: `*` stays or absorbs, a listed field stays. */
+function addVary(res: ServerResponse, field: string): void {
+  const current = res.getHeader('vary');
+  const value = Array.isArray(current) ? current.join(', ') : current === undefined ? '' : String(current);
+  if (value === '*') return void res.setHeader('vary', value);
+  const listed = value.toLowerCase().split(',').map((f) => f.trim());
+  if (listed.includes('*')) return void res.setHeader('vary', '*');
+  res.setHeader('vary', value === '' ? field : listed.includes(field.toLowerCase()) ? value : `${value}, ${field}`);
 }
