@@ -40,6 +40,8 @@ export function createSql(options: DbOptions): Sql {
     // Behind a transaction pooler a statement prepared on one server session is not there in the next.
     prepare: !pooled,
     onnotice: () => {},
+    // the parser only: the values stay Dates, as the driver's own type gives them
+    types: timestampTypes,
     debug: options.onQuery ? (_conn: number, query: string, params: unknown[]) => options.onQuery?.(query, params) : undefined,
     connection: pooled ? { application_name: 'inscription-gateway' } : {
       application_name: 'inscription-gateway',
@@ -53,6 +55,52 @@ export function createSql(options: DbOptions): Sql {
   }
   throw new Error('createSql needs a url or a socketPath');
 }
+
+/**
+ * timestamptz as postgres.js reads it (a Date), without V8's slow path for PostgreSQL's text form: a UTC value
+ * (`2024-02-06 01:02:03.123456+00`, what a UTC session sends) is read field by field, to the millisecond
+ * (truncated, as `new Date(text)` does); any other form (an offset, BC, infinity) goes to `new Date(text)`.
+ */
+export function parseTimestamptz(text: string): Date {
+  const n = text.length;
+  const utc = n >= 22 && text.charCodeAt(n - 3) === 43 /* + */ && text.charCodeAt(n - 2) === 48 && text.charCodeAt(n - 1) === 48 &&
+    text.charCodeAt(4) === 45 && text.charCodeAt(7) === 45 && text.charCodeAt(10) === 32 && text.charCodeAt(13) === 58 &&
+    text.charCodeAt(16) === 58 && (n === 22 || (text.charCodeAt(19) === 46 /* . */ && n <= 29));
+  if (!utc) return new Date(text);
+  let bad = false;
+  const digits = (from: number, count: number) => {
+    let v = 0;
+    for (let i = from; i < from + count; i++) {
+      const d = text.charCodeAt(i) - 48;
+      if (d < 0 || d > 9) bad = true;
+      v = v * 10 + d;
+    }
+    return v;
+  };
+  const fraction = n - 23; // digits after the dot
+  const ms = fraction > 0 ? digits(20, Math.min(fraction, 3)) * 10 ** (3 - Math.min(fraction, 3)) : 0;
+  if (fraction > 3) digits(23, fraction - 3); // checked, not used
+  const year = digits(0, 4);
+  const month = digits(5, 2);
+  const day = digits(8, 2);
+  const hour = digits(11, 2);
+  const minute = digits(14, 2);
+  const second = digits(17, 2);
+  // fields out of their ranges (never from PostgreSQL) left to the general parser's rules
+  if (bad || year < 1000 || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return new Date(text);
+  return new Date(Date.UTC(year, month - 1, day, hour, minute, second, ms));
+}
+
+/** postgres.js' own date type for timestamptz, with the parser above (serialising as it does). */
+const timestamptz = {
+  to: 1184,
+  from: [1184],
+  serialize: (x: Date | string | number) => (x instanceof Date ? x : new Date(x)).toISOString(),
+  parse: parseTimestamptz,
+};
+
+// typed as the gateway's Sql has it (no custom types): the values stay the Dates the driver's own type gives
+const timestampTypes: Record<never, never> = { timestamptz };
 
 /** A database server the runner can send statements to (src/db/sources.ts). */
 export interface RoutedSource {

@@ -14,11 +14,16 @@ function trimDecimal(value: string): string {
   return trimmed.endsWith('.') ? trimmed.slice(0, -1) : trimmed;
 }
 
+const twoDigits = (n: number) => (n < 10 ? `0${n}` : `${n}`);
+
 /** ISO 8601 UTC with second precision and a Z suffix: `2024-02-27T15:12:23Z`. */
-function isoSeconds(date: Date): string {
-  // toISOString always ends in `.sssZ` (a regex replace here was ~2 % of a tick list's CPU)
-  const iso = date.toISOString();
-  return `${iso.slice(0, -5)}Z`;
+export function isoSeconds(date: Date): string {
+  const year = date.getUTCFullYear();
+  // four-digit years from the UTC fields (toISOString and a slice cost ~3x as much, every time field of every
+  // row); other years (±YYYYYY) and an invalid date (RangeError) as toISOString has them
+  if (!(year >= 1000 && year <= 9999)) return `${date.toISOString().slice(0, -5)}Z`;
+  return `${year}-${twoDigits(date.getUTCMonth() + 1)}-${twoDigits(date.getUTCDate())}T${twoDigits(date.getUTCHours())}:` +
+    `${twoDigits(date.getUTCMinutes())}:${twoDigits(date.getUTCSeconds())}Z`;
 }
 
 function parseString(name: string, pattern: RegExp, value: unknown): string {
