@@ -219,9 +219,3 @@ export function buildScenarios(f: Fixture): Scenario[] {
   return out;
 }
 
-/** `--only a,b`: scenarios whose name contains any of the comma-separated parts. */
-export function selectScenarios(all: Scenario[], only: string | undefined): Scenario[] {
-  if (!only) return all;
-  const parts = only.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
-  return all.filter((s) => parts.some((p) => s.name.toLowerCase().includes(p)));
-}
