@@ -2,7 +2,7 @@ import jayson from 'jayson/promise/index.js';
 import type { RpcRequestCache } from '../cache/rpc.js';
 import type { Context } from '../graphql/context.js';
 import { prepareOperation } from '../graphql/jit.js';
-import type { CacheOutcome } from '../observability/scope.js';
+import type { CacheOutcome } from '../observability/request.js';
 import { fromGraphqlErrors, isRpcError, rpcErrors, type RpcError } from './errors.js';
 import type { MethodSpec } from './methods/shared.js';
 import { decodeParams, type PagingLimits } from './params.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RpcCache } from '../cache/rpc.js';
 import type { Context } from '../graphql/context.js';
-import type { CacheOutcome, RpcCallInfo } from '../observability/scope.js';
+import type { CacheOutcome, RpcCallInfo } from '../observability/request.js';
 import { createDispatch, type CallContext, type Dispatch } from './dispatch.js';
 import { checkRequest, parseBody, serialise, type Reply } from './envelope.js';
 import { rpcErrors } from './errors.js';
