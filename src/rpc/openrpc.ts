@@ -25,7 +25,7 @@ export const exampleKey = (method: string, example: string) => `${method} ${exam
 
 const openRpcVersion = '1.3.2';
 
-// the limits of src/rpc/params.ts (string and list params)
+// the limits of src/rpc/declaration.ts (string and list params)
 const maxStringLength = 1_024;
 const maxListLength = 1_000;
 const maxInt32 = 2_147_483_647;
