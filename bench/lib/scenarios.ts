@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Sql } from '../../src/db/client.js';
 import { encodeCursor } from '../../src/graphql/paging.js';
 import { createRpcTables } from '../../src/rpc/tables.js';
-import { decodeParams } from '../../src/rpc/params.js';
+import { decodeParams } from '../../src/rpc/declaration.js';
 
 export type Surface = 'rpc' | 'graphql';
 /** Which target of the issue a scenario is held to (section 3). */
