@@ -12,7 +12,8 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
 import { asGateway, captureStatements, type Statement } from './lib/floor.js';
-import { buildScenarios, loadFixture, resultsDir, selectScenarios } from './lib/scenarios.js';
+import { selectedBy } from './lib/cli.js';
+import { buildScenarios, loadFixture, resultsDir } from './lib/scenarios.js';
 
 const { values } = parseArgs({
   options: {
@@ -26,6 +27,7 @@ const { values } = parseArgs({
 const url = values['database-url']!;
 const database = new URL(url).pathname.replace(/^\//, '');
 const runs = Number(values.runs);
+const only = (values.only ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
 
 /** A parameter as an SQL literal, for EXECUTE name(…) (coerced to the statement's parameter types). */
 function literal(v: unknown): string {
@@ -59,7 +61,7 @@ async function timeRuns(conn: postgres.ReservedSql, s: Statement, n: number): Pr
 async function main() {
   const sql = postgres(url, { max: 2, onnotice: () => {} });
   const fixture = await loadFixture(sql, database);
-  const scenarios = selectScenarios(buildScenarios(fixture), values.only);
+  const scenarios = buildScenarios(fixture).filter((s) => selectedBy(only, s.name));
   const captures = await captureStatements(url, 10, scenarios);
 
   // distinct statements (text + parameters), with the scenarios that run them

@@ -22,34 +22,23 @@ import postgres from 'postgres';
 import { checkReply, repoRoot, startGateway, startServer, type ServerProcess } from './lib/gateway.js';
 import { cpuMs, loadAverage, runHttp, sameAnswerAs, type Measurement } from './lib/load.js';
 import { buildPeerScenarios, type PeerScenario } from './lib/peer-scenarios.js';
+import { loadOptions, loadSettings, loadUsage, selectedBy } from './lib/cli.js';
 import { buildScenarios, loadFixture, resultsDir } from './lib/scenarios.js';
 
 const { values } = parseArgs({
   options: {
-    'database-url': { type: 'string', default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/igw_bench' },
-    duration: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '8' },
-    warmup: { type: 'string', default: '2' },
-    pool: { type: 'string', default: '10' },
+    ...loadOptions,
     rounds: { type: 'string', default: '2' },
-    only: { type: 'string' },
     check: { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
   },
   strict: true,
 });
 if (values.help) {
-  console.log('usage: npm run bench:peer -- [--database-url URL] [--duration 10] [--connections 8] [--warmup 2] [--pool 10] ' +
-    '[--rounds 2] [--only name,name] [--check]');
+  console.log(`usage: npm run bench:peer -- ${loadUsage} [--rounds 2] [--check]`);
   process.exit(0);
 }
 
-const databaseUrl = values['database-url']!;
-const database = new URL(databaseUrl).pathname.replace(/^\//, '');
-const seconds = Number(values.duration);
-const connections = Number(values.connections);
-const warmupSeconds = Number(values.warmup);
-const poolMax = Number(values.pool);
+const { databaseUrl, database, seconds, connections, warmupSeconds, poolMax, only } = loadSettings(values);
 const rounds = Math.max(1, Number(values.rounds));
 const log = (s: string) => console.log(s);
 
@@ -137,11 +126,8 @@ async function main() {
   const fixture = await loadFixture(admin, database);
   await admin.end();
   let scenarios = buildPeerScenarios(fixture, buildScenarios(fixture));
-  if (values.only) {
-    const parts = values.only.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
-    scenarios = scenarios.filter((s) => parts.some((p) => s.name.toLowerCase().includes(p) || s.label.toLowerCase().includes(p)));
-    if (scenarios.length === 0) throw new Error(`--only ${values.only}: no scenario matches`);
-  }
+  scenarios = scenarios.filter((s) => selectedBy(only, s.name, s.label));
+  if (scenarios.length === 0) throw new Error(`--only ${values.only}: no scenario matches`);
   log(`bench:peer: ${scenarios.length} scenarios on ${database} (scale ${fixture.scale ?? '?'}), c=${connections}, ` +
     `${seconds} s each, ${rounds} rounds; PostGraphile ${postgraphileVersion}`);
 

@@ -17,36 +17,25 @@ import { captureStatements, floorPool, measureFloor, signature, statementCount, 
 import { cpuMs, loadAverage, runHttp, sameAnswerAs, sampleRss, type Measurement } from './lib/load.js';
 import { measurePlain } from './lib/plain.js';
 import { appendReadme, markdown, summaryLine, targets, verdicts, writeJson, type RunResult, type ScenarioResult } from './lib/report.js';
-import { buildScenarios, loadFixture, resultsDir, selectScenarios } from './lib/scenarios.js';
+import { loadOptions, loadSettings, loadUsage, selectedBy } from './lib/cli.js';
+import { buildScenarios, loadFixture, resultsDir } from './lib/scenarios.js';
 
 const { values } = parseArgs({
   options: {
-    'database-url': { type: 'string', default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/igw_bench' },
+    ...loadOptions,
     url: { type: 'string' },
-    duration: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '8' },
-    warmup: { type: 'string', default: '2' },
-    pool: { type: 'string', default: '10' },
-    only: { type: 'string' },
     plain: { type: 'string', default: 'misses' },
     'no-readme': { type: 'boolean', default: false },
     'cpu-prof': { type: 'boolean', default: false },
-    help: { type: 'boolean', short: 'h', default: false },
   },
   strict: true,
 });
 if (values.help) {
-  console.log('usage: npm run bench -- [--database-url URL] [--url http://127.0.0.1:PORT] [--duration 10] [--connections 8] ' +
-    '[--warmup 2] [--pool 10] [--only name,name] [--plain misses|all|none] [--no-readme] [--cpu-prof]');
+  console.log(`usage: npm run bench -- ${loadUsage} [--url http://127.0.0.1:PORT] [--plain misses|all|none] [--no-readme] [--cpu-prof]`);
   process.exit(0);
 }
 
-const databaseUrl = values['database-url']!;
-const database = new URL(databaseUrl).pathname.replace(/^\//, '');
-const seconds = Number(values.duration);
-const connections = Number(values.connections);
-const warmupSeconds = Number(values.warmup);
-const poolMax = Number(values.pool);
+const { databaseUrl, database, seconds, connections, warmupSeconds, poolMax, only } = loadSettings(values);
 const log = (s: string) => console.log(s);
 
 async function main() {
@@ -54,7 +43,7 @@ async function main() {
   const [{ version } = { version: '?' }] = await admin<{ version: string }[]>`SELECT version()`;
   const fixture = await loadFixture(admin, database);
   await admin.end();
-  const scenarios = selectScenarios(buildScenarios(fixture), values.only);
+  const scenarios = buildScenarios(fixture).filter((s) => selectedBy(only, s.name));
   if (scenarios.length === 0) throw new Error(`--only ${values.only}: no scenario matches`);
   log(`bench: ${scenarios.length} scenarios on ${database} (scale ${fixture.scale ?? '?'}), c=${connections}, ${seconds} s each`);
 

@@ -23,10 +23,9 @@ import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
 import { createLogger, logFailure, yogaLogger, type Logger } from './observability/logger.js';
 import { buildInfo } from './observability/build.js';
 import { graphqlObservability, graphqlPrometheus } from './observability/graphql.js';
-import { observeRequests } from './observability/http.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { replicaMetrics } from './observability/replicas.js';
-import { dbRequestScope, instrumentStore, rpcObserver, type PoolMeter } from './observability/scope.js';
+import { dbRequestScope, instrumentStore, observeRequests, rpcObserver, type PoolMeter } from './observability/request.js';
 import { rpcRefusalBody } from './rpc/errors.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
@@ -113,7 +112,7 @@ export function createGateway(
   const paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE };
   const resultLimits = { maxNodes: settings.GRAPHQL_MAX_RESULT_NODES, maxBytes: settings.GRAPHQL_MAX_RESPONSE_BYTES };
   const watcher = sources.watcher;
-  // in-flight statements of this gateway's pools, counted by the request scopes (src/observability/scope.ts)
+  // in-flight statements of this gateway's pools, counted by the request scopes (src/observability/request.ts)
   const pool: PoolMeter = { inflight: 0 };
   // newest block time per chain, re-read on the primary's state connection when the data version changes
   // (the data-age gauge subtracts it from the time of the scrape)

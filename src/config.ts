@@ -45,7 +45,7 @@ export const configSchema = z.object({
   GRAPHQL_MAX_TOKENS: int(10, 1_000_000).default(2_000),
   GRAPHQL_MAX_COST: int(1, 1_000_000_000_000).default(250_000),
   // the hard cap while an operation runs (GraphQL and each JSON-RPC call): objects and list items, and
-  // estimated bytes of its result (src/graphql/result-budget.ts)
+  // estimated bytes of its result (src/graphql/context.ts)
   GRAPHQL_MAX_RESULT_NODES: int(100, 100_000_000).default(100_000),
   GRAPHQL_MAX_RESPONSE_BYTES: int(65_536, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   // SIGTERM/SIGINT: how long in-flight requests may take to finish before connections are cut

@@ -1,8 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRpcTables } from '../src/rpc/tables.js';
-import type { MethodSpec } from '../src/rpc/methods/shared.js';
-import type { ParamSpec } from '../src/rpc/params.js';
+import type { MethodSpec, ParamSpec } from '../src/rpc/declaration.js';
 import { createTestDatabase, createTestGateway, testConfig, type TestDatabase } from './support/db.js';
 import { listen, post } from './support/http.js';
 import {

@@ -289,8 +289,10 @@ describe('shared LISTEN: handover and a Redis outage', () => {
       const rest = gateways.filter((g) => g !== leader);
       expect(rest.map((g) => g.gateway.live.source!.mode())).toEqual(['redis-follower', 'redis-follower']);
       await leader.close(); // releases the lock: another gateway takes it at its next renewal (every 2 s)
-      // the handover is done when the new holder's LISTEN is open (it takes the lock first, then LISTENs)
-      await waitFor(async () => rest.some((g) => g.gateway.live.source!.mode() === 'redis-leader' && g.gateway.live.source!.listening()), 5_000);
+      // a gateway reports itself the holder only once its LISTEN is open (it takes the lock first, then LISTENs)
+      await waitFor(async () => rest.some((g) => g.gateway.live.source!.mode() === 'redis-leader'), 5_000);
+      const holder = rest.find((g) => g.gateway.live.source!.mode() === 'redis-leader')!;
+      expect(holder.gateway.live.source!.listening()).toBe(true);
       expect(rest.filter((g) => g.gateway.live.source!.listening())).toHaveLength(1);
       const subs = rest.map((g) => collect(sse(g.base), 'subscription { blocks { height } }'));
       for (const g of rest) await whenSubscribed(g, 1);

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Sql } from '../../src/db/client.js';
 import { encodeCursor } from '../../src/graphql/paging.js';
 import { createRpcTables } from '../../src/rpc/tables.js';
-import { decodeParams } from '../../src/rpc/params.js';
+import { decodeParams } from '../../src/rpc/declaration.js';
 
 export type Surface = 'rpc' | 'graphql';
 /** Which target of the issue a scenario is held to (section 3). */
@@ -219,9 +219,3 @@ export function buildScenarios(f: Fixture): Scenario[] {
   return out;
 }
 
-/** `--only a,b`: scenarios whose name contains any of the comma-separated parts. */
-export function selectScenarios(all: Scenario[], only: string | undefined): Scenario[] {
-  if (!only) return all;
-  const parts = only.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
-  return all.filter((s) => parts.some((p) => s.name.toLowerCase().includes(p)));
-}

@@ -1,5 +1,5 @@
 // How src/db sees the request a statement belongs to. The db layer does not know what a request is
-// (src/observability/scope.ts does): the composition root (src/app.ts) passes an accessor in, and the
+// (src/observability/request.ts does): the composition root (src/app.ts) passes an accessor in, and the
 // sources and the statement runner use it for per-request pins, budgets and time accounting.
 
 /** How one statement spends its time, as the statement runner learns it. */

@@ -4,14 +4,14 @@ import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { costLimitPlugin } from './cost.js';
-import { resultBudgetPlugin } from './result-budget.js';
+import { resultBudgetPlugin } from './context.js';
 
 // What the GraphQL endpoint needs in front of the public internet:
 // - limits on hostile documents, checked before anything runs: the parser stops at the token limit,
 //   validation rejects deep nesting and alias fan-out (graphql-armor's plugins, configured here), the
 //   estimated cost is checked with the request's variables just before execution (src/graphql/cost.ts),
 //   and introspection can be switched off (graphql-js's own rule, and no "Did you mean …" hints then);
-// - a hard cap on the result while it is built (src/graphql/result-budget.ts);
+// - a hard cap on the result while it is built (src/graphql/context.ts);
 // - every error reply in the one shape {errors: [{message, extensions: {code}}]}, including the few
 //   that yoga would send without a body or without a code.
 

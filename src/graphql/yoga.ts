@@ -9,7 +9,7 @@ import { bodyLimitPlugin } from './body-limit.js';
 import { httpCachingPlugin } from './http-caching.js';
 import { jitPlugin } from './jit.js';
 import { persistedOperationsPlugins, type PersistedOptions } from './persisted.js';
-import type { ResultLimits } from './result-budget.js';
+import type { ResultLimits } from './context.js';
 import { schema } from './schema.js';
 
 /** The example GraphiQL opens with: real data from the demo set on the first click. */
@@ -40,7 +40,7 @@ export interface YogaOptions {
   paging: PagingConfig;
   introspection: boolean;
   limits: Omit<GraphqlLimits, 'introspection'>;
-  /** The hard cap on each operation's result: src/graphql/result-budget.ts. */
+  /** The hard cap on each operation's result: src/graphql/context.ts. */
   resultLimits: ResultLimits;
   /** Request bodies above this get 413 (code REQUEST_ENTITY_TOO_LARGE) before they are read in full. */
   maxBodyBytes: number;

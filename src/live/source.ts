@@ -35,6 +35,9 @@ export function createLiveSource(options: LiveSourceOptions) {
   const sql = options.sql;
   const ttl = options.lockTtlMs ?? 6_000;
   const id = randomUUID();
+  // `role` switches as soon as the lock says so (it routes payloads); `mode` is what callers see, and it
+  // switches only once the role's LISTEN is in place (or its attempt failed and was logged)
+  let role: LiveMode = 'starting';
   let mode: LiveMode = 'starting';
   let listener: LiveListener | null = null;
   let listenWanted = false;
@@ -88,9 +91,10 @@ export function createLiveSource(options: LiveSourceOptions) {
       }
     }
     if (stopped) return;
-    if (next !== mode) options.logger.info({ mode: next, previous: mode }, 'live events source');
-    mode = next;
+    if (next !== role) options.logger.info({ mode: next, previous: role }, 'live events source');
+    role = next;
     await setListen(next !== 'redis-follower', next === 'redis-leader');
+    if (!stopped && role === next) mode = next;
   }
 
   return {
@@ -110,7 +114,7 @@ export function createLiveSource(options: LiveSourceOptions) {
         sub = new Redis(options.redisUrl, { ...settings, enableOfflineQueue: true });
         for (const client of [pub, sub]) client.on('error', () => {}); // state is read from `status`
         sub.on('message', (_channel: string, payload: string) => {
-          if (mode === 'redis-leader' || mode === 'redis-follower') options.onPayload(payload);
+          if (role === 'redis-leader' || role === 'redis-follower') options.onPayload(payload);
         });
         await Promise.all([pub.connect().catch(() => {}), sub.connect().catch(() => {})]);
         await sub.subscribe(channel).catch(() => {});
@@ -121,6 +125,7 @@ export function createLiveSource(options: LiveSourceOptions) {
     },
     async stop(): Promise<void> {
       stopped = true;
+      role = 'stopped';
       mode = 'stopped';
       clearInterval(timer);
       await setListen(false, false);

@@ -2,7 +2,7 @@ import { createCounter, createHistogram, usePrometheus, type FillLabelsFnParams 
 import { getOperationAST, parse, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { Metrics } from './metrics.js';
-import { currentScope, type CacheOutcome } from './scope.js';
+import { currentScope, type CacheOutcome } from './request.js';
 import { dataAgeSeconds, type DataSnapshot } from '../db/version.js';
 
 /**

@@ -2,7 +2,7 @@ import { GraphQLError } from 'graphql';
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import pretty from 'pino-pretty';
 import { describeUnavailable, InvalidInputError, isInvalidInput, isUnavailable } from '../db/errors.js';
-import { currentScope } from './scope.js';
+import { currentScope } from './request.js';
 
 export type { Logger };
 
@@ -17,7 +17,7 @@ export interface LoggerOptions {
 /**
  * JSON lines (one object per line, pino's format) for log shippers; colourised, aligned lines when a person
  * is watching a terminal. Request lines never carry bodies, headers or credentials: only the fields
- * written by the request logger (src/observability/http.ts) and errors with their stack.
+ * written by the request logger (src/observability/request.ts) and errors with their stack.
  */
 export function createLogger(options: LoggerOptions): Logger {
   const base = {

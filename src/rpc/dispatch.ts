@@ -2,10 +2,9 @@ import jayson from 'jayson/promise/index.js';
 import type { RpcRequestCache } from '../cache/rpc.js';
 import type { Context } from '../graphql/context.js';
 import { prepareOperation } from '../graphql/jit.js';
-import type { CacheOutcome } from '../observability/scope.js';
+import type { CacheOutcome } from '../observability/request.js';
 import { fromGraphqlErrors, isRpcError, rpcErrors, type RpcError } from './errors.js';
-import type { MethodSpec } from './methods/shared.js';
-import { decodeParams, type PagingLimits } from './params.js';
+import { decodeParams, type MethodSpec, type PagingLimits } from './declaration.js';
 
 // Dispatch of one checked request to its method through jayson (method lookup, notification semantics):
 // decode the positional params, answer from the cache or run the method's GraphQL document in-process,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { commonParamDescriptions, componentSchemas, type ExampleSpec, type MethodDoc, type MethodSpec } from './methods/shared.js';
-import { pickLayout, type PagingLimits, type ParamSpec } from './params.js';
+import { commonParamDescriptions, componentSchemas } from './methods/shared.js';
+import { pickLayout, type ExampleSpec, type MethodDoc, type MethodSpec, type PagingLimits, type ParamSpec } from './declaration.js';
 
 // schema/openrpc.json (v2, /v2/rpc) and schema/openrpc-v1.json (v1, /v1/rpc), the machine-readable
 // contract: one OpenRPC 1.3 document per interface, rendered from the method declarations of that
@@ -25,7 +25,7 @@ export const exampleKey = (method: string, example: string) => `${method} ${exam
 
 const openRpcVersion = '1.3.2';
 
-// the limits of src/rpc/params.ts (string and list params)
+// the limits of src/rpc/declaration.ts (string and list params)
 const maxStringLength = 1_024;
 const maxListLength = 1_000;
 const maxInt32 = 2_147_483_647;

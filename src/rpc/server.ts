@@ -1,12 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RpcCache } from '../cache/rpc.js';
 import type { Context } from '../graphql/context.js';
-import type { CacheOutcome, RpcCallInfo } from '../observability/scope.js';
+import type { CacheOutcome, RpcCallInfo } from '../observability/request.js';
 import { createDispatch, type CallContext, type Dispatch } from './dispatch.js';
 import { checkRequest, parseBody, serialise, type Reply } from './envelope.js';
 import { rpcErrors } from './errors.js';
-import type { MethodSpec } from './methods/shared.js';
-import type { PagingLimits } from './params.js';
+import type { MethodSpec, PagingLimits } from './declaration.js';
 
 // JSON-RPC 2.0 over HTTP (reference notes §1): POST only, body and batch size capped, every batch
 // element answered, notifications get no reply. The envelope (parsing, request checks, reply text) is

@@ -33,7 +33,7 @@ export interface HttpDeps {
   metrics?: () => Promise<{ contentType: string; body: string }>;
   /** The data version and age (seconds since the newest indexed block time) for the /readyz body. */
   freshness?: () => { dataVersion: string; dataAgeSeconds: number | null } | null;
-  /** Wraps the whole handler (request id, request log, request metrics): src/observability/http.ts. */
+  /** Wraps the whole handler (request id, request log, request metrics): src/observability/request.ts. */
   wrap?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => (req: IncomingMessage, res: ServerResponse) => void;
   /** CORS for /graphql (the RPC handler applies the same policy itself); default `*` without credentials. */
   cors?: CorsPolicy;

@@ -1,10 +1,9 @@
 import { rpcErrors } from '../errors.js';
 import { transferTypeCode } from '../format.js';
-import { filter, type ParamSpec } from '../params.js';
 import {
-  array, crazydogDeployer, direction, limit, list, movementEntry, notFoundTick, object, offset, page, paging, ref, required,
-  scripted, str, text, method, type MethodSpec,
-} from './shared.js';
+  direction, filter, limit, list, method, offset, paging, required, text, type MethodSpec, type ParamSpec,
+} from '../declaration.js';
+import { array, crazydogDeployer, movementEntry, notFoundTick, object, page, ref, scripted, str } from './shared.js';
 
 // The address methods: an address's movement log, its balances, its balance of one tick. The address is
 // required in each: an empty one is -32602 naming it (not an empty page: it is what the method is about,

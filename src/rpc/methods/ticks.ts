@@ -1,11 +1,8 @@
 import { tickOrders } from '../../domain/codes.js';
 import { rpcErrors } from '../errors.js';
 import { integer, isoTime, transferTypeCode } from '../format.js';
-import { filter, type ParamSpec } from '../params.js';
-import {
-  array, avasHash, direction, limit, list, notFoundTick, object, offset, page, paging, ref, satsHash, text, tickDetailEntry,
-  tickDetailFields, tickEntry, tickListEntry, tickListFields, method, type MethodSpec,
-} from './shared.js';
+import { direction, filter, limit, list, method, offset, paging, text, type MethodSpec, type ParamSpec } from '../declaration.js';
+import { array, avasHash, notFoundTick, object, page, ref, satsHash, tickDetailEntry, tickDetailFields, tickEntry, tickListEntry, tickListFields } from './shared.js';
 
 // The tick methods: lists, one tick, its holders, briefs by deploy hash.
 

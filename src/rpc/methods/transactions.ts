@@ -1,10 +1,6 @@
 import { rpcErrors } from '../errors.js';
-import { filter } from '../params.js';
-import {
-  array, direction, int, limit, list, lobbyHash, movementEntry, object, offset, page, paging, ref, required, scripted, str,
-  text, tickDetailEntry, tickDetailFields, tickListEntry, tickListFields, tomrayMint, transactionEntry, transactionFields,
-  method, type MethodSpec,
-} from './shared.js';
+import { direction, filter, limit, list, method, offset, paging, required, text, type MethodSpec } from '../declaration.js';
+import { array, int, lobbyHash, movementEntry, object, page, ref, scripted, str, tickDetailEntry, tickDetailFields, tickListEntry, tickListFields, tomrayMint, transactionEntry, transactionFields } from './shared.js';
 
 // The transaction methods: raw transactions, one by hash, decoding call data, and the keyword search.
 

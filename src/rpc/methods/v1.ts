@@ -1,9 +1,7 @@
-import type { ParamSpec } from '../params.js';
+import { limit, method, offset, text, type ExampleSpec, type MethodSpec, type ParamSpec, type Params } from '../declaration.js';
 import { addressMethods } from './addresses.js';
 import { chainMethods } from './chains.js';
-import {
-  avasHash, crazydogDeployer, limit, lobbyHash, method, offset, scripted, text, tomrayMint, type ExampleSpec, type MethodSpec, type Params,
-} from './shared.js';
+import { avasHash, crazydogDeployer, lobbyHash, scripted, tomrayMint } from './shared.js';
 import { tickMethods } from './ticks.js';
 import { transactionMethods } from './transactions.js';
 

@@ -1,6 +1,16 @@
+import type { initGraphQLTada, ResultOf } from 'gql.tada';
 import { isLosslessNumber } from 'lossless-json';
+// the one introspection of schema/schema.graphql that gql.tada reads (kept fresh by `npm run example:types`;
+// test/clients.example.test.ts fails when it is stale): types only, nothing of it runs
+import type { introspection } from '../../examples/typed-client/graphql-env.js';
 import { rpcErrors } from './errors.js';
 
+// What every RPC method declaration (src/rpc/methods/<group>.ts) is made of: its type (names, positional
+// params, GraphQL document, variables, reshape, docs), the param constructors, the helpers between the wire
+// and GraphQL (paging, list), and the decoding of the positional params. A method's every fact lives in
+// its one declaration: src/rpc/openrpc.ts only renders declarations, decodeParams only decodes them; the
+// pieces several groups share are src/rpc/methods/shared.ts.
+//
 // Positional parameters: each method declares its list (position, name, type, default, required);
 // decoding is strict about types, lets trailing params be left out or null (= default), refuses a
 // required param left out, null or empty, and names the 1-based position and the spec's name in every
@@ -159,3 +169,94 @@ function decodeOne(spec: ParamSpec, position: number, value: unknown, limits: Pa
 
 /** '' means "no filter" in the v2 interface; GraphQL says that with null. */
 export const filter = (value: unknown): string | null => (value === '' ? null : (value as string));
+
+// --- declarations ----------------------------------------------------------------------------------------
+
+export type Schema = Record<string, unknown>;
+
+export interface ExampleSpec {
+  name: string;
+  summary?: string;
+  params: unknown[];
+}
+
+/** The documentation of a method (what the OpenRPC document says beyond the params). */
+export interface MethodDoc {
+  summary: string;
+  description?: string;
+  /** Result schema, JSON Schema draft-07 (may reference #/components/schemas/*). */
+  result: Schema;
+  resultName?: string;
+  /** When the method answers -32603 Record not found: what was not found. */
+  notFound?: string;
+  /** Examples, run against the demo dataset by `npm run openrpc:print` (their results are recorded). */
+  examples?: readonly ExampleSpec[];
+}
+
+// --- typed documents ----------------------------------------------------------------------------------
+// A method's GraphQL document stays a plain string at run time; at compile time gql.tada parses its
+// literal type against the schema, so `reshape` gets the result type of exactly that document.
+
+type Tada = ReturnType<typeof initGraphQLTada<{
+  introspection: introspection;
+  scalars: { Decimal: string; BigInt: string; DateTime: string };
+  disableMasking: true;
+}>>;
+declare const graphql: Tada; // a type only: never called
+/** The result (`data`) type of the GraphQL document whose text is S. */
+// @ts-expect-error gql.tada's first overload (its persisted-document cache) takes no document type; TypeScript
+// reports it and then instantiates the second, the document parser, which is the one used here
+export type Result<S extends string> = ResultOf<ReturnType<typeof graphql<S, []>>>;
+
+/** What reshape gets: its document's result; in a table of methods of different documents, unknown. */
+type Data<Document extends string> = string extends Document ? unknown : Result<Document>;
+
+/** Decoded params by name, as a table of methods with different params sees them. */
+export type Params = Record<string, unknown>;
+
+/** One RPC method: names, positional params, the GraphQL document it runs, the v2 reshape and its docs. */
+export interface MethodSpec<Document extends string = string, P = Params> {
+  /** Canonical name first, then aliases (renamed or older names). */
+  names: readonly string[];
+  /** Accepted positional layouts; the one whose length equals the params sent wins. */
+  layouts: readonly (readonly ParamSpec[])[];
+  document: Document;
+  variables(p: P): Record<string, unknown>;
+  reshape(data: Data<Document>, p: P): unknown;
+  doc: MethodDoc;
+  /** Per alias: its own summary (and examples); everything else is the canonical name's. */
+  aliases?: Readonly<Record<string, { summary: string; examples?: readonly ExampleSpec[] }>>;
+  /** v1 methods: the canonical name of the v2 method they are the same operation as. */
+  twinOf?: string;
+}
+
+/**
+ * A method declaration whose variables and reshape are checked against its own params (as its layouts
+ * decode them) and its own document's result type.
+ */
+export const method = <const Document extends string, const Layouts extends readonly (readonly ParamSpec[])[]>(
+  spec: MethodSpec<Document, DecodedParams<Layouts>> & { layouts: Layouts },
+): MethodSpec =>
+  // the table holds methods of different documents: each was checked here against its own
+  spec as unknown as MethodSpec;
+
+// --- params ----------------------------------------------------------------------------------------
+
+// (names and types keep their literal types: a method's decoded params are typed from its layouts)
+type Extra = Omit<Partial<ParamSpec>, 'name' | 'type'>;
+export const limit: ParamSpec<'limit', 'limit'> = { name: 'limit', type: 'limit' };
+export const offset: ParamSpec<'offset', 'offset'> = { name: 'offset', type: 'offset' };
+/** A string param; '' (or left out) = no filter unless `required`. */
+export const text = <const Name extends string>(name: Name, extra: Extra = {}): ParamSpec<Name, 'string'> =>
+  ({ name, type: 'string', ...extra });
+/** A string param that must be given and not be empty (-32602 naming it otherwise). */
+export const required = <const Name extends string>(name: Name, extra: Extra = {}): ParamSpec<Name, 'string'> =>
+  text(name, { ...extra, required: true });
+export const chainList: ParamSpec<'chains', 'strings'> = { name: 'chains', type: 'strings' };
+export const direction = <const Name extends string>(name: Name): ParamSpec<Name, 'direction'> =>
+  ({ name, type: 'direction', description: '1 = ascending, anything else descending.' });
+
+// --- GraphQL variables and results -------------------------------------------------------------------
+
+export const paging = (p: { limit: number; offset: number }) => ({ first: p.limit, offset: p.offset });
+export const list = <T>(connection: { edges: { node: T }[] }) => connection.edges.map((e) => e.node);
