@@ -14,23 +14,22 @@ import postgres from 'postgres';
 import { freePort } from '../test/support/ports.js';
 import { checkReply, repoRoot, waitReady } from './lib/gateway.js';
 import { cpuMs, loadAverage, runHttp, sameAnswerAs } from './lib/load.js';
-import { buildScenarios, loadFixture, selectScenarios } from './lib/scenarios.js';
+import { loadOptions, loadSettings, selectedBy } from './lib/cli.js';
+import { buildScenarios, loadFixture } from './lib/scenarios.js';
 
 const { values } = parseArgs({
   options: {
+    ...loadOptions,
     a: { type: 'string' },
     b: { type: 'string', multiple: true, default: [repoRoot] },
-    'database-url': { type: 'string', default: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/igw_bench' },
-    only: { type: 'string' },
     rounds: { type: 'string', default: '3' },
     duration: { type: 'string', default: '5' },
     warmup: { type: 'string', default: '1' },
-    connections: { type: 'string', default: '8' },
-    pool: { type: 'string', default: '10' },
   },
   strict: true,
 });
 if (!values.a) throw new Error('--a DIR is required');
+const settings = loadSettings(values);
 
 
 async function start(dir: string): Promise<{ base: string; child: ChildProcess }> {
@@ -38,7 +37,7 @@ async function start(dir: string): Promise<{ base: string; child: ChildProcess }
   const child = spawn(process.execPath, ['--max-old-space-size=512', resolve(dir, 'dist/main.js')], {
     cwd: dir,
     env: {
-      ...process.env, DATABASE_URL: values['database-url'], LOG_LEVEL: 'warn', CACHE: 'off', DB_POOL_MAX: values.pool, SEED: 'false',
+      ...process.env, DATABASE_URL: settings.databaseUrl, LOG_LEVEL: 'warn', CACHE: 'off', DB_POOL_MAX: String(settings.poolMax), SEED: 'false',
       HTTP_CLIENT_BYTES_PER_S: '0', PORT: String(port), HOST: '127.0.0.1',
     },
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -54,16 +53,15 @@ const median = (xs: number[]) => {
 };
 
 async function main() {
-  const admin = postgres(values['database-url']!, { max: 1, onnotice: () => {} });
-  const fixture = await loadFixture(admin, new URL(values['database-url']!).pathname.slice(1));
+  const admin = postgres(settings.databaseUrl, { max: 1, onnotice: () => {} });
+  const fixture = await loadFixture(admin, settings.database);
   await admin.end();
-  const scenarios = selectScenarios(buildScenarios(fixture), values.only);
+  const scenarios = buildScenarios(fixture).filter((s) => selectedBy(settings.only, s.name));
   const dirs = [values.a!, ...values.b!];
   const names = dirs.map((_, i) => String.fromCharCode(65 + i));
   const sides: Record<string, { base: string; child: ChildProcess }> = {};
   for (const [i, dir] of dirs.entries()) sides[names[i]!] = await start(dir);
-  const seconds = Number(values.duration);
-  const connections = Number(values.connections);
+  const { seconds, connections } = settings;
   console.log(`${dirs.map((d, i) => `${names[i]} = ${d}`).join(', ')}; load average ${loadAverage().join(' ')}`);
   try {
     for (const s of scenarios) {
@@ -81,7 +79,7 @@ async function main() {
         for (const name of order) {
           const side = sides[name]!;
           const load = { url: side.base + s.path, body: s.body, verifyBody: sameAnswerAs(answers[name]!), connections };
-          await runHttp({ ...load, seconds: Number(values.warmup) });
+          await runHttp({ ...load, seconds: settings.warmupSeconds });
           const before = cpuMs(side.child.pid!)!;
           const m = await runHttp({ ...load, seconds });
           const used = cpuMs(side.child.pid!)! - before;
