@@ -125,6 +125,30 @@ const show = (title: string, m: Map<string, number>, n: number) => {
 const durS = (profile.endTime - profile.startTime) / 1e6;
 console.log(`profile ${durS.toFixed(1)} s; window ${from}-${Math.min(to, durS).toFixed(0)} s, busy ${(total / 1e6).toFixed(2)} s`);
 show('self time by package', pkgs, top);
+// the same, in the slices the issue talks about
+{
+  const slice = (pkg: string): string => {
+    if (pkg === '(gc)') return 'garbage collection';
+    if (/^\(native (writev|writeBuffer|read|utf8Slice)/.test(pkg) || /^node:(net|internal\/stream|internal\/streams)/.test(pkg)) return 'socket I/O and streams';
+    if (/^node:(_http|internal\/http|events|buffer|internal\/buffer|internal\/encoding|internal\/errors|internal\/url)/.test(pkg)) return 'node:http, events, buffers';
+    // graphql-jit's generated code (new Function: no url)
+    if (/^\(native .*(ResolverHandler|__context|__value)/.test(pkg)) return 'GraphQL execution (graphql-jit, Pothos, resolvers, scalars)';
+    if (pkg === 'postgres') return 'postgres.js';
+    if (/^(graphql-yoga|@whatwg-node|@envelop\/core|@graphql-yoga\/(?!plugin-prometheus)|@graphql-tools)/.test(pkg)) return 'yoga, envelop, fetch adapter';
+    if (/^(graphql|graphql-jit|@pothos)/.test(pkg) || pkg === 'src/graphql') return 'GraphQL execution (graphql-jit, Pothos, resolvers, scalars)';
+    if (/^(prom-client|@envelop\/prometheus|@graphql-yoga\/plugin-prometheus|pino)/.test(pkg) || pkg === 'src/observability') return 'observability (metrics, logs, request scope)';
+    if (/^node:(internal\/)?async_hooks/.test(pkg)) return 'AsyncLocalStorage / async_hooks';
+    if (/^(jayson|lossless-json)$/.test(pkg) || pkg === 'src/rpc') return 'JSON-RPC (jayson, envelope, params, reshape)';
+    if (/^(compression|on-headers|vary|negotiator|compressible)$/.test(pkg)) return 'compression middleware';
+    if (/^(src\/db|src\/loaders|dataloader)$/.test(pkg)) return 'store, runner, loaders';
+    if (/^node:(internal\/)?(timers|process)|^\(native runMicrotasks|^\(program\)/.test(pkg)) return 'timers, microtasks, V8 (program)';
+    if (pkg.startsWith('src/')) return 'gateway, other';
+    return `other: ${pkg}`;
+  };
+  const slices = new Map<string, number>();
+  for (const [pkg, us] of pkgs) add(slices, slice(pkg), us);
+  show('self time by slice', slices, 14);
+}
 show('self time by file', files, top);
 show('self time by function', fns, top);
 // inclusive time by file and by package (a sample counts once per file/package on its stack)
