@@ -218,15 +218,20 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
     }
   };
   let next: Promise<SourceRow[]> | null = null;
+  // the previous range's COPY, still running while this range is mapped (one at a time on the bulk connection)
+  let copying: Promise<void> | null = null;
   try {
-    // the next range is read from the source while this one is written to PostgreSQL (two servers busy at
-    // once; at most two ranges in memory)
+    // three stages at once: the next range read from the source, this one mapped in Node, the previous one
+    // written to PostgreSQL (at most three ranges in memory)
     const read = (from: bigint) => conn.query(`${selectRows(t.source)} WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`,
       [String(from), String(top), c.batchSize]).then(([rows]) => rows as SourceRow[]);
     next = last < top ? read(last) : null;
     next?.catch(() => {}); // awaited below; a stop or a failed COPY may leave it unawaited
     while (last < top) {
-      if (c.stopping()) return true;
+      if (c.stopping()) {
+        await copying;
+        return true;
+      }
       const batch = await next!;
       const end = batch.length < c.batchSize ? top : BigInt(String(batch[batch.length - 1]!.id));
       next = end < top ? read(end) : null;
@@ -240,15 +245,22 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
           c.apply.onBadRow(error);
         }
       }
+      await copying;
       // the range and the record of it commit together
-      await bulk.copyRange(t.target, t.columns, lines, { source: t.source, lastId: String(end), done: end >= top });
-      c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, lines.length);
-      bar.add(batch.length);
+      copying = bulk.copyRange(t.target, t.columns, lines, { source: t.source, lastId: String(end), done: end >= top }).then(() => {
+        c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, lines.length);
+        bar.add(batch.length);
+      });
+      copying.catch(() => {}); // awaited before the next COPY or at the end
       last = end;
     }
+    await copying;
+    copying = null;
     if (top === 0n || last >= top) await bulk.advance(t.source, String(top), true);
     return false;
   } finally {
+    // a failure while a COPY runs: let it end before the bulk connection is released
+    await copying?.catch(() => {});
     bar.stop();
   }
 }
