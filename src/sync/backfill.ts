@@ -28,6 +28,8 @@ import type { SyncMetrics } from './metrics.js';
 
 /** A text value for COPY's text format (backslash, tab, newline, carriage return escaped). */
 const copyEscapes = /[\\\t\n\r]/;
+/** COPY lines joined into one string (a few hundred KB: well under the 1 MB chunks copyLinesInto pushes). */
+const linesPerChunk = 1_000;
 const esc = (s: string) => (copyEscapes.test(s) ? copyLine([s]).slice(0, -1) : s);
 
 /** Source tables copied by id range, in dependency order, with the read-model table each fills. */
@@ -245,9 +247,13 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
           c.apply.onBadRow(error);
         }
       }
+      // joined 1,000 lines at a time: one flat string each to encode (a line built from its fields is a
+      // rope, flattened when written: a copy per line)
+      const chunks: string[] = [];
+      for (let i = 0; i < lines.length; i += linesPerChunk) chunks.push(lines.slice(i, i + linesPerChunk).join(''));
       await copying;
       // the range and the record of it commit together
-      copying = bulk.copyRange(t.target, t.columns, lines, { source: t.source, lastId: String(end), done: end >= top }).then(() => {
+      copying = bulk.copyRange(t.target, t.columns, chunks, { source: t.source, lastId: String(end), done: end >= top, rows: lines.length }).then(() => {
         c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, lines.length);
         bar.add(batch.length);
       });
