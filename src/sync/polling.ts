@@ -139,6 +139,54 @@ async function applyTimed(c: PollingContext, changes: Change[], apply: ApplyOpti
   });
 }
 
+/**
+ * One PostgreSQL transaction that applies changes while the source is still being read: `push` queues a
+ * group (applied in the order pushed, each table's rows as one batch, timed), `commit` runs `also` after the
+ * last group and commits, `abort` rolls back. The source's reads and PostgreSQL's writes overlap instead of
+ * following each other.
+ */
+function pipelinedApply(c: PollingContext, apply: ApplyOptions, applyMs: Record<string, number>) {
+  let queue: Promise<void> = Promise.resolve();
+  let release!: (also: (tx: Tx) => Promise<void>) => void;
+  let abort!: (error: unknown) => void;
+  const finished = new Promise<(tx: Tx) => Promise<void>>((resolve, reject) => { release = resolve; abort = reject; });
+  finished.catch(() => {});
+  let opened!: (tx: Tx) => void;
+  const txReady = new Promise<Tx>((resolve) => { opened = resolve; });
+  const done = c.sql.begin(async (tx) => {
+    opened(tx as Tx);
+    const also = await finished;
+    await queue;
+    await also(tx as Tx);
+  });
+  done.catch(() => {});
+  return {
+    push(group: Change[]) {
+      if (!group.length) return;
+      queue = queue.then(async () => {
+        const tx = await txReady;
+        for (let i = 0; i < group.length;) {
+          let j = i + 1;
+          while (j < group.length && group[j]!.table === group[i]!.table) j++;
+          const t0 = performance.now();
+          await applyChanges(tx, group.slice(i, j), apply);
+          applyMs[group[i]!.table] = Math.round((applyMs[group[i]!.table] ?? 0) + performance.now() - t0);
+          i = j;
+        }
+      });
+      queue.catch(() => {}); // awaited by the transaction; a failure there rolls it back
+    },
+    async commit(also: (tx: Tx) => Promise<void>) {
+      release(also);
+      await done;
+    },
+    async abort(error: unknown) {
+      abort(error);
+      await done.catch(() => {});
+    },
+  };
+}
+
 /** One cycle; returns whether a table had more new rows than one batch (poll again at once). */
 async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<boolean> {
   const polls = await state.readPollState(c.sql);
@@ -164,6 +212,11 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
   // the read model's chains and heights, read while the source answers
   const readModel = Promise.all([chainFingerprints(c.sql), indexedFingerprints(c.sql)]);
   readModel.catch(() => {}); // awaited below; a failed source read leaves it unawaited
+  // this snapshot's changes are applied as they are read (one transaction, committed once all are read)
+  const main = pipelinedApply(c, apply, applyMs);
+  let pushed = 0;
+  const pushNew = () => { main.push(changes.slice(pushed)); pushed = changes.length; };
+  let committed = false;
   try {
     dbNow = await sourceNow(conn);
     // whole reads, written only where they differ (an unchanged write would still bump the data version)
@@ -190,6 +243,7 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
         rewinds.set(chain, null);
       }
     }
+    pushNew();
     const now = Date.now();
     for (const table of idTables) {
       const s = polls.get(table) ?? { source_table: table, high_id: '0', gaps: {}, window_from: null };
@@ -221,6 +275,7 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
       }
       for (const row of [...late, ...rows]) changes.push({ table, kind: 'insert', row });
       next.push({ source_table: table, high_id: String(top), gaps, window_from: null });
+      pushNew();
     }
     // balances: those the new rows touch (late ones included)
     const byId = new Map<string, SourceRow>();
@@ -234,9 +289,11 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
     const bumps = changes.some((ch) => (idTables as string[]).includes(ch.table));
     mappedBalances = await pushBalances(c, [...byId.values()], changes, bumps);
     byIdSize = byId.size;
+    pushNew();
     lap('compare');
     // what this snapshot's flushes wrote becomes visible here, in one transaction...
-    await applyTimed(c, changes, apply, applyMs, async (tx) => {
+    committed = true;
+    await main.commit(async (tx) => {
       // pipelined: one round trip
       await Promise.all([...next.map((s) => state.savePollState(tx, s)),
         state.savePosition(tx, { mode: 'polling', sourceTime: new Date(`${dbNow!.replace(' ', 'T')}Z`) })]);
@@ -285,6 +342,9 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
     lap('compare');
     await applyTimed(c, sweepChanges, apply, applyMs, async (tx) => { await Promise.all(sweepNext.map((s) => state.savePollState(tx, s))); });
     lap('apply');
+  } catch (error) {
+    if (!committed) await main.abort(error);
+    throw error;
   } finally {
     await conn.query('COMMIT');
   }
