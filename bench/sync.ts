@@ -41,6 +41,10 @@ const { values } = parseArgs({
     'index-updated-at': { type: 'boolean', default: false },
     // the sync processes' output at debug level (the polling follow logs where each cycle's time goes)
     'sync-log': { type: 'string' },
+    // profiling: stop after the backfill (no reference, no follow), and node flags for the sync processes
+    // (e.g. --sync-node-args=--cpu-prof,--cpu-prof-dir=/tmp/prof)
+    'backfill-only': { type: 'boolean', default: false },
+    'sync-node-args': { type: 'string' },
   },
   strict: true,
 });
@@ -73,7 +77,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => 
 
 function startSync(args: string[]) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|SYNC_SOURCE_URL|NODE_OPTIONS)$/.test(k)));
-  const child = spawn(process.execPath, ['dist/cli/sync.js', '--metrics-port', '0', '--log-level', values['sync-log'] ? 'debug' : 'warn', ...args],
+  const child = spawn(process.execPath, [...(values['sync-node-args']?.split(',') ?? []), 'dist/cli/sync.js', '--metrics-port', '0', '--log-level', values['sync-log'] ? 'debug' : 'warn', ...args],
     { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => { output = (output + c.toString()).slice(-20_000); });
@@ -219,7 +223,7 @@ try {
   if (code !== 0) throw new Error(`backfill exited ${code}:\n${bf.output()}`);
   log(`backfill: ${backfillSeconds} s, peak RSS ${(backfillRss / 2 ** 20).toFixed(0)} MB`);
   const backfill: Record<string, unknown> = { seconds: backfillSeconds, rows: totalRows, rowsPerSecond: Math.round(totalRows / backfillSeconds), peakRssMB: Math.round(backfillRss / 2 ** 20) };
-  if (values.reference === 'run') {
+  if (values.reference === 'run' && !values['backfill-only']) {
     // bench:data writes bench/results/data-<scale>.json: keep the committed one
     const dataJson = `${root}bench/results/data-${scale}.json`;
     const kept = existsSync(dataJson) ? readFileSync(dataJson) : null;
@@ -233,6 +237,14 @@ try {
     log(`bench:data, same rows straight into PostgreSQL: ${referenceSeconds} s → ratio ${backfill.ratio}`);
   }
   result.backfill = backfill;
+  if (values['backfill-only']) {
+    log(JSON.stringify(backfill));
+    await src.close();
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${pgDb} WITH (FORCE)`);
+    await admin.end({ timeout: 5 });
+    await maria.destroy();
+    process.exit(0);
+  }
 
   // --- 3. follow lag --------------------------------------------------------------------------------
   const gateway = createGateway({ ...testConfig, DB_POOL_MAX: 4 }, { url: pgUrl });

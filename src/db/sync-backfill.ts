@@ -20,8 +20,9 @@ export async function bulkRowCount(sql: Sql): Promise<bigint> {
 export interface BulkSession {
   /** tick id per (chain, protocol, tick) as the read model keys it */
   ticks(): Promise<{ id: string; chain: string; protocol: string; tick: string }[]>;
-  /** COPYs one source range into `target` and records it as done (`source` up to `lastId`), in one transaction */
-  copyRange(target: string, columns: string[], lines: string[], range: { source: string; lastId: string; done: boolean }): Promise<void>;
+  /** COPYs one source range into `target` and records it as done (`source` up to `lastId`), in one transaction;
+   *  `rows`: how many rows `lines` holds when an element holds several lines (else one each) */
+  copyRange(target: string, columns: string[], lines: string[], range: { source: string; lastId: string; done: boolean; rows?: number }): Promise<void>;
   /** records a range with nothing to copy */
   advance(source: string, lastId: string, done: boolean): Promise<void>;
 }
@@ -49,7 +50,7 @@ export async function withBulkSession<T>(databaseUrl: string, work: (s: BulkSess
           await r`BEGIN`;
           try {
             await copyLinesInto(conn, target, columns, lines);
-            await state.advanceBackfill(conn, range.source, range.lastId, lines.length, range.done);
+            await state.advanceBackfill(conn, range.source, range.lastId, range.rows ?? lines.length, range.done);
             await r`COMMIT`;
           } catch (error) {
             await r`ROLLBACK`.catch(() => {});

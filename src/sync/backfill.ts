@@ -26,6 +26,12 @@ import { estimateRows, selectRows } from './source/schema.js';
 import type { Logger } from './log.js';
 import type { SyncMetrics } from './metrics.js';
 
+/** A text value for COPY's text format (backslash, tab, newline, carriage return escaped). */
+const copyEscapes = /[\\\t\n\r]/;
+/** COPY lines joined into one string (a few hundred KB: well under the 1 MB chunks copyLinesInto pushes). */
+const linesPerChunk = 1_000;
+const esc = (s: string) => (copyEscapes.test(s) ? copyLine([s]).slice(0, -1) : s);
+
 /** Source tables copied by id range, in dependency order, with the read-model table each fills. */
 const rangeTables: { source: string; target: string; columns: string[]; needsTicks: boolean }[] = [
   { source: 'inscriptions', target: 'ticks', needsTicks: false, columns: ['id', 'chain', 'protocol', 'tick', 'name', 'limit_per_mint',
@@ -178,6 +184,8 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
     if (!id) throw new BadRowError(t.source, String(row.id), `no inscription ${key.chain}/${key.protocol}/${key.tick}`);
     return id;
   };
+  // COPY text built directly: only free text (addresses, names, hashes kept as the source wrote them) can
+  // hold a character COPY escapes; ids, heights, decimals, times and enumerations are written as they are
   const line = (row: SourceRow): string => {
     switch (t.source) {
       case 'inscriptions': {
@@ -187,21 +195,23 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
       }
       case 'balances': {
         const m = mapBalance(row);
-        return copyLine([tickId(row, m), m.address, m.balance, m.available, m.updated_at]);
+        return `${tickId(row, m)}\t${esc(m.address)}\t${m.balance}\t${m.available}\t${m.updated_at}\n`;
       }
       case 'address_txs': {
         const m = mapMovement(row, ctx);
-        return copyLine([m.id, tickId(row, m), m.address, m.tx_hash, m.amount, m.event, m.operate, m.created_at, m.updated_at]);
+        return `${m.id}\t${tickId(row, m)}\t${esc(m.address)}\t${esc(m.tx_hash)}\t${m.amount}\t${m.event}\t${esc(m.operate)}\t${m.created_at}\t${m.updated_at}\n`;
       }
       case 'txs': {
         const m = mapTransaction(row, ctx);
-        return copyLine([m.id, m.chain, m.protocol, m.block_height, m.position_in_block, m.block_time, m.tx_hash, m.from_address,
-          m.to_address, m.op, m.tick, m.amt, m.gas, m.gas_price, m.status, m.created_at, m.updated_at]);
+        return `${m.id}\t${esc(m.chain)}\t${esc(m.protocol)}\t${m.block_height}\t${m.position_in_block}\t${m.block_time}\t${esc(m.tx_hash)}\t${
+          esc(m.from_address)}\t${esc(m.to_address)}\t${esc(m.op)}\t${esc(m.tick)}\t${m.amt}\t${m.gas}\t${m.gas_price}\t${m.status}\t${
+          m.created_at}\t${m.updated_at}\n`;
       }
       case 'balance_txn': {
         const m = mapBalanceTxn(row, ctx);
         if (m.block_height === null) throw new BadRowError(t.source, m.id, 'no txs row of its chain and tx_hash: its block height is unknown');
-        return copyLine([m.id, tickId(row, m), m.address, m.block_height, m.amount, m.balance, m.available, m.event, m.tx_hash, m.created_at]);
+        return `${m.id}\t${tickId(row, m)}\t${esc(m.address)}\t${m.block_height}\t${m.amount}\t${m.balance}\t${m.available}\t${m.event}\t${
+          esc(m.tx_hash)}\t${m.created_at}\n`;
       }
       default: {
         const m = mapUtxo(row, ctx);
@@ -210,15 +220,20 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
     }
   };
   let next: Promise<SourceRow[]> | null = null;
+  // the previous range's COPY, still running while this range is mapped (one at a time on the bulk connection)
+  let copying: Promise<void> | null = null;
   try {
-    // the next range is read from the source while this one is written to PostgreSQL (two servers busy at
-    // once; at most two ranges in memory)
+    // three stages at once: the next range read from the source, this one mapped in Node, the previous one
+    // written to PostgreSQL (at most three ranges in memory)
     const read = (from: bigint) => conn.query(`${selectRows(t.source)} WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`,
       [String(from), String(top), c.batchSize]).then(([rows]) => rows as SourceRow[]);
     next = last < top ? read(last) : null;
     next?.catch(() => {}); // awaited below; a stop or a failed COPY may leave it unawaited
     while (last < top) {
-      if (c.stopping()) return true;
+      if (c.stopping()) {
+        await copying;
+        return true;
+      }
       const batch = await next!;
       const end = batch.length < c.batchSize ? top : BigInt(String(batch[batch.length - 1]!.id));
       next = end < top ? read(end) : null;
@@ -232,15 +247,26 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
           c.apply.onBadRow(error);
         }
       }
+      // joined 1,000 lines at a time: one flat string each to encode (a line built from its fields is a
+      // rope, flattened when written: a copy per line)
+      const chunks: string[] = [];
+      for (let i = 0; i < lines.length; i += linesPerChunk) chunks.push(lines.slice(i, i + linesPerChunk).join(''));
+      await copying;
       // the range and the record of it commit together
-      await bulk.copyRange(t.target, t.columns, lines, { source: t.source, lastId: String(end), done: end >= top });
-      c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, lines.length);
-      bar.add(batch.length);
+      copying = bulk.copyRange(t.target, t.columns, chunks, { source: t.source, lastId: String(end), done: end >= top, rows: lines.length }).then(() => {
+        c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, lines.length);
+        bar.add(batch.length);
+      });
+      copying.catch(() => {}); // awaited before the next COPY or at the end
       last = end;
     }
+    await copying;
+    copying = null;
     if (top === 0n || last >= top) await bulk.advance(t.source, String(top), true);
     return false;
   } finally {
+    // a failure while a COPY runs: let it end before the bulk connection is released
+    await copying?.catch(() => {});
     bar.stop();
   }
 }

@@ -109,6 +109,84 @@ async function readTouchedBalances(conn: SourceConnection, keys: ReturnType<type
   return out;
 }
 
+/**
+ * Balance rows read from the source → changes: mapped, and (unless `written` says they are written without
+ * a comparison) compared with the read model, only the changed ones kept; unmappable ones go on to be
+ * reported by the apply. Returns the mappable rows (remembered once applied).
+ */
+async function pushBalances(c: PollingContext, balances: SourceRow[], changes: Change[], written: boolean): Promise<SourceRow[]> {
+  if (!balances.length) return [];
+  const mapped = balances.flatMap((row) => { try { return [{ ...mapBalance(row), row }]; } catch { return []; } });
+  const changed = written ? new Set(mapped.map((m) => m.row)) : new Set((await changedBalances(c.sql, mapped)).map((m) => m.row));
+  const mappable = new Set(mapped.map((m) => m.row));
+  for (const row of balances) if (changed.has(row) || !mappable.has(row)) changes.push({ table: 'balances', kind: 'update', row });
+  return mapped.map((m) => m.row);
+}
+
+/** Applies `changes` and `also` in one transaction, table by table (as applyChanges groups them anyway), timed. */
+async function applyTimed(c: PollingContext, changes: Change[], apply: ApplyOptions, applyMs: Record<string, number>,
+  also: (tx: Tx) => Promise<void>): Promise<void> {
+  await c.sql.begin(async (tx) => {
+    for (let i = 0; i < changes.length;) {
+      let j = i + 1;
+      while (j < changes.length && changes[j]!.table === changes[i]!.table) j++;
+      const t0 = performance.now();
+      await applyChanges(tx as Tx, changes.slice(i, j), apply);
+      applyMs[changes[i]!.table] = Math.round((applyMs[changes[i]!.table] ?? 0) + performance.now() - t0);
+      i = j;
+    }
+    await also(tx as Tx);
+  });
+}
+
+/**
+ * One PostgreSQL transaction that applies changes while the source is still being read: `push` queues a
+ * group (applied in the order pushed, each table's rows as one batch, timed), `commit` runs `also` after the
+ * last group and commits, `abort` rolls back. The source's reads and PostgreSQL's writes overlap instead of
+ * following each other.
+ */
+function pipelinedApply(c: PollingContext, apply: ApplyOptions, applyMs: Record<string, number>) {
+  let queue: Promise<void> = Promise.resolve();
+  let release!: (also: (tx: Tx) => Promise<void>) => void;
+  let abort!: (error: unknown) => void;
+  const finished = new Promise<(tx: Tx) => Promise<void>>((resolve, reject) => { release = resolve; abort = reject; });
+  finished.catch(() => {});
+  let opened!: (tx: Tx) => void;
+  const txReady = new Promise<Tx>((resolve) => { opened = resolve; });
+  const done = c.sql.begin(async (tx) => {
+    opened(tx as Tx);
+    const also = await finished;
+    await queue;
+    await also(tx as Tx);
+  });
+  done.catch(() => {});
+  return {
+    push(group: Change[]) {
+      if (!group.length) return;
+      queue = queue.then(async () => {
+        const tx = await txReady;
+        for (let i = 0; i < group.length;) {
+          let j = i + 1;
+          while (j < group.length && group[j]!.table === group[i]!.table) j++;
+          const t0 = performance.now();
+          await applyChanges(tx, group.slice(i, j), apply);
+          applyMs[group[i]!.table] = Math.round((applyMs[group[i]!.table] ?? 0) + performance.now() - t0);
+          i = j;
+        }
+      });
+      queue.catch(() => {}); // awaited by the transaction; a failure there rolls it back
+    },
+    async commit(also: (tx: Tx) => Promise<void>) {
+      release(also);
+      await done;
+    },
+    async abort(error: unknown) {
+      abort(error);
+      await done.catch(() => {});
+    },
+  };
+}
+
 /** One cycle; returns whether a table had more new rows than one batch (poll again at once). */
 async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<boolean> {
   const polls = await state.readPollState(c.sql);
@@ -125,12 +203,20 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
   let t = performance.now();
   const lap = (phase: string) => { const now = performance.now(); phases[phase]! += now - t; t = now; };
   await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+  const snapshotAt = performance.now();
+  let visibleMs = 0;
+  const applyMs: Record<string, number> = {};
   let dbNow: string;
   let byIdSize = 0;
   let mappedBalances: SourceRow[] = [];
   // the read model's chains and heights, read while the source answers
   const readModel = Promise.all([chainFingerprints(c.sql), indexedFingerprints(c.sql)]);
   readModel.catch(() => {}); // awaited below; a failed source read leaves it unawaited
+  // this snapshot's changes are applied as they are read (one transaction, committed once all are read)
+  const main = pipelinedApply(c, apply, applyMs);
+  let pushed = 0;
+  const pushNew = () => { main.push(changes.slice(pushed)); pushed = changes.length; };
+  let committed = false;
   try {
     dbNow = await sourceNow(conn);
     // whole reads, written only where they differ (an unchanged write would still bump the data version)
@@ -157,6 +243,7 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
         rewinds.set(chain, null);
       }
     }
+    pushNew();
     const now = Date.now();
     for (const table of idTables) {
       const s = polls.get(table) ?? { source_table: table, high_id: '0', gaps: {}, window_from: null };
@@ -188,13 +275,37 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
       }
       for (const row of [...late, ...rows]) changes.push({ table, kind: 'insert', row });
       next.push({ source_table: table, high_id: String(top), gaps, window_from: null });
+      pushNew();
     }
-    // balances: those the new rows touch (late ones included), then the sweep's chunk
+    // balances: those the new rows touch (late ones included)
     const byId = new Map<string, SourceRow>();
     const touched = touchedBalanceKeys(changes.filter((ch) => ch.table === 'address_txs' || ch.table === 'txs'));
     for (const row of await readTouchedBalances(conn, touched)) byId.set(String(row.id), row);
     const derived = new Set(byId.keys());
     c.metrics.pollRows.inc({ read: 'derived' }, byId.size);
+    lap('source');
+    // a cycle that writes new rows bumps the data version anyway: the balances its movements touch (nearly
+    // all of them changed by those movements) are written without a comparison
+    const bumps = changes.some((ch) => (idTables as string[]).includes(ch.table));
+    mappedBalances = await pushBalances(c, [...byId.values()], changes, bumps);
+    byIdSize = byId.size;
+    pushNew();
+    lap('compare');
+    // what this snapshot's flushes wrote becomes visible here, in one transaction...
+    committed = true;
+    await main.commit(async (tx) => {
+      // pipelined: one round trip
+      await Promise.all([...next.map((s) => state.savePollState(tx, s)),
+        state.savePosition(tx, { mode: 'polling', sourceTime: new Date(`${dbNow!.replace(' ', 'T')}Z`) })]);
+    });
+    lap('apply');
+    visibleMs = Math.round(performance.now() - snapshotAt);
+    // ...then the safety-net sweep, in the same snapshot (what it finds is no newer than the rows just
+    // written), in a second transaction: its reads (a range of the largest tables, slow when that range is not
+    // in the source's buffer pool) no longer hold back the flushes' rows
+    const sweepChanges: Change[] = [];
+    const sweepNext: state.PollState[] = [];
+    const swept = new Map<string, SourceRow>();
     for (const table of windowTables) {
       const s = polls.get(table);
       let cursor = BigInt(s?.high_id.split('.')[0] ?? '0');
@@ -219,49 +330,28 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
         windowFrom = nextFrom;
       } else cursor = hi;
       if (table === 'balances') {
-        for (const row of rows) if (!byId.has(String(row.id)) && knownBalances.get(String(row.id)) !== fingerprint(row)) byId.set(String(row.id), row);
+        for (const row of rows) if (!derived.has(String(row.id)) && knownBalances.get(String(row.id)) !== fingerprint(row)) swept.set(String(row.id), row);
       }
-      else for (const row of rows) changes.push({ table, kind: 'update', row });
-      next.push({ source_table: table, high_id: String(cursor), gaps: cursor === 0n ? {} : { next_from: wallSeconds(nextFrom) }, window_from: windowFrom });
+      else for (const row of rows) sweepChanges.push({ table, kind: 'update', row });
+      sweepNext.push({ source_table: table, high_id: String(cursor), gaps: cursor === 0n ? {} : { next_from: wallSeconds(nextFrom) }, window_from: windowFrom });
     }
     lap('source');
-    const balances = [...byId.values()];
-    byIdSize = balances.length;
-    const mapped = balances.flatMap((row) => { try { return [{ ...mapBalance(row), row }]; } catch { return []; } });
-    // a cycle that writes new rows bumps the data version anyway: the balances its movements touch (nearly
-    // all of them changed by those movements) are written without a comparison; the sweep's are compared
-    const bumps = changes.some((ch) => (idTables as string[]).includes(ch.table));
-    const compared = bumps ? mapped.filter((m) => !derived.has(String(m.row.id))) : mapped;
-    const changed = new Set((await changedBalances(c.sql, compared)).map((m) => m.row));
-    if (bumps) for (const m of mapped) if (derived.has(String(m.row.id))) changed.add(m.row);
-    const mappable = new Set(mapped.map((m) => m.row));
-    // unchanged rows are left out; unmappable ones go on to be reported by the apply
-    for (const row of balances) if (changed.has(row) || !mappable.has(row)) changes.push({ table: 'balances', kind: 'update', row });
-    mappedBalances = mapped.map((m) => m.row);
+    // the sweep's balances are compared: unchanged ones are not written (that would bump the data version)
+    mappedBalances.push(...await pushBalances(c, [...swept.values()], sweepChanges, false));
+    byIdSize += swept.size;
     lap('compare');
+    await applyTimed(c, sweepChanges, apply, applyMs, async (tx) => { await Promise.all(sweepNext.map((s) => state.savePollState(tx, s))); });
+    lap('apply');
+  } catch (error) {
+    if (!committed) await main.abort(error);
+    throw error;
   } finally {
     await conn.query('COMMIT');
   }
-  const applyMs: Record<string, number> = {};
-  await c.sql.begin(async (tx) => {
-    // table by table (as applyChanges groups them anyway), timed
-    for (let i = 0; i < changes.length;) {
-      let j = i + 1;
-      while (j < changes.length && changes[j]!.table === changes[i]!.table) j++;
-      const t0 = performance.now();
-      await applyChanges(tx as Tx, changes.slice(i, j), apply);
-      applyMs[changes[i]!.table] = Math.round((applyMs[changes[i]!.table] ?? 0) + performance.now() - t0);
-      i = j;
-    }
-    // pipelined: one round trip
-    await Promise.all([...next.map((s) => state.savePollState(tx, s)),
-      state.savePosition(tx, { mode: 'polling', sourceTime: new Date(`${dbNow!.replace(' ', 'T')}Z`) })]);
-  });
-  lap('apply');
   // the balances now match the source's rows (written, or compared equal)
   if (!badBalances) remember(knownBalances, mappedBalances);
   for (const [phase, ms] of Object.entries(phases)) c.metrics.pollSeconds.inc({ phase }, ms / 1000);
-  c.log.debug({ ms: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])), applyMs, changes: changes.length,
+  c.log.debug({ ms: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])), visibleMs, applyMs, changes: changes.length,
     balancesRead: byIdSize, rssMB: Math.round(process.memoryUsage().rss / 2 ** 20) }, 'poll');
   if (rewinds.size) knownBalances.clear();
   for (const [chain, height] of rewinds) await resyncChain(c.sql, conn, chain, height, c.apply, c.log);

@@ -39,12 +39,14 @@ function sideOf(error: unknown, sourcePort: number): 'source' | 'target' {
   return 'target';
 }
 
-/** Heap growth while following, as the gateway does it (src/main.ts): by default V8 lets the old generation
- *  grow to several times the live heap before a full GC, and the polling follow's short-lived rows (a few MB
- *  per poll) took the RSS from 230 to 370 MB in 20 s of constant work (bench:sync). 1.3× the live heap
- *  instead. Not during the backfill: it stays under 300 MB without (274–276 MB at scale 0.1), and ran slower
- *  with it (scale 0.1, alternating: 114 and 136 s against 105 and 108 s). Growth flags given to node win. */
-function followHeapPolicy(): void {
+/** Heap growth, as the gateway does it (src/main.ts): by default V8 lets the old generation grow to several
+ *  times the live heap before a full GC, and the polling follow's short-lived rows (a few MB per poll) took
+ *  the RSS from 230 to 370 MB in 20 s of constant work (bench:sync). 1.3× the live heap instead. The backfill
+ *  too since its copy maps a range while the next is read and the previous one's COPY runs (more garbage per
+ *  second): at scale 0.1 its RSS reached 328 MB in the first 80 s without, 198 MB with (the balances copied
+ *  in 63 and 70 s, load 8: within this machine's noise); 447 MB over a whole scale-0.1 backfill without.
+ *  Growth flags given to node win. */
+function heapPolicy(): void {
   if (!/--(heap-growing-percent|max-heap-size)/.test(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`)) {
     setFlagsFromString('--heap-growing-percent=30');
   }
@@ -127,6 +129,7 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
         await recordSource(sql, { serverUuid: report.source.serverUuid, database: target.database });
         // a read model filled for polling has no binlog position to start from: it keeps polling
         const mode = report.state?.mode === 'polling' ? 'polling' : report.mode;
+        heapPolicy();
         const result = await backfill({
           sql, databaseUrl: options['database-url'], target, mode, batchSize: options['batch-size'],
           pollOverlapS: options['poll-overlap-s'], apply, log, metrics, stopping: () => stopping,
@@ -134,7 +137,6 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
         if (result === 'stopped') return 0;
         delay = 250;
         if (stopping) return 0;
-        followHeapPolicy();
         if (mode === 'binlog') {
           await followBinlog({ sql, target, serverId: options['server-id'], apply, log, metrics, stopSignal, once: options.once });
         } else {
