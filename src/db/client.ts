@@ -3,6 +3,7 @@ import {
   InvalidInputError, RequestBudgetError, ServiceUnavailableError, describeUnavailable, isInvalidInput, isRetryable, isUnavailable,
 } from './errors.js';
 import { noRequestScope, type DbStatementTrack, type RequestScopeAccessor } from './scope.js';
+import { digitsAt, utcFieldsMs } from '../domain/utc-time.js';
 
 export type Sql = postgres.Sql<Record<string, never>>;
 
@@ -67,28 +68,12 @@ export function parseTimestamptz(text: string): Date {
     text.charCodeAt(4) === 45 && text.charCodeAt(7) === 45 && text.charCodeAt(10) === 32 && text.charCodeAt(13) === 58 &&
     text.charCodeAt(16) === 58 && (n === 22 || (text.charCodeAt(19) === 46 /* . */ && n <= 29));
   if (!utc) return new Date(text);
-  let bad = false;
-  const digits = (from: number, count: number) => {
-    let v = 0;
-    for (let i = from; i < from + count; i++) {
-      const d = text.charCodeAt(i) - 48;
-      if (d < 0 || d > 9) bad = true;
-      v = v * 10 + d;
-    }
-    return v;
-  };
-  const fraction = n - 23; // digits after the dot
-  const ms = fraction > 0 ? digits(20, Math.min(fraction, 3)) * 10 ** (3 - Math.min(fraction, 3)) : 0;
-  if (fraction > 3) digits(23, fraction - 3); // checked, not used
-  const year = digits(0, 4);
-  const month = digits(5, 2);
-  const day = digits(8, 2);
-  const hour = digits(11, 2);
-  const minute = digits(14, 2);
-  const second = digits(17, 2);
-  // fields out of their ranges (never from PostgreSQL) left to the general parser's rules
-  if (bad || year < 1000 || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 59) return new Date(text);
-  return new Date(Date.UTC(year, month - 1, day, hour, minute, second, ms));
+  const fraction = n - 23; // digits after the dot: milliseconds, truncated; the rest checked, not used
+  const ms = fraction > 0 ? digitsAt(text, 20, Math.min(fraction, 3)) * 10 ** (3 - Math.min(fraction, 3)) : 0;
+  const rest = fraction > 3 ? digitsAt(text, 23, fraction - 3) : 0;
+  // a field that is not digits or out of its range (never from PostgreSQL): the general parser's rules
+  const t = utcFieldsMs(text, 31);
+  return Number.isNaN(t) || Number.isNaN(ms) || Number.isNaN(rest) ? new Date(text) : new Date(t + ms);
 }
 
 /** postgres.js' own date type for timestamptz, with the parser above (serialising as it does). */

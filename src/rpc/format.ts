@@ -1,5 +1,6 @@
 import { movementEvents, tickStatuses, transferTypes } from '../domain/codes.js';
 import { toFixedDown } from '../domain/decimal.js';
+import { utcFieldsMs } from '../domain/utc-time.js';
 
 // v2 value formats (reference notes §4), applied to values as the GraphQL schema returns them:
 // decimals arrive already in plain trimmed notation, times as ISO 8601 UTC strings or null.
@@ -20,27 +21,9 @@ export const unixTime = (value: string | null): number => {
       value.charCodeAt(7) !== 45 || value.charCodeAt(13) !== 58 || value.charCodeAt(16) !== 58) {
     return Math.floor(Date.parse(value) / 1000);
   }
-  let bad = false;
-  const digits = (from: number, count: number) => {
-    let v = 0;
-    for (let i = from; i < from + count; i++) {
-      const d = value.charCodeAt(i) - 48;
-      if (d < 0 || d > 9) bad = true;
-      v = v * 10 + d;
-    }
-    return v;
-  };
-  const year = digits(0, 4);
-  const month = digits(5, 2);
-  const day = digits(8, 2);
-  const hour = digits(11, 2);
-  const minute = digits(14, 2);
-  const second = digits(17, 2);
   // out-of-range fields (Date.parse's NaN or its day overflow) and years before 1000: Date.parse's rules
-  if (bad || year < 1000 || month < 1 || month > 12 || day < 1 || day > 28 || hour > 23 || minute > 59 || second > 59) {
-    return Math.floor(Date.parse(value) / 1000);
-  }
-  return Math.floor(Date.UTC(year, month - 1, day, hour, minute, second) / 1000);
+  const t = utcFieldsMs(value, 28);
+  return Math.floor((Number.isNaN(t) ? Date.parse(value) : t) / 1000);
 };
 
 /** minted_percent: the capped ratio with exactly four decimals (truncated, so 1.0000 means complete). */
