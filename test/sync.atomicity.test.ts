@@ -3,7 +3,7 @@ import { createTestDatabase, createTestGateway, findServer, type TestDatabase } 
 import { call, listen } from './support/http.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from './support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from './support/mariadb-instance.js';
-import { startSyncProcess, waitFor, type SyncProcess } from './support/sync-process.js';
+import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from './support/sync-process.js';
 
 // A reader never sees half of a binlog flush. Real processes: a private MariaDB with a ROW binlog, the
 // sync process following it, PostgreSQL, a gateway over HTTP. The indexer's writer commits flushes of
@@ -48,12 +48,7 @@ describe.skipIf(!server || !mariadbAvailable())('sync: a binlog flush is applied
       return b?.backfill_done && t!.n === 2;
     }, 60_000, 'the backfill');
   }, 180_000);
-  afterAll(async () => {
-    await sync?.kill();
-    await src?.close();
-    await db?.close();
-    await maria?.destroy();
-  });
+  afterAll(() => stopSyncSuite({ sync, src, db, maria }));
 
   it('readers of the gateway and of the read model see each flush whole or not at all', async () => {
     const { gateway } = createTestGateway(db);

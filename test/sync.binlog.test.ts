@@ -4,7 +4,7 @@ import { call, listen } from './support/http.js';
 import { historyDifferences } from './support/history.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from './support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from './support/mariadb-instance.js';
-import { startSyncProcess, waitFor, type SyncProcess } from './support/sync-process.js';
+import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from './support/sync-process.js';
 
 // Binlog follow against a private MariaDB with a ROW binlog: a flush arriving while a gateway serves
 // changes its RPC answers and GraphQL freshness (the cache is invalidated); kill -9 mid-backfill and
@@ -62,12 +62,7 @@ describe.skipIf(!server || !mariadbAvailable())('sync: binlog follow', { timeout
       await w.flush();
     }
   }, 180_000);
-  afterAll(async () => {
-    await sync?.kill();
-    await src?.close();
-    await db?.close();
-    await maria?.destroy();
-  });
+  afterAll(() => stopSyncSuite({ sync, src, db, maria }));
 
   it('preflight sees the ROW binlog and the privileges and picks binlog mode', async () => {
     const p = startSyncProcess([...args(), '--dry-run']);

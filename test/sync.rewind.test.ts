@@ -6,7 +6,7 @@ import { historyDifferences } from './support/history.js';
 import { call, listen } from './support/http.js';
 import { createSourceDatabase, IndexerWriter, type MariaServer, type SourceDb } from './support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from './support/mariadb-instance.js';
-import { startSyncProcess, waitFor, type SyncProcess } from './support/sync-process.js';
+import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from './support/sync-process.js';
 
 // A manual rewind in the source while the sync follows: an operator deletes a chain's rows above a height
 // and lowers `block` by hand. In both follow modes the read model drops the rows above the height (also rows
@@ -54,12 +54,7 @@ function rewindSuite(mode: 'binlog' | 'polling') {
     sync = startSyncProcess(args());
     await same();
   }, 180_000);
-  afterAll(async () => {
-    await sync?.kill();
-    await src?.close();
-    await db?.close();
-    await maria?.destroy();
-  });
+  afterAll(() => stopSyncSuite({ sync, src, db, maria }));
 
   it('rows above a height deleted and block lowered by hand: the read model drops them, the v2 answers match again', async () => {
     // flushes above the height: newcomers mint, early holders pay them

@@ -58,3 +58,20 @@ export async function waitFor<T>(check: () => Promise<T | undefined | null | fal
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/**
+ * A sync suite's teardown, in the order that frees each part: the sync process first (it holds the source and
+ * the read model), then the source database, the read model, the private MariaDB server. Parts never started
+ * (a failed beforeAll) are skipped.
+ */
+export async function stopSyncSuite(parts: {
+  sync?: SyncProcess | null;
+  src?: { close(): Promise<unknown> } | null;
+  db?: { close(): Promise<unknown> } | null;
+  maria?: { destroy(): Promise<unknown> } | null;
+}): Promise<void> {
+  await parts.sync?.kill();
+  await parts.src?.close();
+  await parts.db?.close();
+  await parts.maria?.destroy();
+}
