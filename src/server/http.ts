@@ -6,6 +6,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { constants } from 'node:zlib';
 import compression from 'compression';
+import vary from 'vary';
 import { ServiceUnavailableError } from '../db/errors.js';
 import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
@@ -313,6 +314,11 @@ export interface CompressionSettings {
   minBytes: number;
 }
 
+/** compression's filter (a compressible content type), never an event stream. */
+function compressible(req: IncomingMessage, res: ServerResponse): boolean {
+  return !String(res.getHeader('content-type') ?? '').startsWith('text/event-stream') && compression.filter(req as never, res as never);
+}
+
 function compressor(settings: CompressionSettings): (req: IncomingMessage, res: ServerResponse, next: () => void) => void {
   const compress = compression({
     threshold: settings.minBytes,
@@ -322,7 +328,7 @@ function compressor(settings: CompressionSettings): (req: IncomingMessage, res: 
     level: 6,
     // never an event stream (subscriptions): a compressor holds events back until its buffer fills (yoga's
     // `content-encoding: none` on them keeps compression off too; this does not depend on it)
-    filter: (req, res) => !String(res.getHeader('content-type') ?? '').startsWith('text/event-stream') && compression.filter(req, res),
+    filter: compressible,
   });
   return (req, res, next) => {
     // No Accept-Encoding: compression would answer identity (its enforceEncoding default). What it would
@@ -351,8 +357,8 @@ const noTransform = /(?:^|,)\s*?no-transform\s*?(?:,|$)/;
 /**
  * What `compression` does to the headers of an answer to a request without Accept-Encoding: headers given
  * to writeHead are set on the response first (as its `on-headers` hook does, so the checks see them), then
- * `Vary: Accept-Encoding` is added when the answer passes the same filter as above (compressible type, not
- * an event stream) and its Cache-Control allows transforms.
+ * `Vary: Accept-Encoding` is added (by `vary`, compression's own) when the answer passes `compressible` and its
+ * Cache-Control allows transforms.
  */
 function identityVary(req: IncomingMessage, res: ServerResponse): void {
   const writeHead = res.writeHead;
@@ -367,22 +373,9 @@ function identityVary(req: IncomingMessage, res: ServerResponse): void {
       for (const k of Object.keys(headers)) if (k) this.setHeader(k, headers[k]!);
     }
     const cacheControl = this.getHeader('cache-control');
-    if (!String(this.getHeader('content-type') ?? '').startsWith('text/event-stream') && compression.filter(req as never, this as never) &&
-        !(cacheControl && noTransform.test(String(cacheControl)))) {
-      addVary(this, 'Accept-Encoding');
-    }
+    if (compressible(req, this) && !(cacheControl && noTransform.test(String(cacheControl)))) vary(this, 'Accept-Encoding');
     this.writeHead = writeHead;
     const original = writeHead as (this: ServerResponse, status: number, reason?: string) => ServerResponse;
     return headerIndex === 1 ? original.call(this, this.statusCode, rest[0] as string) : original.call(this, this.statusCode);
   } as ServerResponse['writeHead'];
-}
-
-/** Adds a field to Vary as the `vary` package (compression's) does: `*` stays or absorbs, a listed field stays. */
-function addVary(res: ServerResponse, field: string): void {
-  const current = res.getHeader('vary');
-  const value = Array.isArray(current) ? current.join(', ') : current === undefined ? '' : String(current);
-  if (value === '*') return void res.setHeader('vary', value);
-  const listed = value.toLowerCase().split(',').map((f) => f.trim());
-  if (listed.includes('*')) return void res.setHeader('vary', '*');
-  res.setHeader('vary', value === '' ? field : listed.includes(field.toLowerCase()) ? value : `${value}, ${field}`);
 }
