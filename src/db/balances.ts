@@ -1,5 +1,5 @@
 import type { Sql, Runner } from './client.js';
-import { groupPages, keyRows, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest, type SortKey } from './paging.js';
+import { empty, groupPages, keyRows, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest, type SortKey } from './paging.js';
 
 export interface BalanceRow {
   tick_id: string;
@@ -33,14 +33,16 @@ export const addressBalanceSortKeys: SortKey[] = [
 const columns = 'b.tick_id, b.address, b.address_key, b.balance, b.available, b.updated_at';
 
 export function createBalanceStore(sql: Sql, run: Runner) {
+  const none = empty(sql); // a condition that is not set
   const cols = sql.unsafe(columns);
 
   function tickConditions(filter: AddressBalanceFilter) {
+    if (!needsTick(filter)) return none;
     return sql`
-      ${filter.chain != null ? sql`AND t.chain = lower(${filter.chain})` : sql``}
-      ${filter.protocol != null ? sql`AND t.protocol = lower(${filter.protocol})` : sql``}
-      ${filter.tick != null ? sql`AND t.tick = lower(${filter.tick})` : sql``}
-      ${filter.search != null && filter.search !== '' ? sql`AND strpos(t.tick, lower(${filter.search})) > 0` : sql``}`;
+      ${filter.chain != null ? sql`AND t.chain = lower(${filter.chain})` : none}
+      ${filter.protocol != null ? sql`AND t.protocol = lower(${filter.protocol})` : none}
+      ${filter.tick != null ? sql`AND t.tick = lower(${filter.tick})` : none}
+      ${filter.search != null && filter.search !== '' ? sql`AND strpos(t.tick, lower(${filter.search})) > 0` : none}`;
   }
   const needsTick = (f: AddressBalanceFilter) =>
     f.chain != null || f.protocol != null || f.tick != null || (f.search != null && f.search !== '');
@@ -69,7 +71,7 @@ export function createBalanceStore(sql: Sql, run: Runner) {
     async ofAddress(address: string, filter: AddressBalanceFilter, page: PageRequest): Promise<Page<BalanceRow>> {
       const rows = await run(sql<BalanceRow[]>`
         SELECT ${cols} FROM balances b
-        ${needsTick(filter) ? sql`JOIN ticks t ON t.id = b.tick_id` : sql``}
+        ${needsTick(filter) ? sql`JOIN ticks t ON t.id = b.tick_id` : none}
         WHERE b.address_key = lower(${address}) AND b.balance > 0 ${tickConditions(filter)}
         ${keysetAfter(sql, addressBalanceSortKeys, page)}
         ${orderBy(sql, addressBalanceSortKeys, page.direction)} ${limitOffset(sql, page)}`);

@@ -206,7 +206,7 @@ export function createRunner(options: RunnerOptions, router: Router) {
     return execute(() => source.send(query), gate, share, track);
   }
 
-  async function execute<T>(send: () => Promise<T>, gate: Semaphore, share: RequestShare | undefined, track: DbStatementTrack): Promise<T> {
+  function execute<T>(send: () => Promise<T>, gate: Semaphore, share: RequestShare | undefined, track: DbStatementTrack): Promise<T> {
     // the permit is given back when the driver is done with the statement, not when the caller gives up
     // on it: a timed-out statement still occupies its connection until the server's statement_timeout
     // ends it. (No driver cancel here: postgres.js leaves a failed cancel as an unhandled rejection.)
@@ -217,26 +217,42 @@ export function createRunner(options: RunnerOptions, router: Router) {
       if (share) share.connections--;
       gate.release();
     };
-    let timer: NodeJS.Timeout | undefined;
+    let result: Promise<T>;
     try {
       // postgres.js sends a query when it is first awaited: here, with the connection ours
-      const result = send();
-      result.then(release, release);
-      const limit = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          // a connection that does not answer even then is given up on after another period
-          setTimeout(release, options.timeoutMs).unref();
-          reject(new ServiceUnavailableError('query timed out'));
-        }, options.timeoutMs);
-      });
-      const rows = await Promise.race([result, limit]);
-      if (share && Array.isArray(rows)) share.rows += rows.length;
-      return rows;
-    } finally {
-      clearTimeout(timer);
+      result = send();
+    } catch (error) {
       track.done();
-      if (!timer) release(); // never sent
+      release(); // never sent
+      return Promise.reject(error);
     }
+    // one promise settled by whichever comes first, the rows or the timer: no timeout promise and
+    // Promise.race per statement (~1 µs of the runner's ~2.5; the timer itself, one entry in node's list
+    // of timers of this duration, costs ~0.25 µs set and cleared)
+    let timedOut = false;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        timedOut = true;
+        track.done();
+        // a connection that does not answer even then is given up on after another period
+        setTimeout(release, options.timeoutMs).unref();
+        reject(new ServiceUnavailableError('query timed out'));
+      }, options.timeoutMs);
+      result.then((rows) => {
+        release();
+        if (timedOut) return; // answered "query timed out" already
+        clearTimeout(timer);
+        track.done();
+        if (share && Array.isArray(rows)) share.rows += rows.length;
+        resolve(rows);
+      }, (error: unknown) => {
+        release();
+        if (timedOut) return;
+        clearTimeout(timer);
+        track.done();
+        reject(error);
+      });
+    });
   }
 
   // the gates' real state summed over the sources, for the pool gauges (src/observability/metrics.ts)

@@ -1,6 +1,6 @@
 import type { Sql, Runner } from './client.js';
 import { addressBalanceSortKeys, holderSortKeys, type AddressBalanceFilter, type BalanceRow } from './balances.js';
-import { groupPages, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest } from './paging.js';
+import { empty, groupPages, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest } from './paging.js';
 
 // Balances as of the end of a block (sql/011: balance_history). A row holds the balance of (tick, address)
 // for heights block_height <= H < valid_to, so "at H" is a filter on index entries. Rows have the shape of
@@ -16,14 +16,15 @@ export interface HistoricalBalanceRow extends BalanceRow {
 const validAt = (sql: Sql, h: string) => sql`b.block_height <= ${h}::bigint AND (b.valid_to IS NULL OR b.valid_to > ${h}::bigint)`;
 
 export function createHistoryStore(sql: Sql, run: Runner) {
+  const none = empty(sql); // a condition that is not set
   const cols = sql.unsafe(`b.tick_id::text AS tick_id, coalesce(c.address, b.address) AS address, b.address_key, b.balance,
     b.available, b.created_at AS updated_at`);
   const spelling = sql.unsafe('LEFT JOIN balances c ON c.tick_id = b.tick_id AND c.address_key = b.address_key');
   function tickConditions(filter: AddressBalanceFilter) {
     return sql`
-      ${filter.protocol != null ? sql`AND t.protocol = lower(${filter.protocol})` : sql``}
-      ${filter.tick != null ? sql`AND t.tick = lower(${filter.tick})` : sql``}
-      ${filter.search != null && filter.search !== '' ? sql`AND strpos(t.tick, lower(${filter.search})) > 0` : sql``}`;
+      ${filter.protocol != null ? sql`AND t.protocol = lower(${filter.protocol})` : none}
+      ${filter.tick != null ? sql`AND t.tick = lower(${filter.tick})` : none}
+      ${filter.search != null && filter.search !== '' ? sql`AND strpos(t.tick, lower(${filter.search})) > 0` : none}`;
   }
 
   return {

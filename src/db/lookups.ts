@@ -1,4 +1,5 @@
 import type { Sql, Runner } from './client.js';
+import { empty } from './paging.js';
 import type { MovementRow } from './movements.js';
 import type { TickRow } from './ticks.js';
 import type { TransactionRow } from './transactions.js';
@@ -36,6 +37,7 @@ const movementColumns = 'm.id, m.tick_id, m.address, m.tx_hash, m.amount, m.even
 const maxCodePoint = '\u{10FFFF}';
 
 export function createLookupStore(sql: Sql, run: Runner) {
+  const none = empty(sql); // a condition that is not set
   const tickCols = sql.unsafe(tickColumns);
   const txCols = sql.unsafe(transactionColumns);
   const movementCols = sql.unsafe(movementColumns);
@@ -49,11 +51,11 @@ export function createLookupStore(sql: Sql, run: Runner) {
       const hashWithoutChain = filter.deployHash != null && filter.chain == null;
       return run(sql<TickRow[]>`
         SELECT ${tickCols} FROM ticks t WHERE true
-        ${filter.chain != null ? sql`AND t.chain = lower(${filter.chain})` : sql``}
-        ${filter.protocol != null ? sql`AND t.protocol = lower(${filter.protocol})` : sql``}
-        ${filter.tick != null ? sql`AND t.tick = lower(${filter.tick})` : sql``}
-        ${filter.deployHash != null ? sql`AND t.deploy_hash_key = lower(${filter.deployHash})` : sql``}
-        ${hashWithoutChain ? sql`AND t.chain = ANY(ARRAY(SELECT c.chain FROM chains c))` : sql``}
+        ${filter.chain != null ? sql`AND t.chain = lower(${filter.chain})` : none}
+        ${filter.protocol != null ? sql`AND t.protocol = lower(${filter.protocol})` : none}
+        ${filter.tick != null ? sql`AND t.tick = lower(${filter.tick})` : none}
+        ${filter.deployHash != null ? sql`AND t.deploy_hash_key = lower(${filter.deployHash})` : none}
+        ${hashWithoutChain ? sql`AND t.chain = ANY(ARRAY(SELECT c.chain FROM chains c))` : none}
         ORDER BY t.id LIMIT ${limit}`);
     },
 
@@ -65,7 +67,7 @@ export function createLookupStore(sql: Sql, run: Runner) {
     async byPrefix(prefix: string, chain: string | null, limit: number): Promise<{ rows: TickRow[]; total: number }> {
       const range = sql`(t.tick COLLATE "C") >= (lower(${prefix}) COLLATE "C")
         AND (t.tick COLLATE "C") < (lower(${prefix}) || ${maxCodePoint}) COLLATE "C"
-        ${chain != null ? sql`AND t.chain = lower(${chain})` : sql``}`;
+        ${chain != null ? sql`AND t.chain = lower(${chain})` : none}`;
       const [rows, [count]] = await Promise.all([
         run(sql<TickRow[]>`
           SELECT ${tickCols} FROM ticks t WHERE ${range}
@@ -81,7 +83,7 @@ export function createLookupStore(sql: Sql, run: Runner) {
         SELECT t.chain, min(b.address) AS address, sum(b.balance)::text AS balance
           FROM balances b JOIN ticks t ON t.id = b.tick_id
          WHERE b.address_key = lower(${address}) AND b.balance > 0
-           ${chain != null ? sql`AND t.chain = lower(${chain})` : sql``}
+           ${chain != null ? sql`AND t.chain = lower(${chain})` : none}
          GROUP BY t.chain
          ORDER BY sum(b.balance) DESC, t.chain`);
     },
@@ -94,7 +96,7 @@ export function createLookupStore(sql: Sql, run: Runner) {
       return run(sql<TransactionRow[]>`
         SELECT ${txCols} FROM transactions x JOIN chains c ON c.chain = x.chain
          WHERE x.tx_hash_key = ANY(${hashes as string[]}::text[])
-           ${chain != null ? sql`AND x.chain = lower(${chain})` : sql``}
+           ${chain != null ? sql`AND x.chain = lower(${chain})` : none}
          ORDER BY c.display_order, x.id LIMIT ${limit}`);
     },
 

@@ -1,5 +1,5 @@
 import type { Sql, Runner } from './client.js';
-import { keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest, type SortKey } from './paging.js';
+import { empty, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest, type SortKey } from './paging.js';
 
 /** A row of the per-address movement log (spec 2.6). event: 1 deploy, 2 mint, 3 transfer in, 4 transfer out. */
 export interface MovementRow {
@@ -30,16 +30,17 @@ export const movementSortKeys: SortKey[] = [{ column: 'm.id', field: 'id', cast:
 const columns = 'm.id, m.tick_id, m.address, m.tx_hash, m.amount, m.event, m.operate, m.created_at, m.updated_at';
 
 export function createMovementStore(sql: Sql, run: Runner) {
+  const none = empty(sql); // a condition that is not set
   const cols = sql.unsafe(columns);
 
   function conditions(filter: MovementFilter) {
     const events = filter.events && filter.events.length > 0 ? [...filter.events] : null;
     return sql`
-      ${filter.chain != null ? sql`AND t.chain = lower(${filter.chain})` : sql``}
-      ${filter.protocol != null ? sql`AND t.protocol = lower(${filter.protocol})` : sql``}
-      ${filter.tick != null ? sql`AND t.tick = lower(${filter.tick})` : sql``}
-      ${filter.search != null && filter.search !== '' ? sql`AND strpos(t.tick, lower(${filter.search})) > 0` : sql``}
-      ${events ? sql`AND m.event = ANY(${events}::smallint[])` : sql``}`;
+      ${filter.chain != null ? sql`AND t.chain = lower(${filter.chain})` : none}
+      ${filter.protocol != null ? sql`AND t.protocol = lower(${filter.protocol})` : none}
+      ${filter.tick != null ? sql`AND t.tick = lower(${filter.tick})` : none}
+      ${filter.search != null && filter.search !== '' ? sql`AND strpos(t.tick, lower(${filter.search})) > 0` : none}
+      ${events ? sql`AND m.event = ANY(${events}::smallint[])` : none}`;
   }
   const needsTick = (f: MovementFilter) =>
     f.chain != null || f.protocol != null || f.tick != null || (f.search != null && f.search !== '');
@@ -48,7 +49,7 @@ export function createMovementStore(sql: Sql, run: Runner) {
     async ofAddress(address: string, filter: MovementFilter, page: PageRequest): Promise<Page<MovementRow>> {
       const rows = await run(sql<MovementRow[]>`
         SELECT ${cols} FROM address_txs m
-        ${needsTick(filter) ? sql`JOIN ticks t ON t.id = m.tick_id` : sql``}
+        ${needsTick(filter) ? sql`JOIN ticks t ON t.id = m.tick_id` : none}
         WHERE m.address_key = lower(${address}) ${conditions(filter)} ${keysetAfter(sql, movementSortKeys, page)}
         ${orderBy(sql, movementSortKeys, page.direction)} ${limitOffset(sql, page)}`);
       return toPage(rows, page);
@@ -67,7 +68,7 @@ export function createMovementStore(sql: Sql, run: Runner) {
       }
       const [row] = await run(sql<{ n: string }[]>`
         SELECT count(*) AS n FROM address_txs m
-        ${needsTick(filter) ? sql`JOIN ticks t ON t.id = m.tick_id` : sql``}
+        ${needsTick(filter) ? sql`JOIN ticks t ON t.id = m.tick_id` : none}
         WHERE m.address_key = lower(${address}) ${conditions(filter)}`);
       return Number(row?.n ?? 0);
     },

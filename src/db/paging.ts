@@ -28,20 +28,47 @@ export interface Page<Row> {
   hasMore: boolean;
 }
 
+type Fragment = ReturnType<Sql['unsafe']>;
+const fixedFragments = new WeakMap<Sql, Map<string, Fragment>>();
+
+/**
+ * `sql.unsafe(text)` built once per Sql and text, for texts from the code's own lists (never input): a
+ * postgres.js fragment is a Query (a Promise with its resolvers) and every statement used to allocate
+ * several of them for the same constant pieces (ORDER BY, LIMIT, casts, empty conditions). A fragment is
+ * only read when a statement embedding it is built, so one object serves every statement.
+ */
+export function fixed(sql: Sql, text: string): Fragment {
+  let texts = fixedFragments.get(sql);
+  if (!texts) fixedFragments.set(sql, texts = new Map());
+  let fragment = texts.get(text);
+  if (!fragment) texts.set(text, fragment = sql.unsafe(text));
+  return fragment;
+}
+
+/** The empty fragment (a condition that is not set), shared. */
+export const empty = (sql: Sql): Fragment => fixed(sql, '');
+
+const orderTexts = new WeakMap<readonly SortKey[], Record<Direction, string>>();
+
 // Column names and directions come from the code's own key lists, never from input.
 export function orderBy(sql: Sql, keys: readonly SortKey[], direction: Direction) {
-  return sql.unsafe(`ORDER BY ${keys.map((k) => `${k.column} ${direction}`).join(', ')}`);
+  let texts = orderTexts.get(keys);
+  if (!texts) {
+    const text = (d: Direction) => `ORDER BY ${keys.map((k) => `${k.column} ${d}`).join(', ')}`;
+    orderTexts.set(keys, texts = { ASC: text('ASC'), DESC: text('DESC') });
+  }
+  return fixed(sql, texts[direction]);
 }
 
 /** `AND (a, b) > ($1::t1, $2::t2)` for the keyset position, or nothing on the first page. */
 export function keysetAfter(sql: Sql, keys: readonly SortKey[], page: PageRequest) {
-  if (!page.after) return sql``;
+  if (!page.after) return empty(sql);
   if (page.after.length !== keys.length) throw new RangeError('cursor does not fit this list');
   const values = keys
-    .map((k, i) => sql`${page.after![i]!}::${sql.unsafe(k.cast)}`)
+    .map((k, i) => sql`${page.after![i]!}::${fixed(sql, k.cast)}`)
     .reduce((acc, f) => sql`${acc}, ${f}`);
   const op = page.direction === 'ASC' ? '>' : '<';
-  return sql`AND (${sql.unsafe(keys.map((k) => k.column).join(', '))}) ${sql.unsafe(op)} (${values})`;
+  return sql`AND (${fixed(sql, keys.map((k) => k.column).join(', '))}) ${fixed(sql, op)} (${values})`;
 }
 
 /**
@@ -61,7 +88,7 @@ const literalLimits = new Set([2, 6, 11, 16, 21, 26, 31, 51, 101, 1001]);
 export function limitOffset(sql: Sql, page: PageRequest) {
   // one extra row tells whether a next page exists without a second query
   const rows = page.limit + 1;
-  const limit = literalLimits.has(rows) ? sql.unsafe(`LIMIT ${rows}`) : sql`LIMIT ${rows}`;
+  const limit = literalLimits.has(rows) ? fixed(sql, `LIMIT ${rows}`) : sql`LIMIT ${rows}`;
   return page.offset > 0 ? sql`${limit} OFFSET ${page.offset}` : limit;
 }
 
@@ -94,12 +121,17 @@ export function groupPages<Row extends { parent: string }>(
  * execution). `ordinality` adds the key's position (1-based, bigint) as the last column.
  */
 export function keyRows(sql: Sql, columns: readonly (readonly [values: readonly unknown[], type: KeyType])[], ordinality = false) {
+  if (columns.length === 1 && columns[0]![0].length === 1 && !ordinality) {
+    // one key of one column (a loader's usual batch): one fragment
+    const [[values, type]] = columns as [readonly [readonly unknown[], KeyType]];
+    return sql`(VALUES (${values[0] as string}::${fixed(sql, type)}))`;
+  }
   if (columns[0]?.[0].length === 1) {
-    const values = columns.map(([v, type]) => sql`${v[0] as string}::${sql.unsafe(type)}`)
+    const values = columns.map(([v, type]) => sql`${v[0] as string}::${fixed(sql, type)}`)
       .reduce((acc, f) => sql`${acc}, ${f}`);
     return ordinality ? sql`(VALUES (${values}, 1::bigint))` : sql`(VALUES (${values}))`;
   }
-  const arrays = columns.map(([v, type]) => sql`${v as string[]}::${sql.unsafe(`${type}[]`)}`)
+  const arrays = columns.map(([v, type]) => sql`${v as string[]}::${fixed(sql, `${type}[]`)}`)
     .reduce((acc, f) => sql`${acc}, ${f}`);
   return ordinality ? sql`unnest(${arrays}) WITH ORDINALITY` : sql`unnest(${arrays})`;
 }

@@ -1,5 +1,5 @@
 import type { Sql, Runner } from './client.js';
-import { groupPages, keyRows, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest, type SortKey } from './paging.js';
+import { empty, fixed, groupPages, keyRows, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest, type SortKey } from './paging.js';
 
 export interface TickRow {
   id: string;
@@ -57,16 +57,18 @@ const columns = `t.id, t.chain, t.protocol, t.tick, t.name, t.limit_per_mint, t.
   t.minted, t.holders, t.tx_cnt, t.progress`;
 
 export function createTickStore(sql: Sql, run: Runner) {
+  const none = empty(sql); // a condition that is not set
   const cols = sql.unsafe(columns);
 
   // Only the filters that are set become conditions, so each combination is its own statement with
   // its own plan (a catch-all `$1 IS NULL OR …` would push prepared statements onto generic plans).
   function where(filter: TickFilter) {
+    if (filter.chain == null && filter.protocol == null && filter.tick == null && filter.deployBy == null) return none;
     return sql`
-      ${filter.chain != null ? sql`AND t.chain = lower(${filter.chain})` : sql``}
-      ${filter.protocol != null ? sql`AND t.protocol = lower(${filter.protocol})` : sql``}
-      ${filter.tick != null ? sql`AND t.tick = lower(${filter.tick})` : sql``}
-      ${filter.deployBy != null ? sql`AND t.deploy_by_key = lower(${filter.deployBy})` : sql``}`;
+      ${filter.chain != null ? sql`AND t.chain = lower(${filter.chain})` : none}
+      ${filter.protocol != null ? sql`AND t.protocol = lower(${filter.protocol})` : none}
+      ${filter.tick != null ? sql`AND t.tick = lower(${filter.tick})` : none}
+      ${filter.deployBy != null ? sql`AND t.deploy_by_key = lower(${filter.deployBy})` : none}`;
   }
 
   return {
@@ -124,8 +126,8 @@ export function createTickStore(sql: Sql, run: Runner) {
       }
       const [row] = await run(sql<{ n: string }[]>`
         SELECT n FROM list_totals WHERE list = 'ticks' AND tick IS NULL
-          AND ${filter.chain != null ? sql`chain = lower(${filter.chain})` : sql`chain IS NULL`}
-          AND ${filter.protocol != null ? sql`protocol = lower(${filter.protocol})` : sql`protocol IS NULL`}`);
+          AND ${filter.chain != null ? sql`chain = lower(${filter.chain})` : fixed(sql, 'chain IS NULL')}
+          AND ${filter.protocol != null ? sql`protocol = lower(${filter.protocol})` : fixed(sql, 'protocol IS NULL')}`);
       return Number(row?.n ?? 0);
     },
   };

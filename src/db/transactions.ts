@@ -1,5 +1,5 @@
 import type { Sql, Runner } from './client.js';
-import { groupPages, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest, type SortKey } from './paging.js';
+import { empty, fixed, groupPages, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest, type SortKey } from './paging.js';
 
 export interface TransactionRow {
   id: string;
@@ -40,21 +40,23 @@ const columns = `x.id, x.chain, x.protocol, x.block_height, x.position_in_block,
   x.from_address, x.to_address, x.op, x.tick, x.amt, x.gas, x.gas_price, x.status, x.created_at, x.updated_at`;
 
 export function createTransactionStore(sql: Sql, run: Runner) {
+  const none = empty(sql); // a condition that is not set
   const cols = sql.unsafe(columns);
 
   /** chain/protocol/tick conditions (the address is handled by the callers: see list and count). */
   function conditions(filter: TransactionFilter) {
+    if (filter.chain == null && filter.protocol == null && filter.tick == null) return none;
     return sql`
-      ${filter.chain != null ? sql`AND x.chain = lower(${filter.chain})` : sql``}
-      ${filter.protocol != null ? sql`AND x.protocol = lower(${filter.protocol})` : sql``}
-      ${filter.tick != null ? sql`AND x.tick = lower(${filter.tick})` : sql``}`;
+      ${filter.chain != null ? sql`AND x.chain = lower(${filter.chain})` : none}
+      ${filter.protocol != null ? sql`AND x.protocol = lower(${filter.protocol})` : none}
+      ${filter.tick != null ? sql`AND x.tick = lower(${filter.tick})` : none}`;
   }
 
   /** The sort keys (and id) of the matching transactions in page order, before LIMIT/OFFSET. */
   function keyScan(side: 'from_key' | 'to_key' | null, filter: TransactionFilter, page: PageRequest) {
     return sql`
       SELECT x.block_height, x.position_in_block, x.id FROM transactions x
-       WHERE ${side ? sql`${sql.unsafe(`x.${side}`)} = lower(${filter.address!})` : sql`true`} ${conditions(filter)}
+       WHERE ${side ? sql`${fixed(sql, `x.${side}`)} = lower(${filter.address!})` : fixed(sql, 'true')} ${conditions(filter)}
       ${keysetAfter(sql, transactionSortKeys, page)} ${orderBy(sql, transactionSortKeys, page.direction)}`;
   }
 
@@ -112,13 +114,13 @@ export function createTransactionStore(sql: Sql, run: Runner) {
       }
       if (filter.address != null) {
         const side = (column: string) => sql`
-          SELECT x.id FROM transactions x WHERE ${sql.unsafe(`x.${column}`)} = lower(${filter.address!}) ${conditions(filter)}`;
+          SELECT x.id FROM transactions x WHERE ${fixed(sql, `x.${column}`)} = lower(${filter.address!}) ${conditions(filter)}`;
         const [row] = await run(sql<{ n: string }[]>`
           SELECT count(*) AS n FROM (${side('from_key')} UNION ${side('to_key')}) u`);
         return Number(row?.n ?? 0);
       }
       const dim = (column: string, value: string | null | undefined) =>
-        value != null ? sql`AND ${sql.unsafe(column)} = lower(${value})` : sql`AND ${sql.unsafe(column)} IS NULL`;
+        value != null ? sql`AND ${fixed(sql, column)} = lower(${value})` : fixed(sql, `AND ${column} IS NULL`);
       const [row] = await run(sql<{ n: string }[]>`
         SELECT n FROM list_totals WHERE list = 'transactions'
         ${dim('chain', filter.chain)} ${dim('protocol', filter.protocol)} ${dim('tick', filter.tick)}`);

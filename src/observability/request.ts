@@ -292,34 +292,49 @@ function record(deps: { logger: Logger; metrics: Metrics }, scope: RequestScope,
   const { logger, metrics } = deps;
   const ms = performance.now() - scope.startedAt;
   const status = res.statusCode;
-  const aborted = !res.writableFinished;
   metrics.responses.inc({ surface: scope.surface, status: String(status) });
-  const line: Record<string, unknown> = {
-    reqId: scope.id,
-    surface: scope.surface,
-    method: req.method,
-    path,
-    status,
-    ms: round(ms),
-    dbMs: round(scope.dbMs),
-    queueMs: round(scope.queueMs),
-    dbStatements: scope.dbStatements,
-  };
-  if (aborted) line.aborted = true;
   if (scope.surface === 'graphql') {
-    const operation = scope.operation ?? 'none';
-    line.operation = operation;
-    if (scope.cache) line.cache = scope.cache;
-    if (scope.errorCodes.length) line.errors = [...new Set(scope.errorCodes)];
     // a GraphQL request (not the GraphiQL page, not a CORS preflight): it got as far as its parameters, or failed
     if (scope.operation !== undefined || scope.errorCodes.length > 0 || status >= 400) {
-      const label = metrics.operationLabel(operation);
+      const label = metrics.operationLabel(scope.operation ?? 'none');
       const failed = scope.errorCodes.length > 0 || status >= 400;
       metrics.requests.inc({ surface: 'graphql', operation: label, outcome: failed ? 'error' : 'ok' });
       metrics.duration.observe({ surface: 'graphql', operation: label, cache: scope.cache ?? 'bypass' }, ms / 1000);
       for (const code of scope.errorCodes) metrics.errors.inc({ surface: 'graphql', code });
       if (scope.errorCodes.length === 0 && status >= 400) metrics.errors.inc({ surface: 'graphql', code: `HTTP_${status}` });
     }
+  } else if (scope.surface === 'rpc' && scope.rpc.length === 0 && scope.envelopeCode !== undefined) {
+    metrics.errors.inc({ surface: 'rpc', code: String(scope.envelopeCode) });
+  }
+  if (scope.surface === 'graphql' || scope.surface === 'rpc') {
+    metrics.dbTime.observe({ surface: scope.surface }, scope.dbMs / 1000);
+    metrics.queueTime.observe({ surface: scope.surface }, scope.queueMs / 1000);
+  }
+  // 503 is an expected outage (shutting down, database unavailable, server busy): warn; other 5xx are the gateway's fault
+  const level = scope.surface === 'probe' || scope.surface === 'metrics' ? 'debug'
+    : status === 503 ? 'warn' : status >= 500 ? 'error' : 'info';
+  // the line is built only when its level is logged (at LOG_LEVEL=warn, most requests' lines are not)
+  if (logger.isLevelEnabled(level)) logger[level](logLine(scope, req, res, path, ms), 'request');
+}
+
+/** The request's log line. */
+function logLine(scope: RequestScope, req: IncomingMessage, res: ServerResponse, path: string, ms: number): Record<string, unknown> {
+  const line: Record<string, unknown> = {
+    reqId: scope.id,
+    surface: scope.surface,
+    method: req.method,
+    path,
+    status: res.statusCode,
+    ms: round(ms),
+    dbMs: round(scope.dbMs),
+    queueMs: round(scope.queueMs),
+    dbStatements: scope.dbStatements,
+  };
+  if (!res.writableFinished) line.aborted = true;
+  if (scope.surface === 'graphql') {
+    line.operation = scope.operation ?? 'none';
+    if (scope.cache) line.cache = scope.cache;
+    if (scope.errorCodes.length) line.errors = [...new Set(scope.errorCodes)];
   } else if (scope.surface === 'rpc') {
     if (scope.rpc.length === 1) {
       const [call] = scope.rpc;
@@ -334,15 +349,7 @@ function record(deps: { logger: Logger; metrics: Metrics }, scope: RequestScope,
       line.cacheHits = scope.rpc.filter((c) => c.cache === 'hit').length;
     } else if (scope.envelopeCode !== undefined) {
       line.code = scope.envelopeCode;
-      metrics.errors.inc({ surface: 'rpc', code: String(scope.envelopeCode) });
     }
   }
-  if (scope.surface === 'graphql' || scope.surface === 'rpc') {
-    metrics.dbTime.observe({ surface: scope.surface }, scope.dbMs / 1000);
-    metrics.queueTime.observe({ surface: scope.surface }, scope.queueMs / 1000);
-  }
-  // 503 is an expected outage (shutting down, database unavailable, server busy): warn; other 5xx are the gateway's fault
-  const level = scope.surface === 'probe' || scope.surface === 'metrics' ? 'debug'
-    : status === 503 ? 'warn' : status >= 500 ? 'error' : 'info';
-  logger[level](line, 'request');
+  return line;
 }
