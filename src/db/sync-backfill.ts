@@ -1,7 +1,7 @@
 import { totalmem } from 'node:os';
 import postgres from 'postgres';
 import type { Sql } from './client.js';
-import { copyLinesInto } from './copy.js';
+import { copyChunksInto } from './copy.js';
 import { recordDuplicateDeployHashes, type Tx } from './sync-apply.js';
 import * as state from './sync-state.js';
 
@@ -20,9 +20,9 @@ export async function bulkRowCount(sql: Sql): Promise<bigint> {
 export interface BulkSession {
   /** tick id per (chain, protocol, tick) as the read model keys it */
   ticks(): Promise<{ id: string; chain: string; protocol: string; tick: string }[]>;
-  /** COPYs one source range into `target` and records it as done (`source` up to `lastId`), in one transaction;
-   *  `rows`: how many rows `lines` holds when an element holds several lines (else one each) */
-  copyRange(target: string, columns: string[], lines: string[], range: { source: string; lastId: string; done: boolean; rows?: number }): Promise<void>;
+  /** COPYs one source range (COPY text, whole lines per Buffer: `rows` of them) into `target` and records it
+   *  as done (`source` up to `lastId`), in one transaction */
+  copyRange(target: string, columns: string[], chunks: readonly Buffer[], range: { source: string; lastId: string; done: boolean; rows: number }): Promise<void>;
   /** records a range with nothing to copy */
   advance(source: string, lastId: string, done: boolean): Promise<void>;
 }
@@ -46,11 +46,11 @@ export async function withBulkSession<T>(databaseUrl: string, work: (s: BulkSess
       return await work({
         ticks: () => conn<{ id: string; chain: string; protocol: string; tick: string }[]>`
           SELECT id::text AS id, chain, protocol, tick FROM ticks`,
-        async copyRange(target, columns, lines, range) {
+        async copyRange(target, columns, chunks, range) {
           await r`BEGIN`;
           try {
-            await copyLinesInto(conn, target, columns, lines);
-            await state.advanceBackfill(conn, range.source, range.lastId, range.rows ?? lines.length, range.done);
+            if (chunks.length > 0) await copyChunksInto(conn, target, columns, chunks);
+            await state.advanceBackfill(conn, range.source, range.lastId, range.rows, range.done);
             await r`COMMIT`;
           } catch (error) {
             await r`ROLLBACK`.catch(() => {});

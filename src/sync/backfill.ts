@@ -7,7 +7,7 @@
 // apply brings rows copied from the older snapshot up to date.
 import { availableParallelism } from 'node:os';
 import type { Sql } from '../db/client.js';
-import { copyLine } from '../db/copy.js';
+import { CopyChunks, copyLine } from '../db/copy.js';
 import { captureIndexes, dropIndexes } from '../db/indexes.js';
 import type { Tx } from '../db/sync-apply.js';
 import {
@@ -28,8 +28,8 @@ import type { SyncMetrics } from './metrics.js';
 
 /** A text value for COPY's text format (backslash, tab, newline, carriage return escaped). */
 const copyEscapes = /[\\\t\n\r]/;
-/** COPY lines joined into one string (a few hundred KB: well under the 1 MB chunks copyLinesInto pushes). */
-const linesPerChunk = 1_000;
+/** Ranges read and mapped ahead of the COPY running (each a few MB of encoded lines). */
+const copiesAhead = 2;
 const esc = (s: string) => (copyEscapes.test(s) ? copyLine([s]).slice(0, -1) : s);
 
 /** Source tables copied by id range, in dependency order, with the read-model table each fills. */
@@ -219,54 +219,52 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
       }
     }
   };
-  let next: Promise<SourceRow[]> | null = null;
-  // the previous range's COPY, still running while this range is mapped (one at a time on the bulk connection)
-  let copying: Promise<void> | null = null;
+  // a range is read and mapped at once: each row becomes its COPY line, encoded into Buffers, as it is
+  // decoded (no row object outlives the young generation); the COPYs of the ranges before it run meanwhile
+  // (one at a time on the bulk connection, at most `copiesAhead` ranges waiting: a few MB of Buffers)
+  const readRange = async (from: bigint) => {
+    const out = new CopyChunks();
+    let rows = 0;
+    let lastRowId: unknown = null;
+    await conn.each(`${selectRows(t.source)} WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`, [String(from), String(top), c.batchSize],
+      (row) => {
+        rows++;
+        lastRowId = row.id;
+        try {
+          out.push(line(row));
+        } catch (error) {
+          if (!(error instanceof BadRowError) || !c.apply.skipBadRows) throw error;
+          c.apply.onBadRow(error);
+        }
+      });
+    return { chunks: out.done(), lines: out.lines, rows, end: rows < c.batchSize ? top : BigInt(String(lastRowId)) };
+  };
+  const copies: Promise<void>[] = [];
+  let copying: Promise<void> = Promise.resolve();
   try {
-    // three stages at once: the next range read from the source, this one mapped in Node, the previous one
-    // written to PostgreSQL (at most three ranges in memory)
-    const read = (from: bigint) => conn.query(`${selectRows(t.source)} WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`,
-      [String(from), String(top), c.batchSize]).then(([rows]) => rows as SourceRow[]);
-    next = last < top ? read(last) : null;
-    next?.catch(() => {}); // awaited below; a stop or a failed COPY may leave it unawaited
     while (last < top) {
       if (c.stopping()) {
         await copying;
         return true;
       }
-      const batch = await next!;
-      const end = batch.length < c.batchSize ? top : BigInt(String(batch[batch.length - 1]!.id));
-      next = end < top ? read(end) : null;
-      next?.catch(() => {});
-      const lines: string[] = [];
-      for (const row of batch) {
-        try {
-          lines.push(line(row));
-        } catch (error) {
-          if (!(error instanceof BadRowError) || !c.apply.skipBadRows) throw error;
-          c.apply.onBadRow(error);
-        }
-      }
-      // joined 1,000 lines at a time: one flat string each to encode (a line built from its fields is a
-      // rope, flattened when written: a copy per line)
-      const chunks: string[] = [];
-      for (let i = 0; i < lines.length; i += linesPerChunk) chunks.push(lines.slice(i, i + linesPerChunk).join(''));
-      await copying;
-      // the range and the record of it commit together
-      copying = bulk.copyRange(t.target, t.columns, chunks, { source: t.source, lastId: String(end), done: end >= top, rows: lines.length }).then(() => {
-        c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, lines.length);
-        bar.add(batch.length);
+      const r = await readRange(last);
+      while (copies.length >= copiesAhead) await copies.shift();
+      // the range and the record of it commit together, after the ranges before it
+      copying = copying.then(() => bulk.copyRange(t.target, t.columns, r.chunks,
+        { source: t.source, lastId: String(r.end), done: r.end >= top, rows: r.lines })).then(() => {
+        c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, r.lines);
+        bar.add(r.rows);
       });
-      copying.catch(() => {}); // awaited before the next COPY or at the end
-      last = end;
+      copying.catch(() => {}); // awaited before the next range is read past the limit, or at the end
+      copies.push(copying);
+      last = r.end;
     }
     await copying;
-    copying = null;
     if (top === 0n || last >= top) await bulk.advance(t.source, String(top), true);
     return false;
   } finally {
     // a failure while a COPY runs: let it end before the bulk connection is released
-    await copying?.catch(() => {});
+    await copying.catch(() => {});
     bar.stop();
   }
 }
@@ -294,5 +292,6 @@ async function finish(c: BackfillContext): Promise<void> {
   lap('analyze');
   await crossCheckStats(c.sql, c.target, c.log);
   lap('crossCheck');
-  c.log.info({ seconds: phases }, 'backfill done');
+  const cpu = process.cpuUsage();
+  c.log.info({ seconds: phases, syncCpuSeconds: Math.round((cpu.user + cpu.system) / 1e4) / 100 }, 'backfill done');
 }
