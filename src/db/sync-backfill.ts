@@ -82,13 +82,13 @@ export async function linkHistory(sql: Sql): Promise<void> {
 }
 
 /**
- * Rebuilds the indexes the backfill dropped (recorded in sync_dropped_indexes), `jobs` at a time, largest
- * tables first; then re-attaches the constraints one by one (ALTER TABLE waits for every build on its
- * table). Each index only if still missing, and its record goes once it is complete: a resumed finish
- * skips what is built.
+ * Rebuilds the indexes the backfill dropped (recorded in sync_dropped_indexes; those of `tables` only when
+ * given), `jobs` at a time, largest tables first; then re-attaches the constraints one by one (ALTER TABLE
+ * waits for every build on its table). Each index only if still missing, and its record goes once it is
+ * complete: a resumed finish skips what is built.
  */
-export async function restoreDroppedIndexes(sql: Sql, jobs: number, progress: { add(n: number): void }): Promise<void> {
-  const defs = await state.readDroppedIndexes(sql);
+export async function restoreDroppedIndexes(sql: Sql, jobs: number, progress: { add(n: number): void }, tables?: string[]): Promise<void> {
+  const defs = (await state.readDroppedIndexes(sql)).filter((d) => tables === undefined || tables.includes(d.table_name));
   const sizes = new Map<string, number>();
   for (const t of new Set(defs.map((d) => d.table_name))) {
     const [row] = await sql<{ bytes: string }[]>`SELECT pg_table_size(${t}::regclass)::text AS bytes`;

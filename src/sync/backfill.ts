@@ -32,10 +32,14 @@ const copyEscapes = /[\\\t\n\r]/;
 const copiesAhead = 2;
 const esc = (s: string) => (copyEscapes.test(s) ? copyLine([s]).slice(0, -1) : s);
 
-/** Source tables copied by id range, in dependency order, with the read-model table each fills. */
+/** Source tables copied by id range, in dependency order (ticks first), with the read-model table each fills. */
 const rangeTables: { source: string; target: string; columns: string[]; needsTicks: boolean }[] = [
   { source: 'inscriptions', target: 'ticks', needsTicks: false, columns: ['id', 'chain', 'protocol', 'tick', 'name', 'limit_per_mint',
     'deploy_by', 'total_supply', 'deploy_hash', 'deploy_time', 'transfer_type', 'decimals', 'created_at', 'updated_at'] },
+  // read with its transaction's block height (selectRows, from the source's txs: nothing here waits for transactions);
+  // copied second, so that its intervals are linked (link_balance_history) and its indexes built while the rest is copied
+  { source: 'balance_txn', target: 'balance_history', needsTicks: true, columns: ['id', 'tick_id', 'address', 'block_height', 'amount',
+    'balance', 'available', 'event', 'tx_hash', 'created_at'] },
   { source: 'balances', target: 'balances', needsTicks: true, columns: ['tick_id', 'address', 'balance', 'available', 'updated_at'] },
   { source: 'address_txs', target: 'address_txs', needsTicks: true, columns: ['id', 'tick_id', 'address', 'tx_hash', 'amount', 'event',
     'operate', 'created_at', 'updated_at'] },
@@ -43,9 +47,6 @@ const rangeTables: { source: string; target: string; columns: string[]; needsTic
     'block_time', 'tx_hash', 'from_address', 'to_address', 'op', 'tick', 'amt', 'gas', 'gas_price', 'status', 'created_at', 'updated_at'] },
   { source: 'utxos', target: 'utxos', needsTicks: true, columns: ['id', 'tick_id', 'address', 'root_hash', 'amount', 'status',
     'created_at', 'updated_at'] },
-  // read with its transaction's block height (selectRows); intervals linked once at the end (link_balance_history)
-  { source: 'balance_txn', target: 'balance_history', needsTicks: true, columns: ['id', 'tick_id', 'address', 'block_height', 'amount',
-    'balance', 'available', 'event', 'tx_hash', 'created_at'] },
 ];
 /** Tables whose secondary indexes are dropped for the copy (ticks keeps its keys: the others reference it). */
 const bulkTargets = ['balances', 'address_txs', 'transactions', 'utxos', 'balance_history'];
@@ -104,6 +105,8 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
   const current = await state.readSourceState(c.sql);
   if (current?.backfill_done) return 'done';
   c.metrics.setMode('backfill');
+  // tables finished while the copy went on (a resumed run finishes those of the earlier run in the finish)
+  const background: Background = { tables: new Set(), finishing: Promise.resolve() };
   const conn = await connectSource(c.target);
   try {
     const before = c.mode === 'binlog' ? await currentPosition(conn) : null;
@@ -149,9 +152,13 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
       ], { ...c.apply, onApplied: (table, n) => c.metrics.rowsApplied.inc({ table, phase: 'backfill' }, n) });
     });
 
+    // a table copied whole is finished (the history linked, its indexes rebuilt) on another connection
+    // while the next ones are copied, one table at a time: the copy leaves part of the two cores idle (the
+    // sync, PostgreSQL's COPY and the source each wait on the others), which the finish alone would only
+    // use at the end. The last table with rows to copy is left to the finish (its indexes two at a time).
     const stopped = await withBulkSession(c.databaseUrl, async (bulk) => {
       let ticks: Map<string, string> | null = null;
-      for (const t of rangeTables) {
+      for (const [i, t] of rangeTables.entries()) {
         const p = plan.get(t.source);
         // a backfill planned before this table was synced (resumed across an upgrade) leaves it out
         if (!p || p.done) continue;
@@ -159,16 +166,44 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
         const started = performance.now();
         if (await copyTable(c, conn, bulk, t, p, ticks)) return true;
         c.log.info({ table: t.source, seconds: Math.round(performance.now() - started) / 1000 }, 'backfill table copied');
+        const more = rangeTables.slice(i + 1).some((x) => {
+          const q = plan.get(x.source);
+          return q && !q.done && BigInt(q.max_id) > BigInt(q.last_id.split('.')[0]!);
+        });
+        if (more && bulkTargets.includes(t.target)) {
+          background.tables.add(t.target);
+          background.finishing = background.finishing.then(() => finishTable(c, t.target));
+          background.finishing.catch(() => {}); // awaited by the finish (or below, when the copy stops or fails)
+        }
       }
       return false;
+    }).catch(async (error: unknown) => {
+      await background.finishing.catch(() => {});
+      throw error;
     });
+    if (stopped) await background.finishing;
     if (stopped) return 'stopped';
     await conn.query('COMMIT');
   } finally {
     await conn.end().catch(() => {});
   }
-  await finish(c);
+  await finish(c, background);
   return 'done';
+}
+
+interface Background {
+  /** the tables handed to `finishing` */
+  tables: Set<string>;
+  finishing: Promise<void>;
+}
+
+/** One table's part of the finish, run once its copy is complete: the history's intervals linked (before
+ *  its indexes exist: the link rewrites nearly every row), then its dropped indexes rebuilt. */
+async function finishTable(c: BackfillContext, table: string): Promise<void> {
+  const started = performance.now();
+  if (table === 'balance_history') await linkHistory(c.sql);
+  await restoreDroppedIndexes(c.sql, 1, { add() {} }, [table]);
+  c.log.info({ table, seconds: Math.round(performance.now() - started) / 1000 }, 'backfill table finished');
 }
 
 async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkSession,
@@ -272,15 +307,22 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
 /** Links the history's intervals (before the indexes are back: the link rewrites nearly every history
  *  row), rebuilds the dropped indexes (each only if still missing: a resumed finish skips the built ones),
  *  then recomputes the counters and marks the backfill done together. */
-async function finish(c: BackfillContext): Promise<void> {
+async function finish(c: BackfillContext, background: Background): Promise<void> {
   const phases: Record<string, number> = {};
   let t0 = performance.now();
   const lap = (phase: string) => { const now = performance.now(); phases[phase] = Math.round(now - t0) / 1000; t0 = now; };
-  await linkHistory(c.sql);
+  if (!background.tables.has('balance_history')) await linkHistory(c.sql);
   lap('link');
   const defs = await state.readDroppedIndexes(c.sql);
   const bar = progressBar('indexes', Math.max(1, defs.length), 'indexes');
   try {
+    // the tables the copy left unfinished, beside what is still running in the background
+    const rest = [...new Set(defs.map((d) => d.table_name))].filter((x) => !background.tables.has(x));
+    await Promise.all([
+      background.finishing.then(() => bar.add(defs.filter((d) => background.tables.has(d.table_name)).length)),
+      restoreDroppedIndexes(c.sql, Math.min(4, availableParallelism()), bar, rest),
+    ]);
+    // anything still recorded (none unless a background table failed and was retried)
     await restoreDroppedIndexes(c.sql, Math.min(4, availableParallelism()), bar);
   } finally {
     bar.stop();
