@@ -198,11 +198,13 @@ interface Background {
 }
 
 /** One table's part of the finish, run once its copy is complete: the history's intervals linked (before
- *  its indexes exist: the link rewrites nearly every row), then its dropped indexes rebuilt. */
+ *  its indexes exist: the link rewrites nearly every row), then its dropped indexes rebuilt, then ANALYZE. */
 async function finishTable(c: BackfillContext, table: string): Promise<void> {
   const started = performance.now();
   if (table === 'balance_history') await linkHistory(c.sql);
   await restoreDroppedIndexes(c.sql, 1, { add() {} }, [table]);
+  // after its indexes (ANALYZE gathers statistics of expression indexes too)
+  await analyzeTables(c.sql, [table]);
   c.log.info({ table, seconds: Math.round(performance.now() - started) / 1000 }, 'backfill table finished');
 }
 
@@ -305,35 +307,44 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
 }
 
 /** Links the history's intervals (before the indexes are back: the link rewrites nearly every history
- *  row), rebuilds the dropped indexes (each only if still missing: a resumed finish skips the built ones),
- *  then recomputes the counters and marks the backfill done together. */
+ *  row) unless done while the copy went on, rebuilds the dropped indexes (each only if still missing: a
+ *  resumed finish skips the built ones) while the counters are recomputed, then re-attaches the keys and
+ *  marks the backfill done with the counters. Phases in the log: link, then indexes and counters (each from
+ *  the end of the link: they overlap; counters includes the wait for the indexes), analyze. */
 async function finish(c: BackfillContext, background: Background): Promise<void> {
   const phases: Record<string, number> = {};
   let t0 = performance.now();
-  const lap = (phase: string) => { const now = performance.now(); phases[phase] = Math.round(now - t0) / 1000; t0 = now; };
+  const since = (from: number) => Math.round(performance.now() - from) / 1000;
   if (!background.tables.has('balance_history')) await linkHistory(c.sql);
-  lap('link');
+  phases.link = since(t0);
+  t0 = performance.now();
   const defs = await state.readDroppedIndexes(c.sql);
   const bar = progressBar('indexes', Math.max(1, defs.length), 'indexes');
   try {
-    // the tables the copy left unfinished, beside what is still running in the background
+    // the tables the copy left unfinished (their keys are attached with the counters, below)…
     const rest = [...new Set(defs.map((d) => d.table_name))].filter((x) => !background.tables.has(x));
-    await Promise.all([
-      background.finishing.then(() => bar.add(defs.filter((d) => background.tables.has(d.table_name)).length)),
-      restoreDroppedIndexes(c.sql, Math.min(4, availableParallelism()), bar, rest),
-    ]);
-    // anything still recorded (none unless a background table failed and was retried)
-    await restoreDroppedIndexes(c.sql, Math.min(4, availableParallelism()), bar);
+    const builds = restoreDroppedIndexes(c.sql, Math.min(4, availableParallelism()), bar, rest, false)
+      .then(() => { phases.indexes = since(t0); });
+    builds.catch(() => {}); // awaited in completeBackfill
+    // …beside what is still running in the background (its keys attached there, before the counters'
+    // transaction holds a lock on any of the tables)
+    await background.finishing.catch(async (error: unknown) => {
+      await builds.catch(() => {});
+      throw error;
+    });
+    bar.add(defs.filter((d) => background.tables.has(d.table_name)).length);
+    for (const d of await completeBackfill(c.sql, builds, bar)) c.apply.onDuplicateDeployHash(d);
+    phases.counters = since(t0);
   } finally {
     bar.stop();
   }
-  lap('indexes');
-  for (const d of await completeBackfill(c.sql)) c.apply.onDuplicateDeployHash(d);
-  lap('counters');
-  await analyzeTables(c.sql, ['ticks', ...bulkTargets]);
-  lap('analyze');
+  t0 = performance.now();
+  // the tables finished in the background were analysed there
+  await analyzeTables(c.sql, ['ticks', ...bulkTargets.filter((x) => !background.tables.has(x))]);
+  phases.analyze = since(t0);
+  t0 = performance.now();
   await crossCheckStats(c.sql, c.target, c.log);
-  lap('crossCheck');
+  phases.crossCheck = since(t0);
   const cpu = process.cpuUsage();
   c.log.info({ seconds: phases, syncCpuSeconds: Math.round((cpu.user + cpu.system) / 1e4) / 100 }, 'backfill done');
 }
