@@ -57,7 +57,15 @@ describe.skipIf(!server)('sync: backfill and polling from an indexer database', 
   });
 
   it('backfills: hashes, casing, exact decimals, converted times, signed amounts', async () => {
+    const indexes = () => db.sql`SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = current_schema()
+      ORDER BY tablename, indexname`;
+    const keys = () => db.sql`SELECT conrelid::regclass::text AS t, conname, contype::text FROM pg_constraint
+      WHERE contype IN ('p', 'u') AND connamespace = current_schema()::regnamespace ORDER BY 1, 2`;
+    const before = { indexes: await indexes(), keys: await keys() };
     expect(await runSync(options(), silent)).toBe(0);
+    // every index and key dropped for the copy is back (some rebuilt while later tables were still copied)
+    expect({ indexes: await indexes(), keys: await keys() }).toEqual(before);
+    expect((await db.sql`SELECT count(*)::int AS n FROM sync_dropped_indexes`)[0]!.n).toBe(0);
     const ticks = await db.sql`SELECT tick, total_supply::text, limit_per_mint::text, minted::text, holders::int, tx_cnt::int,
       deploy_time FROM ticks ORDER BY id`;
     expect(ticks.map((t) => t.tick)).toEqual(['pepe', 'huge']);

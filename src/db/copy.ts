@@ -64,6 +64,52 @@ function copyValue(v: string | number | null): string {
 /** One COPY line from a row's values. */
 export const copyLine = (values: (string | number | null)[]) => `${values.map(copyValue).join('\t')}\n`;
 
+/**
+ * COPY text encoded line by line as it is built, into ~256 KB Buffers: what a range of the backfill holds
+ * until its COPY runs is then these Buffers (outside the JavaScript heap), not strings that outlive the
+ * young generation.
+ */
+export class CopyChunks {
+  readonly chunks: Buffer[] = [];
+  lines = 0;
+  private buf: Buffer;
+  private off = 0;
+  constructor(private readonly size = 256 << 10) {
+    this.buf = Buffer.allocUnsafe(size);
+  }
+  push(line: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit
+    if (this.off + line.length * 3 > this.size) {
+      this.cut();
+      if (line.length * 3 > this.size) {
+        this.chunks.push(Buffer.from(line, 'utf8'));
+        this.lines++;
+        return;
+      }
+    }
+    this.off += this.buf.write(line, this.off, 'utf8');
+    this.lines++;
+  }
+  /** the chunks, the last one cut to what it holds */
+  done(): Buffer[] {
+    this.cut();
+    return this.chunks;
+  }
+  private cut(): void {
+    if (this.off === 0) return;
+    this.chunks.push(this.buf.subarray(0, this.off));
+    this.buf = Buffer.allocUnsafe(this.size);
+    this.off = 0;
+  }
+}
+
+/** COPY ready-encoded text (whole lines per Buffer) into `table` on a connection the caller holds. */
+export async function copyChunksInto(conn: postgres.Sql<Record<string, never>>, table: string, columns: string[],
+  chunks: readonly Buffer[]): Promise<void> {
+  const writable = await conn.unsafe(`COPY ${table} (${columns.join(', ')}) FROM STDIN`).writable();
+  await pipeline(Readable.from(chunks), writable);
+}
+
 /** COPY `lines` into `table` on a connection the caller holds (reserved, usually inside BEGIN … COMMIT). */
 export async function copyLinesInto(conn: postgres.Sql<Record<string, never>>, table: string, columns: string[],
   lines: Iterable<string>, onRows: (n: number) => void = () => {}): Promise<void> {

@@ -1,7 +1,7 @@
 import { totalmem } from 'node:os';
 import postgres from 'postgres';
 import type { Sql } from './client.js';
-import { copyLinesInto } from './copy.js';
+import { copyChunksInto } from './copy.js';
 import { recordDuplicateDeployHashes, type Tx } from './sync-apply.js';
 import * as state from './sync-state.js';
 
@@ -20,9 +20,9 @@ export async function bulkRowCount(sql: Sql): Promise<bigint> {
 export interface BulkSession {
   /** tick id per (chain, protocol, tick) as the read model keys it */
   ticks(): Promise<{ id: string; chain: string; protocol: string; tick: string }[]>;
-  /** COPYs one source range into `target` and records it as done (`source` up to `lastId`), in one transaction;
-   *  `rows`: how many rows `lines` holds when an element holds several lines (else one each) */
-  copyRange(target: string, columns: string[], lines: string[], range: { source: string; lastId: string; done: boolean; rows?: number }): Promise<void>;
+  /** COPYs one source range (COPY text, whole lines per Buffer: `rows` of them) into `target` and records it
+   *  as done (`source` up to `lastId`), in one transaction */
+  copyRange(target: string, columns: string[], chunks: readonly Buffer[], range: { source: string; lastId: string; done: boolean; rows: number }): Promise<void>;
   /** records a range with nothing to copy */
   advance(source: string, lastId: string, done: boolean): Promise<void>;
 }
@@ -46,11 +46,11 @@ export async function withBulkSession<T>(databaseUrl: string, work: (s: BulkSess
       return await work({
         ticks: () => conn<{ id: string; chain: string; protocol: string; tick: string }[]>`
           SELECT id::text AS id, chain, protocol, tick FROM ticks`,
-        async copyRange(target, columns, lines, range) {
+        async copyRange(target, columns, chunks, range) {
           await r`BEGIN`;
           try {
-            await copyLinesInto(conn, target, columns, lines);
-            await state.advanceBackfill(conn, range.source, range.lastId, range.rows ?? lines.length, range.done);
+            if (chunks.length > 0) await copyChunksInto(conn, target, columns, chunks);
+            await state.advanceBackfill(conn, range.source, range.lastId, range.rows, range.done);
             await r`COMMIT`;
           } catch (error) {
             await r`ROLLBACK`.catch(() => {});
@@ -82,13 +82,15 @@ export async function linkHistory(sql: Sql): Promise<void> {
 }
 
 /**
- * Rebuilds the indexes the backfill dropped (recorded in sync_dropped_indexes), `jobs` at a time, largest
- * tables first; then re-attaches the constraints one by one (ALTER TABLE waits for every build on its
- * table). Each index only if still missing, and its record goes once it is complete: a resumed finish
- * skips what is built.
+ * Rebuilds the indexes the backfill dropped (recorded in sync_dropped_indexes; those of `tables` only when
+ * given), `jobs` at a time, largest tables first; then, unless `attach` is false, re-attaches the
+ * constraints one by one (ALTER TABLE waits for every build on its table; attachKeys does it in a
+ * transaction of the caller's). Each index only if still missing, and its record goes once it is complete:
+ * a resumed finish skips what is built.
  */
-export async function restoreDroppedIndexes(sql: Sql, jobs: number, progress: { add(n: number): void }): Promise<void> {
-  const defs = await state.readDroppedIndexes(sql);
+export async function restoreDroppedIndexes(sql: Sql, jobs: number, progress: { add(n: number): void }, tables?: string[],
+  attach = true): Promise<void> {
+  const defs = (await state.readDroppedIndexes(sql)).filter((d) => tables === undefined || tables.includes(d.table_name));
   const sizes = new Map<string, number>();
   for (const t of new Set(defs.map((d) => d.table_name))) {
     const [row] = await sql<{ bytes: string }[]>`SELECT pg_table_size(${t}::regclass)::text AS bytes`;
@@ -108,26 +110,39 @@ export async function restoreDroppedIndexes(sql: Sql, jobs: number, progress: { 
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, jobs) }, worker));
+  if (!attach) return;
   for (const d of defs.filter((x) => x.constraint_kind)) {
-    await sql.begin(async (tx) => {
-      const [exists] = await tx`SELECT 1 FROM pg_constraint WHERE conname = ${d.name}`;
-      if (!exists) {
-        await tx.unsafe(`ALTER TABLE "${d.table_name}" ADD CONSTRAINT "${d.name}" ${d.constraint_kind === 'p' ? 'PRIMARY KEY' : 'UNIQUE'} USING INDEX "${d.name}"`);
-      }
-      await tx`DELETE FROM sync_dropped_indexes WHERE name = ${d.name}`;
-    });
+    await sql.begin((tx) => attachKey(tx as Tx, d));
     progress.add(1);
   }
 }
 
-/** Recomputes the counters (refresh_counter_tables(): the rest of refresh_counters(), the history being
- *  linked already) and marks the backfill done, in one transaction: a reader sees the copied rows' counters
- *  once the backfill is done. Returns the (chain, deploy_hash) duplicates among the ticks, recorded now. */
-export async function completeBackfill(sql: Sql) {
+async function attachKey(tx: Tx, d: state.DroppedIndex): Promise<void> {
+  const [exists] = await tx`SELECT 1 FROM pg_constraint WHERE conname = ${d.name}`;
+  if (!exists) {
+    await tx.unsafe(`ALTER TABLE "${d.table_name}" ADD CONSTRAINT "${d.name}" ${d.constraint_kind === 'p' ? 'PRIMARY KEY' : 'UNIQUE'} USING INDEX "${d.name}"`);
+  }
+  await tx`DELETE FROM sync_dropped_indexes WHERE name = ${d.name}`;
+}
+
+/**
+ * Completes the backfill in one transaction: recomputes the counters (refresh_counter_tables(): the rest
+ * of refresh_counters(), the history being linked already; whole-table aggregates that use no index, so
+ * they run while `builds`, the last index builds, go on), then once those are done re-attaches the keys
+ * still recorded (ALTER TABLE … USING INDEX needs the lock this transaction's reads hold: here it is its
+ * own) and marks the backfill done: a reader sees the copied rows' counters once the backfill is done.
+ * Returns the (chain, deploy_hash) duplicates among the ticks, recorded now.
+ */
+export async function completeBackfill(sql: Sql, builds: Promise<void> = Promise.resolve(), progress: { add(n: number): void } = { add() {} }) {
   return sql.begin(async (tx) => {
     // whole-table aggregates: hash aggregation in memory instead of spilling
     await tx`SET LOCAL work_mem = '512MB'`;
     await tx`SELECT refresh_counter_tables()`;
+    await builds;
+    for (const d of (await state.readDroppedIndexes(tx as Tx)).filter((x) => x.constraint_kind)) {
+      await attachKey(tx as Tx, d);
+      progress.add(1);
+    }
     const duplicates = await recordDuplicateDeployHashes(tx as Tx, null);
     await state.markBackfillDone(tx);
     return duplicates;

@@ -7,7 +7,7 @@
 // apply brings rows copied from the older snapshot up to date.
 import { availableParallelism } from 'node:os';
 import type { Sql } from '../db/client.js';
-import { copyLine } from '../db/copy.js';
+import { CopyChunks, copyLine } from '../db/copy.js';
 import { captureIndexes, dropIndexes } from '../db/indexes.js';
 import type { Tx } from '../db/sync-apply.js';
 import {
@@ -28,14 +28,18 @@ import type { SyncMetrics } from './metrics.js';
 
 /** A text value for COPY's text format (backslash, tab, newline, carriage return escaped). */
 const copyEscapes = /[\\\t\n\r]/;
-/** COPY lines joined into one string (a few hundred KB: well under the 1 MB chunks copyLinesInto pushes). */
-const linesPerChunk = 1_000;
+/** Ranges read and mapped ahead of the COPY running (each a few MB of encoded lines). */
+const copiesAhead = 2;
 const esc = (s: string) => (copyEscapes.test(s) ? copyLine([s]).slice(0, -1) : s);
 
-/** Source tables copied by id range, in dependency order, with the read-model table each fills. */
+/** Source tables copied by id range, in dependency order (ticks first), with the read-model table each fills. */
 const rangeTables: { source: string; target: string; columns: string[]; needsTicks: boolean }[] = [
   { source: 'inscriptions', target: 'ticks', needsTicks: false, columns: ['id', 'chain', 'protocol', 'tick', 'name', 'limit_per_mint',
     'deploy_by', 'total_supply', 'deploy_hash', 'deploy_time', 'transfer_type', 'decimals', 'created_at', 'updated_at'] },
+  // read with its transaction's block height (selectRows, from the source's txs: nothing here waits for transactions);
+  // copied second, so that its intervals are linked (link_balance_history) and its indexes built while the rest is copied
+  { source: 'balance_txn', target: 'balance_history', needsTicks: true, columns: ['id', 'tick_id', 'address', 'block_height', 'amount',
+    'balance', 'available', 'event', 'tx_hash', 'created_at'] },
   { source: 'balances', target: 'balances', needsTicks: true, columns: ['tick_id', 'address', 'balance', 'available', 'updated_at'] },
   { source: 'address_txs', target: 'address_txs', needsTicks: true, columns: ['id', 'tick_id', 'address', 'tx_hash', 'amount', 'event',
     'operate', 'created_at', 'updated_at'] },
@@ -43,9 +47,6 @@ const rangeTables: { source: string; target: string; columns: string[]; needsTic
     'block_time', 'tx_hash', 'from_address', 'to_address', 'op', 'tick', 'amt', 'gas', 'gas_price', 'status', 'created_at', 'updated_at'] },
   { source: 'utxos', target: 'utxos', needsTicks: true, columns: ['id', 'tick_id', 'address', 'root_hash', 'amount', 'status',
     'created_at', 'updated_at'] },
-  // read with its transaction's block height (selectRows); intervals linked once at the end (link_balance_history)
-  { source: 'balance_txn', target: 'balance_history', needsTicks: true, columns: ['id', 'tick_id', 'address', 'block_height', 'amount',
-    'balance', 'available', 'event', 'tx_hash', 'created_at'] },
 ];
 /** Tables whose secondary indexes are dropped for the copy (ticks keeps its keys: the others reference it). */
 const bulkTargets = ['balances', 'address_txs', 'transactions', 'utxos', 'balance_history'];
@@ -104,6 +105,8 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
   const current = await state.readSourceState(c.sql);
   if (current?.backfill_done) return 'done';
   c.metrics.setMode('backfill');
+  // tables finished while the copy went on (a resumed run finishes those of the earlier run in the finish)
+  const background: Background = { tables: new Set(), finishing: Promise.resolve() };
   const conn = await connectSource(c.target);
   try {
     const before = c.mode === 'binlog' ? await currentPosition(conn) : null;
@@ -149,9 +152,13 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
       ], { ...c.apply, onApplied: (table, n) => c.metrics.rowsApplied.inc({ table, phase: 'backfill' }, n) });
     });
 
+    // a table copied whole is finished (the history linked, its indexes rebuilt) on another connection
+    // while the next ones are copied, one table at a time: the copy leaves part of the two cores idle (the
+    // sync, PostgreSQL's COPY and the source each wait on the others), which the finish alone would only
+    // use at the end. The last table with rows to copy is left to the finish (its indexes two at a time).
     const stopped = await withBulkSession(c.databaseUrl, async (bulk) => {
       let ticks: Map<string, string> | null = null;
-      for (const t of rangeTables) {
+      for (const [i, t] of rangeTables.entries()) {
         const p = plan.get(t.source);
         // a backfill planned before this table was synced (resumed across an upgrade) leaves it out
         if (!p || p.done) continue;
@@ -159,16 +166,46 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
         const started = performance.now();
         if (await copyTable(c, conn, bulk, t, p, ticks)) return true;
         c.log.info({ table: t.source, seconds: Math.round(performance.now() - started) / 1000 }, 'backfill table copied');
+        const more = rangeTables.slice(i + 1).some((x) => {
+          const q = plan.get(x.source);
+          return q && !q.done && BigInt(q.max_id) > BigInt(q.last_id.split('.')[0]!);
+        });
+        if (more && bulkTargets.includes(t.target)) {
+          background.tables.add(t.target);
+          background.finishing = background.finishing.then(() => finishTable(c, t.target));
+          background.finishing.catch(() => {}); // awaited by the finish (or below, when the copy stops or fails)
+        }
       }
       return false;
+    }).catch(async (error: unknown) => {
+      await background.finishing.catch(() => {});
+      throw error;
     });
+    if (stopped) await background.finishing;
     if (stopped) return 'stopped';
     await conn.query('COMMIT');
   } finally {
     await conn.end().catch(() => {});
   }
-  await finish(c);
+  await finish(c, background);
   return 'done';
+}
+
+interface Background {
+  /** the tables handed to `finishing` */
+  tables: Set<string>;
+  finishing: Promise<void>;
+}
+
+/** One table's part of the finish, run once its copy is complete: the history's intervals linked (before
+ *  its indexes exist: the link rewrites nearly every row), then its dropped indexes rebuilt, then ANALYZE. */
+async function finishTable(c: BackfillContext, table: string): Promise<void> {
+  const started = performance.now();
+  if (table === 'balance_history') await linkHistory(c.sql);
+  await restoreDroppedIndexes(c.sql, 1, { add() {} }, [table]);
+  // after its indexes (ANALYZE gathers statistics of expression indexes too)
+  await analyzeTables(c.sql, [table]);
+  c.log.info({ table, seconds: Math.round(performance.now() - started) / 1000 }, 'backfill table finished');
 }
 
 async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkSession,
@@ -219,80 +256,95 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
       }
     }
   };
-  let next: Promise<SourceRow[]> | null = null;
-  // the previous range's COPY, still running while this range is mapped (one at a time on the bulk connection)
-  let copying: Promise<void> | null = null;
+  // a range is read and mapped at once: each row becomes its COPY line, encoded into Buffers, as it is
+  // decoded (no row object outlives the young generation); the COPYs of the ranges before it run meanwhile
+  // (one at a time on the bulk connection, at most `copiesAhead` ranges waiting: a few MB of Buffers)
+  const readRange = async (from: bigint) => {
+    const out = new CopyChunks();
+    let rows = 0;
+    let lastRowId: unknown = null;
+    await conn.each(`${selectRows(t.source)} WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`, [String(from), String(top), c.batchSize],
+      (row) => {
+        rows++;
+        lastRowId = row.id;
+        try {
+          out.push(line(row));
+        } catch (error) {
+          if (!(error instanceof BadRowError) || !c.apply.skipBadRows) throw error;
+          c.apply.onBadRow(error);
+        }
+      });
+    return { chunks: out.done(), lines: out.lines, rows, end: rows < c.batchSize ? top : BigInt(String(lastRowId)) };
+  };
+  const copies: Promise<void>[] = [];
+  let copying: Promise<void> = Promise.resolve();
   try {
-    // three stages at once: the next range read from the source, this one mapped in Node, the previous one
-    // written to PostgreSQL (at most three ranges in memory)
-    const read = (from: bigint) => conn.query(`${selectRows(t.source)} WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`,
-      [String(from), String(top), c.batchSize]).then(([rows]) => rows as SourceRow[]);
-    next = last < top ? read(last) : null;
-    next?.catch(() => {}); // awaited below; a stop or a failed COPY may leave it unawaited
     while (last < top) {
       if (c.stopping()) {
         await copying;
         return true;
       }
-      const batch = await next!;
-      const end = batch.length < c.batchSize ? top : BigInt(String(batch[batch.length - 1]!.id));
-      next = end < top ? read(end) : null;
-      next?.catch(() => {});
-      const lines: string[] = [];
-      for (const row of batch) {
-        try {
-          lines.push(line(row));
-        } catch (error) {
-          if (!(error instanceof BadRowError) || !c.apply.skipBadRows) throw error;
-          c.apply.onBadRow(error);
-        }
-      }
-      // joined 1,000 lines at a time: one flat string each to encode (a line built from its fields is a
-      // rope, flattened when written: a copy per line)
-      const chunks: string[] = [];
-      for (let i = 0; i < lines.length; i += linesPerChunk) chunks.push(lines.slice(i, i + linesPerChunk).join(''));
-      await copying;
-      // the range and the record of it commit together
-      copying = bulk.copyRange(t.target, t.columns, chunks, { source: t.source, lastId: String(end), done: end >= top, rows: lines.length }).then(() => {
-        c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, lines.length);
-        bar.add(batch.length);
+      const r = await readRange(last);
+      while (copies.length >= copiesAhead) await copies.shift();
+      // the range and the record of it commit together, after the ranges before it
+      copying = copying.then(() => bulk.copyRange(t.target, t.columns, r.chunks,
+        { source: t.source, lastId: String(r.end), done: r.end >= top, rows: r.lines })).then(() => {
+        c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, r.lines);
+        bar.add(r.rows);
       });
-      copying.catch(() => {}); // awaited before the next COPY or at the end
-      last = end;
+      copying.catch(() => {}); // awaited before the next range is read past the limit, or at the end
+      copies.push(copying);
+      last = r.end;
     }
     await copying;
-    copying = null;
     if (top === 0n || last >= top) await bulk.advance(t.source, String(top), true);
     return false;
   } finally {
     // a failure while a COPY runs: let it end before the bulk connection is released
-    await copying?.catch(() => {});
+    await copying.catch(() => {});
     bar.stop();
   }
 }
 
 /** Links the history's intervals (before the indexes are back: the link rewrites nearly every history
- *  row), rebuilds the dropped indexes (each only if still missing: a resumed finish skips the built ones),
- *  then recomputes the counters and marks the backfill done together. */
-async function finish(c: BackfillContext): Promise<void> {
+ *  row) unless done while the copy went on, rebuilds the dropped indexes (each only if still missing: a
+ *  resumed finish skips the built ones) while the counters are recomputed, then re-attaches the keys and
+ *  marks the backfill done with the counters. Phases in the log: link, then indexes and counters (each from
+ *  the end of the link: they overlap; counters includes the wait for the indexes), analyze. */
+async function finish(c: BackfillContext, background: Background): Promise<void> {
   const phases: Record<string, number> = {};
   let t0 = performance.now();
-  const lap = (phase: string) => { const now = performance.now(); phases[phase] = Math.round(now - t0) / 1000; t0 = now; };
-  await linkHistory(c.sql);
-  lap('link');
+  const since = (from: number) => Math.round(performance.now() - from) / 1000;
+  if (!background.tables.has('balance_history')) await linkHistory(c.sql);
+  phases.link = since(t0);
+  t0 = performance.now();
   const defs = await state.readDroppedIndexes(c.sql);
   const bar = progressBar('indexes', Math.max(1, defs.length), 'indexes');
   try {
-    await restoreDroppedIndexes(c.sql, Math.min(4, availableParallelism()), bar);
+    // the tables the copy left unfinished (their keys are attached with the counters, below)…
+    const rest = [...new Set(defs.map((d) => d.table_name))].filter((x) => !background.tables.has(x));
+    const builds = restoreDroppedIndexes(c.sql, Math.min(4, availableParallelism()), bar, rest, false)
+      .then(() => { phases.indexes = since(t0); });
+    builds.catch(() => {}); // awaited in completeBackfill
+    // …beside what is still running in the background (its keys attached there, before the counters'
+    // transaction holds a lock on any of the tables)
+    await background.finishing.catch(async (error: unknown) => {
+      await builds.catch(() => {});
+      throw error;
+    });
+    bar.add(defs.filter((d) => background.tables.has(d.table_name)).length);
+    for (const d of await completeBackfill(c.sql, builds, bar)) c.apply.onDuplicateDeployHash(d);
+    phases.counters = since(t0);
   } finally {
     bar.stop();
   }
-  lap('indexes');
-  for (const d of await completeBackfill(c.sql)) c.apply.onDuplicateDeployHash(d);
-  lap('counters');
-  await analyzeTables(c.sql, ['ticks', ...bulkTargets]);
-  lap('analyze');
+  t0 = performance.now();
+  // the tables finished in the background were analysed there
+  await analyzeTables(c.sql, ['ticks', ...bulkTargets.filter((x) => !background.tables.has(x))]);
+  phases.analyze = since(t0);
+  t0 = performance.now();
   await crossCheckStats(c.sql, c.target, c.log);
-  lap('crossCheck');
-  c.log.info({ seconds: phases }, 'backfill done');
+  phases.crossCheck = since(t0);
+  const cpu = process.cpuUsage();
+  c.log.info({ seconds: phases, syncCpuSeconds: Math.round((cpu.user + cpu.system) / 1e4) / 100 }, 'backfill done');
 }

@@ -6,6 +6,7 @@
 //   reader sees the last committed transaction and never blocks the writer). Polling only.
 // Both answer `query(sql, params)` with `[rows]`; the few statements that differ are translated here.
 import { basename, resolve } from 'node:path';
+import type { Connection as CoreConnection } from 'mysql2';
 import mysql from 'mysql2/promise';
 
 export interface SourceTarget {
@@ -48,6 +49,13 @@ export interface SourceConnection {
   readonly dialect: 'mysql' | 'sqlite';
   /** `[rows]` (an array of row objects for a SELECT) */
   query(sql: string, params?: unknown[]): Promise<[unknown, ...unknown[]]>;
+  /**
+   * A SELECT's rows handed to `onRow` one by one as they are decoded, none kept (the backfill maps each
+   * row as it arrives: rows that die young cost the garbage collector next to nothing, a whole range held
+   * as objects was promoted and collected again and again). An exception from `onRow` rejects the call
+   * once the rest of the answer is drained (no later row is handed over).
+   */
+  each(sql: string, params: unknown[], onRow: (row: Record<string, unknown>) => void): Promise<void>;
   end(): Promise<void>;
 }
 
@@ -58,6 +66,29 @@ export async function connectSource(target: SourceTarget): Promise<SourceConnect
   return {
     dialect: 'mysql',
     query: (sql, params) => conn.query(sql, params) as unknown as Promise<[unknown]>,
+    each: (sql, params, onRow) => new Promise<void>((resolve, reject) => {
+      const core = (conn as unknown as { connection: CoreConnection }).connection;
+      let failed: { error: unknown } | null = null;
+      const done = () => {
+        core.off('error', lost);
+        if (failed) reject(failed.error);
+        else resolve();
+      };
+      // the connection lost mid-answer: the query itself then never ends
+      const lost = (error: unknown) => { failed ??= { error }; done(); };
+      core.on('error', lost);
+      core.query(sql, params)
+        .on('result', (row) => {
+          if (failed) return;
+          try {
+            onRow(row as Record<string, unknown>);
+          } catch (error) {
+            failed = { error };
+          }
+        })
+        .on('error', (error) => { failed ??= { error }; })
+        .on('end', done);
+    }),
     end: () => conn.end(),
   };
 }
@@ -99,6 +130,10 @@ async function openSqlite(path: string): Promise<SourceConnection> {
       const { sql: text, params: values } = expand(translated, params);
       const stmt = db.prepare(text);
       return [stmt.reader ? stmt.all(...values) : (stmt.run(...values), [])];
+    },
+    async each(sql, params, onRow) {
+      const { sql: text, params: values } = expand(sql, params);
+      for (const row of db.prepare(text).iterate(...values)) onRow(row as Record<string, unknown>);
     },
     async end() {
       db.close();
