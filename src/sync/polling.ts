@@ -195,18 +195,20 @@ function pipelinedApply(c: PollingContext, apply: ApplyOptions, applyMs: Record<
 /**
  * One cycle; returns whether a table had more new rows than one batch (poll again at once).
  *
- * With `tick` (the follow's schedule; not in --once runs) the cycle reads the source in two consistent
- * snapshots and applies both in its one PostgreSQL transaction: the first, taken shortly before the tick,
- * carries the bulk of what the interval's flushes wrote; `tick` then waits for the cycle's time, and the
- * second snapshot reads only what was committed since the first (new ids above the first's watermarks, its
- * gaps again, the balances those rows touch, chain_info and block whole). The commit shows the second
- * snapshot: the rows of the first are all in it (insert-only tables; a balance the first read is read
- * again when a newer movement touches it), so what becomes visible is still one consistent source state,
- * and the time from the tick's snapshot to that commit (the lag beyond the wait for the tick) is that of a
- * few hundred milliseconds' rows instead of a whole interval's. A first snapshot that needs more (a full
- * batch, a rewind) is committed on its own, as a one-snapshot cycle.
+ * With `schedule` (the follow's; not in --once runs) the cycle reads the source in up to three consistent
+ * snapshots and applies them all in its one PostgreSQL transaction: the first, taken shortly before the
+ * tick, carries the bulk of what the interval's flushes wrote; a second, when the first left time for it
+ * before the tick, what committed while the first was read and applied; then the tick's snapshot reads only
+ * what was committed since the last one (new ids above the watermarks, the gaps again, the balances those
+ * rows touch, chain_info and block whole). The commit shows the tick's snapshot: the rows of the earlier
+ * ones are all in it (insert-only tables; a balance read early is read again when a newer movement touches
+ * it), so what becomes visible is still one consistent source state, and the time from the tick's snapshot
+ * to that commit (the lag beyond the wait for the tick) is that of the last ~100 ms' rows instead of a whole
+ * interval's. An early snapshot that needs more (a full batch, a rewind) is committed on its own, as a
+ * one-snapshot cycle.
  */
-async function pollOnce(c: PollingContext, conn: SourceConnection, tick?: () => Promise<void>): Promise<boolean> {
+async function pollOnce(c: PollingContext, conn: SourceConnection,
+  schedule?: { previousTickAt: number; tickAt: number; sleep: (ms: number) => Promise<void> }): Promise<boolean> {
   const polls = await state.readPollState(c.sql);
   const knownBalances = (c.knownBalances ??= new Map());
   // a balance skipped as a bad row is not remembered: the sweep tries it again
@@ -224,6 +226,7 @@ async function pollOnce(c: PollingContext, conn: SourceConnection, tick?: () => 
   let snapshotAt = performance.now();
   let visibleMs = 0;
   let firstMs: number | null = null;
+  const earlyMs: number[] = [];
   let firstChanges = 0;
   const applyMs: Record<string, number> = {};
   let dbNow!: string;
@@ -330,19 +333,34 @@ async function pollOnce(c: PollingContext, conn: SourceConnection, tick?: () => 
   };
 
   try {
-    if (tick) {
-      // the first snapshot, applied while the tick is awaited
+    if (schedule) {
+      // the early snapshots, applied while the tick is awaited: a second one when the first left time for it
+      // (it holds only what committed while the first was read and applied)
       const t0 = performance.now();
-      await readSnapshot();
-      await main.settled();
+      let single = false;
+      // since when the snapshot about to be read holds rows
+      let since = schedule.previousTickAt;
+      for (let early = 0; early < maxEarlySnapshots; early++) {
+        const e0 = performance.now();
+        const share = Math.max(1, Date.now() - since);
+        since = Date.now();
+        await readSnapshot();
+        await main.settled();
+        earlyMs.push(Math.round(performance.now() - e0));
+        lap('apply');
+        // committed as it is (one snapshot, which the sweep then reads too)
+        if (more || rewinds.size) { single = true; break; }
+        await conn.query('COMMIT');
+        // the next one's time: a fixed part and the rows of the time this one took (as many per ms as this one's)
+        const took = performance.now() - e0;
+        const next = earlyFixedMs + Math.max(0, took - earlyFixedMs) * (took / share);
+        if (schedule.tickAt - Date.now() < next + earlyMarginMs) break;
+      }
       firstMs = Math.round(performance.now() - t0);
       c.firstSnapshotMs = firstMs;
       firstChanges = changes.length;
-      lap('apply');
-      // otherwise committed as it is (one snapshot, which the sweep then reads too)
-      if (!more && !rewinds.size) {
-        await conn.query('COMMIT');
-        await tick();
+      if (!single) {
+        await schedule.sleep(schedule.tickAt - Date.now());
         t = performance.now();
         await readSnapshot();
       }
@@ -407,7 +425,7 @@ async function pollOnce(c: PollingContext, conn: SourceConnection, tick?: () => 
   // the balances now match the source's rows (written, or compared equal)
   if (!badBalances) remember(knownBalances, mappedBalances);
   for (const [phase, ms] of Object.entries(phases)) c.metrics.pollSeconds.inc({ phase }, ms / 1000);
-  c.log.debug({ ms: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])), visibleMs, firstMs, firstChanges, applyMs, changes: changes.length,
+  c.log.debug({ ms: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])), visibleMs, firstMs, earlyMs, firstChanges, applyMs, changes: changes.length,
     balancesRead: byIdSize, rssMB: Math.round(process.memoryUsage().rss / 2 ** 20) }, 'poll');
   if (rewinds.size) knownBalances.clear();
   for (const [chain, height] of rewinds) await resyncChain(c.sql, conn, chain, height, c.apply, c.log);
@@ -416,13 +434,18 @@ async function pollOnce(c: PollingContext, conn: SourceConnection, tick?: () => 
   return more;
 }
 
-/** How long before its tick a cycle's first snapshot is taken: the last one's time (read and applied) and
- *  a margin, at most half the interval (the first of a follow: a quarter of it). */
+/** How long before its tick a cycle's first snapshot is taken: the time the last cycle's early snapshots
+ *  took (read and applied) and a margin, at most half the interval (the first of a follow: a quarter of it). */
 export function firstLeadMs(c: Pick<PollingContext, 'intervalMs' | 'firstSnapshotMs'>): number {
   return Math.round(Math.max(firstLeadMinMs, Math.min(c.intervalMs / 2, (c.firstSnapshotMs ?? c.intervalMs / 4) + firstLeadMarginMs)));
 }
-const firstLeadMarginMs = 100;
+const firstLeadMarginMs = 50;
 const firstLeadMinMs = 20;
+/** snapshots a cycle reads before its tick's, at most */
+const maxEarlySnapshots = 2;
+/** an early snapshot's time besides its rows' (round trips), and the time left before the tick it needs */
+const earlyFixedMs = 20;
+const earlyMarginMs = 20;
 
 export async function followPolling(c: PollingContext): Promise<void> {
   c.metrics.setMode('polling');
@@ -441,16 +464,18 @@ export async function followPolling(c: PollingContext): Promise<void> {
   // long that cycle took (one that overran the next tick moves the schedule: that tick is then at once); its
   // first snapshot is read and applied just before the tick (see pollOnce)
   let tick = Date.now();
+  let previous = tick - c.intervalMs;
   try {
     while (!stopped) {
       const early = !c.once && tick - Date.now() > 0;
-      const more = await pollOnce(c, conn, early ? () => sleep(tick - Date.now()) : undefined);
+      const more = await pollOnce(c, conn, early ? { previousTickAt: previous, tickAt: tick, sleep } : undefined);
+      previous = tick;
       if (Date.now() - lastSweep >= c.reconcileIntervalS * 1000) {
         await sweepDeletes(c.sql, conn, c.log);
         lastSweep = Date.now();
       }
       c.metrics.lagSeconds.set(more ? c.intervalMs / 1000 : 0);
-      if (more) { tick = Date.now(); continue; }
+      if (more) { tick = Date.now(); previous = tick; continue; }
       if (c.once) return;
       tick = Math.max(tick + c.intervalMs, Date.now());
       await sleep(tick - firstLeadMs(c) - Date.now());
