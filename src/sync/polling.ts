@@ -45,9 +45,9 @@ export interface PollingContext {
   once: boolean;
   /** see knownBalancesMax */
   knownBalances?: Map<string, string>;
-  /** how long the last cycle's first snapshot took to read and apply (the next one starts that long, and a
-   *  margin, before its tick) */
-  firstSnapshotMs?: number;
+  /** the early snapshots' time (read and applied, less the fixed part) per ms of source time they held,
+   *  averaged: how long before its tick the next cycle's first one is taken (see firstLeadMs) */
+  earlyRate?: number;
 }
 
 /** Missing ids remembered per table at most. */
@@ -351,13 +351,14 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
         // committed as it is (one snapshot, which the sweep then reads too)
         if (more || rewinds.size) { single = true; break; }
         await conn.query('COMMIT');
-        // the next one's time: a fixed part and the rows of the time this one took (as many per ms as this one's)
+        // the next one's time: a fixed part and the rows of the time this one took (at this one's ms per ms of rows)
         const took = performance.now() - e0;
-        const next = earlyFixedMs + Math.max(0, took - earlyFixedMs) * (took / share);
+        const rate = Math.max(0, took - earlyFixedMs) / share;
+        c.earlyRate = c.earlyRate === undefined ? rate : (c.earlyRate + rate) / 2;
+        const next = earlyFixedMs + rate * took;
         if (schedule.tickAt - Date.now() < next + earlyMarginMs) break;
       }
       firstMs = Math.round(performance.now() - t0);
-      c.firstSnapshotMs = firstMs;
       firstChanges = changes.length;
       if (!single) {
         await schedule.sleep(schedule.tickAt - Date.now());
@@ -434,12 +435,19 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
   return more;
 }
 
-/** How long before its tick a cycle's first snapshot is taken: the time the last cycle's early snapshots
- *  took (read and applied) and a margin, at most half the interval (the first of a follow: a quarter of it). */
-export function firstLeadMs(c: Pick<PollingContext, 'intervalMs' | 'firstSnapshotMs'>): number {
-  return Math.round(Math.max(firstLeadMinMs, Math.min(c.intervalMs / 2, (c.firstSnapshotMs ?? c.intervalMs / 4) + firstLeadMarginMs)));
+/**
+ * How long before its tick a cycle's first snapshot is taken: time for two early snapshots and a margin. At
+ * r ms of work per ms of source time (`earlyRate`), fixed part f, interval P and lead L, the first takes
+ * d1 = f + r(P - L), the second (what committed during the first) d2 = f + r d1; L = d1 + d2 + margin
+ * solves to the expression below. At most 80% of the interval.
+ */
+export function firstLeadMs(c: Pick<PollingContext, 'intervalMs' | 'earlyRate'>): number {
+  const r = Math.min(0.9, Math.max(0.02, c.earlyRate ?? 0.3));
+  const f = earlyFixedMs;
+  const lead = ((f + r * c.intervalMs) * (1 + r) + f + firstLeadMarginMs) / (1 + r + r * r);
+  return Math.round(Math.max(firstLeadMinMs, Math.min(0.8 * c.intervalMs, lead)));
 }
-const firstLeadMarginMs = 50;
+const firstLeadMarginMs = 30;
 const firstLeadMinMs = 20;
 /** snapshots a cycle reads before its tick's, at most */
 const maxEarlySnapshots = 2;
