@@ -436,17 +436,19 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
 }
 
 /**
- * How long before its tick a cycle's first snapshot is taken: time for two early snapshots and a margin. At
- * r ms of work per ms of source time (`earlyRate`), fixed part f, interval P and lead L, the first takes
- * d1 = f + r(P - L), the second (what committed during the first) d2 = f + r d1; L = d1 + d2 + margin
- * solves to the expression below. At most 80% of the interval.
+ * How long before its tick a cycle's first snapshot is taken: time for two early snapshots, and a margin (a
+ * quarter of their time and 30 ms: their pace varies from one cycle to the next). At r ms of work per ms of
+ * source time (`earlyRate`), fixed part f, interval P and lead L, the first takes d1 = f + r(P - L), the
+ * second (what committed during the first) d2 = f + r d1; L = 1.25 (d1 + d2) + 30 solves to the expression
+ * below. At most 80% of the interval.
  */
 export function firstLeadMs(c: Pick<PollingContext, 'intervalMs' | 'earlyRate'>): number {
   const r = Math.min(0.9, Math.max(0.02, c.earlyRate ?? 0.3));
   const f = earlyFixedMs;
-  const lead = ((f + r * c.intervalMs) * (1 + r) + f + firstLeadMarginMs) / (1 + r + r * r);
+  const lead = (firstLeadSlack * ((f + r * c.intervalMs) * (1 + r) + f) + firstLeadMarginMs) / (1 + firstLeadSlack * r * (1 + r));
   return Math.round(Math.max(firstLeadMinMs, Math.min(0.8 * c.intervalMs, lead)));
 }
+const firstLeadSlack = 1.25;
 const firstLeadMarginMs = 30;
 const firstLeadMinMs = 20;
 /** snapshots a cycle reads before its tick's, at most */
