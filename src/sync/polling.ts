@@ -334,8 +334,8 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
 
   try {
     if (schedule) {
-      // the early snapshots, applied while the tick is awaited: a second one when the first left time for it
-      // (it holds only what committed while the first was read and applied)
+      // the early snapshots, applied while the tick is awaited: a second one when the first left time for it,
+      // as close to the tick as its predicted time allows (it holds only what committed since the first)
       const t0 = performance.now();
       let single = false;
       // since when the snapshot about to be read holds rows
@@ -351,12 +351,16 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
         // committed as it is (one snapshot, which the sweep then reads too)
         if (more || rewinds.size) { single = true; break; }
         await conn.query('COMMIT');
-        // the next one's time: a fixed part and the rows of the time this one took (at this one's ms per ms of rows)
+        // the next one holds what committed since this one's start: its time is a fixed part and those rows'
+        // (at this one's ms per ms of source time); it starts as late as leaves it that time before the tick
         const took = performance.now() - e0;
         const rate = Math.max(0, took - earlyFixedMs) / share;
-        c.earlyRate = c.earlyRate === undefined ? rate : (c.earlyRate + rate) / 2;
-        const next = earlyFixedMs + rate * took;
-        if (schedule.tickAt - Date.now() < next + earlyMarginMs) break;
+        // the pace is learnt from first snapshots (the second's is mostly its fixed part)
+        if (early === 0) c.earlyRate = c.earlyRate === undefined ? rate : (c.earlyRate + rate) / 2;
+        if (early + 1 >= maxEarlySnapshots) break;
+        const latest = (schedule.tickAt - earlyFixedMs - earlyMarginMs + rate * since) / (1 + rate);
+        if (latest < Date.now()) break;
+        await schedule.sleep(latest - Date.now());
       }
       firstMs = Math.round(performance.now() - t0);
       firstChanges = changes.length;
