@@ -17,15 +17,21 @@ import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from './su
 
 const server = await findServer();
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'atom' };
-/** per flush: new holders (one mint each) and transfers between them (half of a mint: nobody reaches 0) */
-const mints = 150;
-const transfers = 50;
-const flushes = 8;
 const address = (flush: number, i: number) => `0xa7${flush.toString(16).padStart(4, '0')}${i.toString(16).padStart(4, '0')}${'0'.repeat(30)}`;
-/** the rows one flush adds to each read-model table (a transfer is one txs row and two legs) */
-const perFlush = { transactions: mints + transfers, address_txs: mints + 2 * transfers, balances: mints, balance_history: mints + 2 * transfers };
 
-describe.skipIf(!server || !mariadbAvailable())('sync: a binlog flush is applied all at once', { timeout: 240_000 }, () => {
+// The same readers against the polling follow (every 300 ms): a poll reads two snapshots of the source (the
+// first just before its tick, the second at the tick) and commits them as one transaction, which must show
+// whole flushes only, the indexed height of the last of them included. Smaller flushes, more of them: some
+// commit between a poll's two snapshots.
+// Per flush: new holders (one mint each) and transfers between them (half of a mint: nobody reaches 0).
+const modes = [
+  { mode: 'binlog', port: 4451, mints: 150, transfers: 50, flushes: 8, args: ['--mode', 'binlog', '--server-id', '5531', '--log-level', 'info'] },
+  { mode: 'polling', port: 4452, mints: 40, transfers: 10, flushes: 24, args: ['--mode', 'polling', '--poll-interval-ms', '300', '--log-level', 'debug'] },
+] as const;
+
+describe.skipIf(!server || !mariadbAvailable()).each(modes)('sync: a $mode flush is applied all at once', { timeout: 240_000 }, ({ mode, port, mints, transfers, flushes, args }) => {
+  /** the rows one flush adds to each read-model table (a transfer is one txs row and two legs) */
+  const perFlush = { transactions: mints + transfers, address_txs: mints + 2 * transfers, balances: mints, balance_history: mints + 2 * transfers };
   let maria: MariaInstance;
   let db: TestDatabase;
   let src: SourceDb;
@@ -33,15 +39,14 @@ describe.skipIf(!server || !mariadbAvailable())('sync: a binlog flush is applied
   let sync: SyncProcess | null = null;
 
   beforeAll(async () => {
-    maria = await startMariaInstance(4451);
+    maria = await startMariaInstance(port);
     db = await createTestDatabase();
     src = await createSourceDatabase({ host: maria.host, port: maria.port, user: maria.user });
     w = new IndexerWriter(src.conn, 0);
     w.deploy({ ...tick, totalSupply: '100000000' });
     w.mint(tick, '0x1111000000000000000000000000000000000001', '5');
     await w.flush();
-    sync = startSyncProcess(['--source', src.url, '--database-url', db.target.url!, '--mode', 'binlog', '--server-id', '5531',
-      '--log-level', 'info']);
+    sync = startSyncProcess(['--source', src.url, '--database-url', db.target.url!, ...args]);
     await waitFor(async () => {
       const [b] = await db.sql`SELECT backfill_done FROM sync_source`.catch(() => [] as any[]);
       const [t] = await db.sql`SELECT count(*)::int AS n FROM transactions`;
@@ -136,6 +141,12 @@ describe.skipIf(!server || !mariadbAvailable())('sync: a binlog flush is applied
       expect(snapshotSeen.size, `snapshot states seen: ${[...snapshotSeen]}`).toBeGreaterThanOrEqual(4);
       expect(Math.max(...gatewaySeen)).toBe(flushes);
       expect(Math.max(...snapshotSeen)).toBe(flushes);
+      if (mode === 'polling') {
+        // polls that applied a first snapshot and then committed the second one's rows with it
+        const polls = sync!.output().split('\n').filter((l) => l.includes('"msg":"poll"')).map((l) => JSON.parse(l) as { firstMs: number | null; firstChanges: number; changes: number });
+        expect(polls.filter((p) => p.firstMs !== null && p.changes > p.firstChanges).length,
+          'polls whose second snapshot brought rows').toBeGreaterThanOrEqual(1);
+      }
     } finally {
       await gateway.close();
     }

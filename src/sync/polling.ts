@@ -45,6 +45,9 @@ export interface PollingContext {
   once: boolean;
   /** see knownBalancesMax */
   knownBalances?: Map<string, string>;
+  /** the early snapshots' time (read and applied, less the fixed part) per ms of source time they held,
+   *  averaged: how long before its tick the next cycle's first one is taken (see firstLeadMs) */
+  earlyRate?: number;
 }
 
 /** Missing ids remembered per table at most. */
@@ -161,6 +164,8 @@ function pipelinedApply(c: PollingContext, apply: ApplyOptions, applyMs: Record<
   });
   done.catch(() => {});
   return {
+    /** Resolves once every group pushed so far is applied (rejects if one failed). */
+    settled: () => queue,
     push(group: Change[]) {
       if (!group.length) return;
       queue = queue.then(async () => {
@@ -187,45 +192,73 @@ function pipelinedApply(c: PollingContext, apply: ApplyOptions, applyMs: Record<
   };
 }
 
-/** One cycle; returns whether a table had more new rows than one batch (poll again at once). */
-async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<boolean> {
+/**
+ * One cycle; returns whether a table had more new rows than one batch (poll again at once).
+ *
+ * With `schedule` (the follow's; not in --once runs) the cycle reads the source in up to three consistent
+ * snapshots and applies them all in its one PostgreSQL transaction: the first, taken shortly before the
+ * tick, carries the bulk of what the interval's flushes wrote; a second, when the first left time for it
+ * before the tick, what committed while the first was read and applied; then the tick's snapshot reads only
+ * what was committed since the last one (new ids above the watermarks, the gaps again, the balances those
+ * rows touch, chain_info and block whole). The commit shows the tick's snapshot: the rows of the earlier
+ * ones are all in it (insert-only tables; a balance read early is read again when a newer movement touches
+ * it), so what becomes visible is still one consistent source state, and the time from the tick's snapshot
+ * to that commit (the lag beyond the wait for the tick) is that of the last ~100 ms' rows instead of a whole
+ * interval's. An early snapshot that needs more (a full batch, a rewind) is committed on its own, as a
+ * one-snapshot cycle.
+ */
+async function pollOnce(c: PollingContext, conn: SourceConnection,
+  schedule?: { previousTickAt: number; tickAt: number; sleep: (ms: number) => Promise<void> }): Promise<boolean> {
   const polls = await state.readPollState(c.sql);
   const knownBalances = (c.knownBalances ??= new Map());
   // a balance skipped as a bad row is not remembered: the sweep tries it again
   let badBalances = false;
   const apply: ApplyOptions = { ...c.apply, onBadRow: (e) => { if (e.table === 'balances') badBalances = true; c.apply.onBadRow(e); } };
   const changes: Change[] = [];
-  const next: state.PollState[] = [];
+  // the id tables' watermarks and gaps, as the snapshots read so far leave them
+  const marks = new Map(idTables.map((table) => [table, polls.get(table) ?? { source_table: table, high_id: '0', gaps: {}, window_from: null }]));
   let more = false;
   const rewinds = new Map<string, string | null>();
   // where a cycle's time goes (metrics, and a debug line per cycle)
   const phases: Record<string, number> = { source: 0, compare: 0, apply: 0 };
   let t = performance.now();
   const lap = (phase: string) => { const now = performance.now(); phases[phase]! += now - t; t = now; };
-  await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
-  const snapshotAt = performance.now();
+  let snapshotAt = performance.now();
   let visibleMs = 0;
+  let firstMs: number | null = null;
+  const earlyMs: number[] = [];
+  let firstChanges = 0;
   const applyMs: Record<string, number> = {};
-  let dbNow: string;
+  let dbNow!: string;
   let byIdSize = 0;
   let mappedBalances: SourceRow[] = [];
-  // the read model's chains and heights, read while the source answers
+  // ids of the balances derived from new movements (the sweep leaves them out)
+  const derived = new Set<string>();
+  // the read model's chains and heights, read while the source answers; kept up to date with what this
+  // cycle writes (its transaction's view)
   const readModel = Promise.all([chainFingerprints(c.sql), indexedFingerprints(c.sql)]);
   readModel.catch(() => {}); // awaited below; a failed source read leaves it unawaited
-  // this snapshot's changes are applied as they are read (one transaction, committed once all are read)
+  // the snapshots' changes are applied as they are read (one transaction, committed once all are read)
   const main = pipelinedApply(c, apply, applyMs);
   let pushed = 0;
   const pushNew = () => { main.push(changes.slice(pushed)); pushed = changes.length; };
   let committed = false;
-  try {
+
+  /** Reads one consistent snapshot of the source (left open) and queues its changes. */
+  const readSnapshot = async () => {
+    await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+    snapshotAt = performance.now();
+    const from = changes.length;
     dbNow = await sourceNow(conn);
     // whole reads, written only where they differ (an unchanged write would still bump the data version)
     const [known, indexed] = await readModel;
     const [chains] = await conn.query('SELECT * FROM chain_info ORDER BY id');
     for (const row of chains as SourceRow[]) {
       const m = mapChain(row);
-      if (known.get(m.chain) !== [m.chain_id, m.outer_chain, m.name, m.logo, m.network_id, m.ext].join('|')) {
+      const fp = [m.chain_id, m.outer_chain, m.name, m.logo, m.network_id, m.ext].join('|');
+      if (known.get(m.chain) !== fp) {
         changes.push({ table: 'chain_info', kind: 'insert', row });
+        known.set(m.chain, fp);
       }
     }
     const [blocks] = await conn.query('SELECT * FROM block ORDER BY chain');
@@ -233,20 +266,25 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
     for (const row of blocks as SourceRow[]) {
       const m = mapBlock(row, c.apply.ctx);
       const was = indexed.get(m.chain);
-      if (was !== `${m.block_number}|${Date.parse(m.block_time)}`) changes.push({ table: 'block', kind: 'update', row });
+      const fp = `${m.block_number}|${Date.parse(m.block_time)}`;
+      if (was !== fp) {
+        changes.push({ table: 'block', kind: 'update', row });
+        indexed.set(m.chain, fp);
+      }
       // the height went down: a manual rewind
       if (was !== undefined && BigInt(was.split('|')[0]!) > BigInt(m.block_number)) rewinds.set(m.chain, m.block_number);
     }
-    for (const chain of indexed.keys()) {
+    for (const chain of [...indexed.keys()]) {
       if (!present.has(chain)) {
         changes.push({ table: 'block', kind: 'delete', row: { chain } });
+        indexed.delete(chain);
         rewinds.set(chain, null);
       }
     }
     pushNew();
     const now = Date.now();
     for (const table of idTables) {
-      const s = polls.get(table) ?? { source_table: table, high_id: '0', gaps: {}, window_from: null };
+      const s = marks.get(table)!;
       const high = BigInt(s.high_id.split('.')[0]!);
       const [fresh] = await conn.query(`${selectRows(table)} WHERE id > ? ORDER BY id LIMIT ?`, [String(high), c.batchSize]);
       const rows = fresh as SourceRow[];
@@ -274,29 +312,70 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
         c.log.warn({ table, dropped: ids.length - maxGaps }, 'too many missing ids to track: the oldest are forgotten');
       }
       for (const row of [...late, ...rows]) changes.push({ table, kind: 'insert', row });
-      next.push({ source_table: table, high_id: String(top), gaps, window_from: null });
+      marks.set(table, { source_table: table, high_id: String(top), gaps, window_from: null });
       pushNew();
     }
-    // balances: those the new rows touch (late ones included)
+    // balances: those this snapshot's new rows touch (late ones included)
+    const fresh = changes.slice(from);
     const byId = new Map<string, SourceRow>();
-    const touched = touchedBalanceKeys(changes.filter((ch) => ch.table === 'address_txs' || ch.table === 'txs'));
+    const touched = touchedBalanceKeys(fresh.filter((ch) => ch.table === 'address_txs' || ch.table === 'txs'));
     for (const row of await readTouchedBalances(conn, touched)) byId.set(String(row.id), row);
-    const derived = new Set(byId.keys());
+    for (const id of byId.keys()) derived.add(id);
     c.metrics.pollRows.inc({ read: 'derived' }, byId.size);
     lap('source');
-    // a cycle that writes new rows bumps the data version anyway: the balances its movements touch (nearly
-    // all of them changed by those movements) are written without a comparison
-    const bumps = changes.some((ch) => (idTables as string[]).includes(ch.table));
-    mappedBalances = await pushBalances(c, [...byId.values()], changes, bumps);
-    byIdSize = byId.size;
+    // a snapshot that writes new rows bumps the data version anyway: the balances its movements touch
+    // (nearly all of them changed by those movements) are written without a comparison
+    const bumps = fresh.some((ch) => (idTables as string[]).includes(ch.table));
+    mappedBalances.push(...await pushBalances(c, [...byId.values()], changes, bumps));
+    byIdSize += byId.size;
     pushNew();
     lap('compare');
-    // what this snapshot's flushes wrote becomes visible here, in one transaction...
+  };
+
+  try {
+    if (schedule) {
+      // the early snapshots, applied while the tick is awaited: a second one when the first left time for it,
+      // as close to the tick as its predicted time allows (it holds only what committed since the first)
+      const t0 = performance.now();
+      let single = false;
+      // since when the snapshot about to be read holds rows
+      let since = schedule.previousTickAt;
+      for (let early = 0; early < maxEarlySnapshots; early++) {
+        const e0 = performance.now();
+        const share = Math.max(1, Date.now() - since);
+        since = Date.now();
+        await readSnapshot();
+        await main.settled();
+        earlyMs.push(Math.round(performance.now() - e0));
+        lap('apply');
+        // committed as it is (one snapshot, which the sweep then reads too)
+        if (more || rewinds.size) { single = true; break; }
+        await conn.query('COMMIT');
+        // the next one holds what committed since this one's start: its time is a fixed part and those rows'
+        // (at this one's ms per ms of source time); it starts as late as leaves it that time before the tick
+        const took = performance.now() - e0;
+        const rate = Math.max(0, took - earlyFixedMs) / share;
+        // the pace is learnt from first snapshots (the second's is mostly its fixed part)
+        if (early === 0) c.earlyRate = c.earlyRate === undefined ? rate : (c.earlyRate + rate) / 2;
+        if (early + 1 >= maxEarlySnapshots) break;
+        const latest = (schedule.tickAt - earlyFixedMs - earlyMarginMs + rate * since) / (1 + rate);
+        if (latest < Date.now()) break;
+        await schedule.sleep(latest - Date.now());
+      }
+      firstMs = Math.round(performance.now() - t0);
+      firstChanges = changes.length;
+      if (!single) {
+        await schedule.sleep(schedule.tickAt - Date.now());
+        t = performance.now();
+        await readSnapshot();
+      }
+    } else await readSnapshot();
+    // what the flushes wrote becomes visible here, in one transaction...
     committed = true;
     await main.commit(async (tx) => {
       // pipelined: one round trip
-      await Promise.all([...next.map((s) => state.savePollState(tx, s)),
-        state.savePosition(tx, { mode: 'polling', sourceTime: new Date(`${dbNow!.replace(' ', 'T')}Z`) })]);
+      await Promise.all([...[...marks.values()].map((s) => state.savePollState(tx, s)),
+        state.savePosition(tx, { mode: 'polling', sourceTime: new Date(`${dbNow.replace(' ', 'T')}Z`) })]);
     });
     lap('apply');
     visibleMs = Math.round(performance.now() - snapshotAt);
@@ -351,7 +430,7 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
   // the balances now match the source's rows (written, or compared equal)
   if (!badBalances) remember(knownBalances, mappedBalances);
   for (const [phase, ms] of Object.entries(phases)) c.metrics.pollSeconds.inc({ phase }, ms / 1000);
-  c.log.debug({ ms: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])), visibleMs, applyMs, changes: changes.length,
+  c.log.debug({ ms: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])), visibleMs, firstMs, earlyMs, firstChanges, applyMs, changes: changes.length,
     balancesRead: byIdSize, rssMB: Math.round(process.memoryUsage().rss / 2 ** 20) }, 'poll');
   if (rewinds.size) knownBalances.clear();
   for (const [chain, height] of rewinds) await resyncChain(c.sql, conn, chain, height, c.apply, c.log);
@@ -359,6 +438,28 @@ async function pollOnce(c: PollingContext, conn: SourceConnection): Promise<bool
   c.metrics.lastApplied.set(Date.now() / 1000);
   return more;
 }
+
+/**
+ * How long before its tick a cycle's first snapshot is taken: time for two early snapshots, and a margin (a
+ * quarter of their time and 30 ms: their pace varies from one cycle to the next). At r ms of work per ms of
+ * source time (`earlyRate`), fixed part f, interval P and lead L, the first takes d1 = f + r(P - L), the
+ * second (what committed during the first) d2 = f + r d1; L = 1.25 (d1 + d2) + 30 solves to the expression
+ * below. At most 80% of the interval.
+ */
+export function firstLeadMs(c: Pick<PollingContext, 'intervalMs' | 'earlyRate'>): number {
+  const r = Math.min(0.9, Math.max(0.02, c.earlyRate ?? 0.3));
+  const f = earlyFixedMs;
+  const lead = (firstLeadSlack * ((f + r * c.intervalMs) * (1 + r) + f) + firstLeadMarginMs) / (1 + firstLeadSlack * r * (1 + r));
+  return Math.round(Math.max(firstLeadMinMs, Math.min(0.8 * c.intervalMs, lead)));
+}
+const firstLeadSlack = 1.25;
+const firstLeadMarginMs = 30;
+const firstLeadMinMs = 20;
+/** snapshots a cycle reads before its tick's, at most */
+const maxEarlySnapshots = 2;
+/** an early snapshot's time besides its rows' (round trips), and the time left before the tick it needs */
+const earlyFixedMs = 20;
+const earlyMarginMs = 20;
 
 export async function followPolling(c: PollingContext): Promise<void> {
   c.metrics.setMode('polling');
@@ -368,19 +469,30 @@ export async function followPolling(c: PollingContext): Promise<void> {
   const conn = await connectSource(c.target);
   c.log.info({ intervalMs: c.intervalMs, overlapS: c.overlapS }, 'polling follow starts');
   let lastSweep = Date.now();
+  const sleep = (ms: number) => new Promise<void>((resolve) => {
+    if (stopped || ms <= 0) { resolve(); return; }
+    wake = resolve;
+    setTimeout(resolve, ms);
+  });
+  // fixed rate: a cycle's (last) snapshot is taken at its tick, `intervalMs` after the previous tick, however
+  // long that cycle took (one that overran the next tick moves the schedule: that tick is then at once); its
+  // first snapshot is read and applied just before the tick (see pollOnce)
+  let tick = Date.now();
+  let previous = tick - c.intervalMs;
   try {
     while (!stopped) {
-      const started = Date.now();
-      const more = await pollOnce(c, conn);
+      const early = !c.once && tick - Date.now() > 0;
+      const more = await pollOnce(c, conn, early ? { previousTickAt: previous, tickAt: tick, sleep } : undefined);
+      previous = tick;
       if (Date.now() - lastSweep >= c.reconcileIntervalS * 1000) {
         await sweepDeletes(c.sql, conn, c.log);
         lastSweep = Date.now();
       }
       c.metrics.lagSeconds.set(more ? c.intervalMs / 1000 : 0);
-      if (more) continue;
+      if (more) { tick = Date.now(); previous = tick; continue; }
       if (c.once) return;
-      const wait = Math.max(0, c.intervalMs - (Date.now() - started));
-      await new Promise<void>((resolve) => { wake = resolve; setTimeout(resolve, wait); });
+      tick = Math.max(tick + c.intervalMs, Date.now());
+      await sleep(tick - firstLeadMs(c) - Date.now());
     }
   } finally {
     await conn.end().catch(() => {});
