@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, launchChromium, screenshot, type Browser } from './support/browser.js';
-import { seedDemo } from '../src/db/seed/index.js';
-import { createTestDatabase, type TestDatabase } from './support/db.js';
-import { startGateway, type LiveGateway } from './support/ops.js';
+import { startDemoGateway, type LiveGateway } from './support/ops.js';
 
 // GraphiQL in a real browser: headless Chromium (Debian's package, driven by playwright-core) loads
 // /graphql from the running gateway, runs the pre-filled example query and must show data. The
@@ -12,20 +10,16 @@ import { startGateway, type LiveGateway } from './support/ops.js';
 
 
 describe.skipIf(!hasChromium)('GraphiQL in headless Chromium', () => {
-  let db: TestDatabase;
   let live: LiveGateway;
   let browser: Browser;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    await seedDemo(db.sql);
-    live = await startGateway(db);
+    live = await startDemoGateway();
     browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
     await live?.close();
-    await db?.close();
   });
 
   it('loads GraphiQL at /graphql, runs the pre-filled example query and shows data', async () => {

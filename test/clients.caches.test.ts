@@ -5,9 +5,7 @@ import { buildSchema, introspectionFromSchema, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedTypes, graphcacheKeys, possibleTypes, typePolicies } from '../examples/typed-client/cache.js';
 import { DEMO_NOTABLE } from '../src/db/seed/demo.js';
-import { seedDemo } from '../src/db/seed/index.js';
-import { createTestDatabase, type TestDatabase } from './support/db.js';
-import { startGateway, type LiveGateway } from './support/ops.js';
+import { startDemoGateway, type LiveGateway } from './support/ops.js';
 
 // Normalising client caches against a started gateway (demo data): Apollo Client's InMemoryCache (its
 // development build: warnings on) and urql's graphcache. The same tick reached by two paths is one cached
@@ -35,22 +33,18 @@ const crazydog = { chain: 'avalanche', protocol: 'asc-20', tick: 'crazydog' };
 const holder = DEMO_NOTABLE.scriptedAddress;
 const crazydogHolder = '0xF2f9D2575023D320475ed7875FCDCB9b52787E59'; // its deployer, who minted
 
-let db: TestDatabase;
 let live: LiveGateway;
 let warnings: string[] = [];
 const original = { warn: console.warn, error: console.error };
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  await seedDemo(db.sql);
-  live = await startGateway(db);
+  live = await startDemoGateway();
   console.warn = (...args: unknown[]) => void warnings.push(format(...args));
   console.error = (...args: unknown[]) => void warnings.push(format(...args));
 });
 afterAll(async () => {
   Object.assign(console, original);
   await live?.close();
-  await db?.close();
 });
 
 const gql = apollo.gql;

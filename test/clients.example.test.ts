@@ -6,25 +6,19 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, main } from '../examples/typed-client/main.js';
 import { DEMO_NOTABLE } from '../src/db/seed/demo.js';
-import { seedDemo } from '../src/db/seed/index.js';
-import { createTestDatabase, type TestDatabase } from './support/db.js';
-import { startGateway, type LiveGateway } from './support/ops.js';
+import { startDemoGateway, type LiveGateway } from './support/ops.js';
 
 // The typed client example (examples/typed-client: Apollo Client + gql.tada) run against a gateway on the
 // demo data; its type-check is `npm run example:check`, part of `npm test`.
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-let db: TestDatabase;
 let live: LiveGateway;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  await seedDemo(db.sql);
-  live = await startGateway(db);
+  live = await startDemoGateway();
 });
 afterAll(async () => {
   await live?.close();
-  await db?.close();
 });
 
 describe('examples/typed-client', () => {

@@ -1,8 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDemo } from '../src/db/seed/index.js';
-import { createTestDatabase, type TestDatabase } from './support/db.js';
-import { rpc, startGateway, type LiveGateway } from './support/ops.js';
+import { rpc, startDemoGateway, type LiveGateway } from './support/ops.js';
 
 // Every documented exchange (test/fixtures/documented-all.json: the v1 and v2 examples of the interface's
 // docs, 39 of them) sent as it is written to a gateway on the demo data (what `npm start` serves): each
@@ -45,17 +43,13 @@ const olderShapes: Record<number, string[]> = {
   37: ['$.holders[0].transfer_type: missing'], // tick.Holders
 };
 
-let db: TestDatabase;
 let live: LiveGateway;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
-  await seedDemo(db.sql);
-  live = await startGateway(db);
+  live = await startDemoGateway();
 }, 120_000);
 afterAll(async () => {
   await live?.close();
-  await db?.close();
 });
 
 describe('the documented exchanges, replayed on the demo data', () => {

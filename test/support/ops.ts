@@ -4,7 +4,8 @@ import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { createGateway, type Gateway, type GatewayConfig } from '../../src/app.js';
 import type { Sql } from '../../src/db/client.js';
-import { testConfig, type TestDatabase } from './db.js';
+import { seedDemo } from '../../src/db/seed/index.js';
+import { createTestDatabase, testConfig, type TestDatabase } from './db.js';
 import { listen } from './http.js';
 
 // Helpers of the observability and cache tests: listening gateways with the cache on, a logger whose
@@ -30,6 +31,19 @@ export async function startGateway(
   await gateway.ready;
   const base = await listen(gateway);
   return { gateway, base, statements, close: () => gateway.close() };
+}
+
+/** A gateway on a test database of its own holding the demo data (what `npm start` serves); close drops both. */
+export async function startDemoGateway(overrides: Partial<GatewayConfig> = {}): Promise<LiveGateway> {
+  const db = await createTestDatabase();
+  try {
+    await seedDemo(db.sql);
+    const live = await startGateway(db, overrides);
+    return { ...live, close: async () => { await live.close(); await db.close(); } };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
 }
 
 /** A pino logger writing JSON lines into an array. */
