@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../src/db/migrate.js';
 import { runSync } from '../src/sync/run.js';
 import { parseOptions, type SyncOptions } from '../src/sync/options.js';
 import { createLogger } from '../src/sync/log.js';
@@ -118,6 +119,49 @@ describe.skipIf(!server)('sync: backfill and polling from an indexer database', 
       await gateway.close();
     }
   });
+
+  // balance_txn is copied into an unlogged stage (sql/015_sync_history_stage.sql), then moved into the history
+  // with its intervals. A backfill stopped mid-history resumes from the stage; one whose stage a server crash
+  // emptied (crash recovery truncates unlogged tables: TRUNCATE here does the same) copies the table again.
+  for (const lost of [false, true]) {
+    it(`a backfill stopped mid-history resumes${lost ? ' after a crash emptied the stage' : ' from the stage'}: every row once, every height like the source`, async () => {
+      const other = await createTestDatabase();
+      try {
+        await migrate(other.sql);
+        // stops the copy at its third range of balance_txn (one row each): the range's transaction fails
+        await other.sql.unsafe(`
+          CREATE FUNCTION test_stop_history() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN
+            IF NEW.source_table = 'balance_txn' AND NEW.rows_copied >= 3 THEN RAISE EXCEPTION 'test: stopped mid-history'; END IF;
+            RETURN NEW;
+          END $$;
+          CREATE TRIGGER test_stop_history BEFORE UPDATE ON sync_backfill FOR EACH ROW EXECUTE FUNCTION test_stop_history();
+          -- fires on the bulk connection too (session_replication_role = replica)
+          ALTER TABLE sync_backfill ENABLE ALWAYS TRIGGER test_stop_history;`);
+        // one row per range (below what --batch-size accepts: the fixture is small)
+        const opts = () => ({ ...parseOptions(['--source', src.url, '--database-url', other.target.url!, '--once', '--source-time-zone',
+          '+08:00', '--metrics-port', '0', '--mode', 'polling'], {}), 'batch-size': 1 }) as SyncOptions;
+        expect(await runSync(opts(), silent)).toBe(1);
+        const state = async () => (await other.sql`
+          SELECT b.rows_copied::int AS copied, b.done, (SELECT count(*)::int FROM sync_history_stage) AS staged,
+                 (SELECT count(*)::int FROM balance_history) AS history
+            FROM sync_backfill b WHERE source_table = 'balance_txn'`)[0]!;
+        expect(await state()).toEqual({ copied: 2, done: false, staged: 2, history: 0 });
+        await other.sql.unsafe('DROP TRIGGER test_stop_history ON sync_backfill');
+        if (lost) await other.sql`TRUNCATE sync_history_stage`;
+        expect(await runSync(opts(), silent)).toBe(0);
+        const [[{ n }]] = await src.conn.query('SELECT count(*) AS n FROM balance_txn') as any;
+        expect(await state()).toEqual({ copied: Number(n), done: true, staged: 0, history: Number(n) });
+        const { heights, differences } = await historyDifferences(src.conn, other.sql);
+        expect(differences).toEqual([]);
+        expect(heights).toBeGreaterThan(3);
+        const [ids] = await other.sql`SELECT count(DISTINCT id)::int AS d, count(*)::int AS n FROM balance_history`;
+        expect(ids!.d).toBe(Number(n));
+      } finally {
+        await other.close();
+      }
+    });
+  }
 
   it('the gateway answers the synced data over v2 JSON-RPC and GraphQL', async () => {
     const { gateway } = createTestGateway(db);

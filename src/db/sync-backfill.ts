@@ -81,6 +81,52 @@ export async function linkHistory(sql: Sql): Promise<void> {
   });
 }
 
+/** The staging table balance_txn is copied into before it becomes balance_history (sql/015_sync_history_stage.sql). */
+export const historyStage = 'sync_history_stage';
+
+/**
+ * The staged rows of an unfinished history copy, checked against the rows recorded as copied: a crash of
+ * the server empties the (unlogged) stage, and the copy then starts again from the first id (true). So
+ * does a history copy begun by an older version straight into balance_history (no row of it is staged):
+ * those rows go too (nothing else writes the history before the backfill is done).
+ */
+export async function resetLostHistoryStage(sql: Sql, source: string): Promise<boolean> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx<{ staged: string; recorded: string }[]>`
+      SELECT (SELECT count(*) FROM sync_history_stage)::text AS staged,
+             (SELECT rows_copied FROM sync_backfill WHERE source_table = ${source})::text AS recorded`;
+    if (row!.staged === (row!.recorded ?? '0')) return false;
+    await tx`TRUNCATE sync_history_stage, balance_history`;
+    await tx`UPDATE sync_backfill SET last_id = 0, rows_copied = 0, done = false WHERE source_table = ${source}`;
+    return true;
+  });
+}
+
+/**
+ * The staged history moved into balance_history with its intervals in one pass: each row written once,
+ * valid_to = the height of the same holder's next row (the order link_balance_history() uses); the stage
+ * emptied and the source table marked done in the same transaction. Row triggers and FK checks off as on
+ * the bulk connection (the finish recomputes the counters). A history partly copied straight into
+ * balance_history (a backfill begun by an older version) is linked as before, over all of it.
+ */
+export async function moveStagedHistory(sql: Sql, source: string, lastId: string): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`SET LOCAL session_replication_role = replica`;
+    // the window over the whole stage: sorted in memory instead of spilling
+    await tx`SET LOCAL work_mem = '512MB'`;
+    const [before] = await tx<{ any: boolean }[]>`SELECT EXISTS (SELECT 1 FROM balance_history) AS any`;
+    await tx`
+      INSERT INTO balance_history (id, tick_id, address, block_height, valid_to, amount, balance, available, event, tx_hash, created_at)
+      SELECT id, tick_id, address, block_height,
+             lead(block_height) OVER (PARTITION BY tick_id, lower(address) ORDER BY block_height, id),
+             amount, balance, available, event, tx_hash, created_at
+        FROM sync_history_stage`;
+    if (before!.any) await tx`SELECT link_balance_history()`;
+    await tx`TRUNCATE sync_history_stage`;
+    await state.advanceBackfill(tx as Tx, source, lastId, 0, true);
+  });
+}
+
 /**
  * Rebuilds the indexes the backfill dropped (recorded in sync_dropped_indexes; those of `tables` only when
  * given), `jobs` at a time, largest tables first; then, unless `attach` is false, re-attaches the

@@ -11,7 +11,8 @@ import { CopyChunks, copyLine } from '../db/copy.js';
 import { captureIndexes, dropIndexes } from '../db/indexes.js';
 import type { Tx } from '../db/sync-apply.js';
 import {
-  analyzeTables, bulkRowCount, completeBackfill, linkHistory, restoreDroppedIndexes, withBulkSession, type BulkSession,
+  analyzeTables, bulkRowCount, completeBackfill, historyStage, linkHistory, moveStagedHistory, resetLostHistoryStage, restoreDroppedIndexes,
+  withBulkSession, type BulkSession,
 } from '../db/sync-backfill.js';
 import * as state from '../db/sync-state.js';
 import { progressBar } from '../observability/progress.js';
@@ -32,13 +33,15 @@ const copyEscapes = /[\\\t\n\r]/;
 const copiesAhead = 2;
 const esc = (s: string) => (copyEscapes.test(s) ? copyLine([s]).slice(0, -1) : s);
 
-/** Source tables copied by id range, in dependency order (ticks first), with the read-model table each fills. */
-const rangeTables: { source: string; target: string; columns: string[]; needsTicks: boolean }[] = [
+/** Source tables copied by id range, in dependency order (ticks first), with the read-model table each fills
+ *  (through `stage`, when it has one: see moveStagedHistory). */
+const rangeTables: { source: string; target: string; stage?: string; columns: string[]; needsTicks: boolean }[] = [
   { source: 'inscriptions', target: 'ticks', needsTicks: false, columns: ['id', 'chain', 'protocol', 'tick', 'name', 'limit_per_mint',
     'deploy_by', 'total_supply', 'deploy_hash', 'deploy_time', 'transfer_type', 'decimals', 'created_at', 'updated_at'] },
   // read with its transaction's block height (selectRows, from the source's txs: nothing here waits for transactions);
-  // copied second, so that its intervals are linked (link_balance_history) and its indexes built while the rest is copied
-  { source: 'balance_txn', target: 'balance_history', needsTicks: true, columns: ['id', 'tick_id', 'address', 'block_height', 'amount',
+  // copied second, into the stage, so that it is moved into balance_history with its intervals and its indexes
+  // built while the rest is copied
+  { source: 'balance_txn', target: 'balance_history', stage: historyStage, needsTicks: true, columns: ['id', 'tick_id', 'address', 'block_height', 'amount',
     'balance', 'available', 'event', 'tx_hash', 'created_at'] },
   { source: 'balances', target: 'balances', needsTicks: true, columns: ['tick_id', 'address', 'balance', 'available', 'updated_at'] },
   { source: 'address_txs', target: 'address_txs', needsTicks: true, columns: ['id', 'tick_id', 'address', 'tx_hash', 'amount', 'event',
@@ -159,9 +162,13 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
     const stopped = await withBulkSession(c.databaseUrl, async (bulk) => {
       let ticks: Map<string, string> | null = null;
       for (const [i, t] of rangeTables.entries()) {
-        const p = plan.get(t.source);
+        let p = plan.get(t.source);
         // a backfill planned before this table was synced (resumed across an upgrade) leaves it out
         if (!p || p.done) continue;
+        if (t.stage && await resetLostHistoryStage(c.sql, t.source)) {
+          c.log.warn({ table: t.source, rowsRecorded: p.rows_copied }, 'backfill: the staged rows were lost (server crash): copying the table again');
+          p = (await state.readBackfill(c.sql)).get(t.source)!;
+        }
         if (t.needsTicks && !ticks) ticks = new Map((await bulk.ticks()).map((x) => [tickKeyString(x), x.id]));
         const started = performance.now();
         if (await copyTable(c, conn, bulk, t, p, ticks)) return true;
@@ -172,7 +179,7 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
         });
         if (more && bulkTargets.includes(t.target)) {
           background.tables.add(t.target);
-          background.finishing = background.finishing.then(() => finishTable(c, t.target));
+          background.finishing = background.finishing.then(() => finishTable(c, t.target, p));
           background.finishing.catch(() => {}); // awaited by the finish (or below, when the copy stops or fails)
         }
       }
@@ -197,11 +204,11 @@ interface Background {
   finishing: Promise<void>;
 }
 
-/** One table's part of the finish, run once its copy is complete: the history's intervals linked (before
- *  its indexes exist: the link rewrites nearly every row), then its dropped indexes rebuilt, then ANALYZE. */
-async function finishTable(c: BackfillContext, table: string): Promise<void> {
+/** One table's part of the finish, run once its copy is complete: the staged history moved in with its
+ *  intervals, then the table's dropped indexes rebuilt, then ANALYZE. */
+async function finishTable(c: BackfillContext, table: string, p: state.BackfillRange): Promise<void> {
   const started = performance.now();
-  if (table === 'balance_history') await linkHistory(c.sql);
+  if (table === 'balance_history') await moveStagedHistory(c.sql, p.source_table, p.max_id);
   await restoreDroppedIndexes(c.sql, 1, { add() {} }, [table]);
   // after its indexes (ANALYZE gathers statistics of expression indexes too)
   await analyzeTables(c.sql, [table]);
@@ -287,8 +294,9 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
       const r = await readRange(last);
       while (copies.length >= copiesAhead) await copies.shift();
       // the range and the record of it commit together, after the ranges before it
-      copying = copying.then(() => bulk.copyRange(t.target, t.columns, r.chunks,
-        { source: t.source, lastId: String(r.end), done: r.end >= top, rows: r.lines })).then(() => {
+      // (a staged table is done once moved from its stage)
+      copying = copying.then(() => bulk.copyRange(t.stage ?? t.target, t.columns, r.chunks,
+        { source: t.source, lastId: String(r.end), done: !t.stage && r.end >= top, rows: r.lines })).then(() => {
         c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, r.lines);
         bar.add(r.rows);
       });
@@ -297,7 +305,7 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
       last = r.end;
     }
     await copying;
-    if (top === 0n || last >= top) await bulk.advance(t.source, String(top), true);
+    if (top === 0n || last >= top) await bulk.advance(t.source, String(top), !t.stage);
     return false;
   } finally {
     // a failure while a COPY runs: let it end before the bulk connection is released
@@ -306,17 +314,23 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
   }
 }
 
-/** Links the history's intervals (before the indexes are back: the link rewrites nearly every history
- *  row) unless done while the copy went on, rebuilds the dropped indexes (each only if still missing: a
+/** Moves the staged history into balance_history with its intervals unless done while the copy went on,
+ *  rebuilds the dropped indexes (each only if still missing: a
  *  resumed finish skips the built ones) while the counters are recomputed, then re-attaches the keys and
- *  marks the backfill done with the counters. Phases in the log: link, then indexes and counters (each from
- *  the end of the link: they overlap; counters includes the wait for the indexes), analyze. */
+ *  marks the backfill done with the counters. Phases in the log: history, then indexes and counters (each from
+ *  the end of the history: they overlap; counters includes the wait for the indexes), analyze. */
 async function finish(c: BackfillContext, background: Background): Promise<void> {
   const phases: Record<string, number> = {};
   let t0 = performance.now();
   const since = (from: number) => Math.round(performance.now() - from) / 1000;
-  if (!background.tables.has('balance_history')) await linkHistory(c.sql);
-  phases.link = since(t0);
+  if (!background.tables.has('balance_history')) {
+    // the staged history moved in with its intervals; one moved by an earlier run that stopped before
+    // the end, or copied whole by an older version, linked over all of it (rewrites only what differs)
+    const history = (await state.readBackfill(c.sql)).get('balance_txn');
+    if (history && !history.done) await moveStagedHistory(c.sql, history.source_table, history.max_id);
+    else await linkHistory(c.sql);
+  }
+  phases.history = since(t0);
   t0 = performance.now();
   const defs = await state.readDroppedIndexes(c.sql);
   const bar = progressBar('indexes', Math.max(1, defs.length), 'indexes');
