@@ -139,8 +139,7 @@ describe.skipIf(!server)('sync: backfill and polling from an indexer database', 
           -- fires on the bulk connection too (session_replication_role = replica)
           ALTER TABLE sync_backfill ENABLE ALWAYS TRIGGER test_stop_history;`);
         // one row per range (below what --batch-size accepts: the fixture is small)
-        const opts = () => ({ ...parseOptions(['--source', src.url, '--database-url', other.target.url!, '--once', '--source-time-zone',
-          '+08:00', '--metrics-port', '0', '--mode', 'polling'], {}), 'batch-size': 1 }) as SyncOptions;
+        const opts = (): SyncOptions => ({ ...options(), 'database-url': other.target.url!, 'batch-size': 1 });
         expect(await runSync(opts(), silent)).toBe(1);
         const state = async () => (await other.sql`
           SELECT b.rows_copied::int AS copied, b.done, (SELECT count(*)::int FROM sync_history_stage) AS staged,
@@ -293,6 +292,36 @@ describe.skipIf(!server)('sync: backfill and polling from an indexer database', 
       expect(await runSync({ ...opts, 'skip-bad-rows': true }, silent)).toBe(0);
       const [n] = await fresh.sql`SELECT count(*)::int AS n FROM balances`;
       expect(n!.n).toBe(1);
+    } finally {
+      await other.close();
+      await fresh.close();
+    }
+  });
+
+  it('a balance_txn row whose transaction is not in txs stops the backfill, named; --skip-bad-rows leaves it out of the history', async () => {
+    const other = await createSourceDatabase();
+    const fresh = await createTestDatabase();
+    try {
+      const ow = new IndexerWriter(other.conn, 0);
+      ow.deploy(eth).mint(eth, bob, '1').mint(eth, alice, '2');
+      await ow.flush('eth');
+      await other.conn.query(`INSERT INTO balance_txn (chain, protocol, event, address, tick, amount, available, balance, tx_hash,
+        created_at, updated_at) VALUES ('eth', 'erc-20', 2, ?, 'pepe', 1, 0, 1, ?, '2024-03-02 00:00:00', '2024-03-02 00:00:00')`,
+      [bob, Buffer.alloc(32, 0xcd)]);
+      const [[{ id }]] = await other.conn.query('SELECT max(id) AS id FROM balance_txn') as any;
+      const lines: string[] = [];
+      const capture = Object.assign(Object.create(silent), { error: (o: unknown, msg: string) => lines.push(JSON.stringify({ o, msg })) });
+      const opts = { ...options(), source: other.url, 'database-url': fresh.target.url! };
+      expect(await runSync(opts, capture)).toBe(1);
+      expect(lines.join('\n')).toContain(`balance_txn row ${id}: no txs row of its chain and tx_hash`);
+      expect((await fresh.sql`SELECT count(*)::int AS n FROM balance_history`)[0]!.n).toBe(0);
+      expect(await runSync({ ...opts, 'skip-bad-rows': true }, capture)).toBe(0);
+      // the others, each at its transaction's height
+      const history = await fresh.sql`SELECT id::int AS id, block_height::int AS h FROM balance_history ORDER BY id`;
+      const [others] = await other.conn.query(`SELECT b.id, (SELECT min(x.block_height) FROM txs x WHERE x.tx_hash = b.tx_hash
+        AND x.chain = b.chain) AS h FROM balance_txn b WHERE b.id <> ? ORDER BY b.id`, [id]) as any;
+      expect(history).toEqual(others.map((r: any) => ({ id: Number(r.id), h: Number(r.h) })));
+      expect(others.length).toBeGreaterThanOrEqual(2);
     } finally {
       await other.close();
       await fresh.close();

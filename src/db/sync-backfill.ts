@@ -103,24 +103,37 @@ export async function resetLostHistoryStage(sql: Sql, source: string): Promise<b
 }
 
 /**
- * The staged history moved into balance_history with its intervals in one pass: each row written once,
- * valid_to = the height of the same holder's next row (the order link_balance_history() uses); the stage
- * emptied and the source table marked done in the same transaction. Row triggers and FK checks off as on
- * the bulk connection (the finish recomputes the counters). A history partly copied straight into
- * balance_history (a backfill begun by an older version) is linked as before, over all of it.
+ * The staged history moved into balance_history in one pass, each row written once with its block height
+ * (its transaction's: the transactions row of the same chain and hash, the lowest height if the hash was
+ * written twice — as the follow looks it up, src/db/sync-apply.ts) and its interval (valid_to = the height
+ * of the same holder's next row, in the order link_balance_history() uses); the stage emptied and the
+ * source table marked done in the same transaction. A staged row whose transaction is not there is left
+ * out and handed to `onMissing` (up to 1,000 ids, lowest first), which may throw to roll the move back.
+ * Row triggers and FK checks off as on the bulk connection (the finish recomputes the counters). A history
+ * partly copied straight into balance_history (a backfill begun by an older version) is linked over all of it.
  */
-export async function moveStagedHistory(sql: Sql, source: string, lastId: string): Promise<void> {
+export async function moveStagedHistory(sql: Sql, source: string, lastId: string, onMissing: (ids: string[]) => void): Promise<void> {
   await sql.begin(async (tx) => {
     await tx`SET LOCAL session_replication_role = replica`;
-    // the window over the whole stage: sorted in memory instead of spilling
+    // the join's hash table and the window's sort in memory instead of spilling
     await tx`SET LOCAL work_mem = '512MB'`;
     const [before] = await tx<{ any: boolean }[]>`SELECT EXISTS (SELECT 1 FROM balance_history) AS any`;
-    await tx`
+    const inserted = await tx`
       INSERT INTO balance_history (id, tick_id, address, block_height, valid_to, amount, balance, available, event, tx_hash, created_at)
-      SELECT id, tick_id, address, block_height,
-             lead(block_height) OVER (PARTITION BY tick_id, lower(address) ORDER BY block_height, id),
-             amount, balance, available, event, tx_hash, created_at
-        FROM sync_history_stage`;
+      SELECT s.id, s.tick_id, s.address, t.block_height,
+             lead(t.block_height) OVER (PARTITION BY s.tick_id, lower(s.address) ORDER BY t.block_height, s.id),
+             s.amount, s.balance, s.available, s.event, s.tx_hash, s.created_at
+        FROM sync_history_stage s
+        JOIN (SELECT chain, tx_hash_key, min(block_height) AS block_height FROM transactions GROUP BY chain, tx_hash_key) t
+          ON t.chain = s.chain AND t.tx_hash_key = lower(s.tx_hash)`;
+    const [staged] = await tx<{ n: string }[]>`SELECT count(*)::text AS n FROM sync_history_stage`;
+    if (BigInt(staged!.n) !== BigInt(inserted.count)) {
+      const missing = await tx<{ id: string }[]>`
+        SELECT s.id::text AS id FROM sync_history_stage s
+         WHERE NOT EXISTS (SELECT FROM transactions t WHERE t.chain = s.chain AND t.tx_hash_key = lower(s.tx_hash))
+         ORDER BY s.id LIMIT 1000`;
+      onMissing(missing.map((r) => r.id));
+    }
     if (before!.any) await tx`SELECT link_balance_history()`;
     await tx`TRUNCATE sync_history_stage`;
     await state.advanceBackfill(tx as Tx, source, lastId, 0, true);

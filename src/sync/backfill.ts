@@ -38,16 +38,16 @@ const esc = (s: string) => (copyEscapes.test(s) ? copyLine([s]).slice(0, -1) : s
 const rangeTables: { source: string; target: string; stage?: string; columns: string[]; needsTicks: boolean }[] = [
   { source: 'inscriptions', target: 'ticks', needsTicks: false, columns: ['id', 'chain', 'protocol', 'tick', 'name', 'limit_per_mint',
     'deploy_by', 'total_supply', 'deploy_hash', 'deploy_time', 'transfer_type', 'decimals', 'created_at', 'updated_at'] },
-  // read with its transaction's block height (selectRows, from the source's txs: nothing here waits for transactions);
-  // copied second, into the stage, so that it is moved into balance_history with its intervals and its indexes
-  // built while the rest is copied
-  { source: 'balance_txn', target: 'balance_history', stage: historyStage, needsTicks: true, columns: ['id', 'tick_id', 'address', 'block_height', 'amount',
-    'balance', 'available', 'event', 'tx_hash', 'created_at'] },
-  { source: 'balances', target: 'balances', needsTicks: true, columns: ['tick_id', 'address', 'balance', 'available', 'updated_at'] },
-  { source: 'address_txs', target: 'address_txs', needsTicks: true, columns: ['id', 'tick_id', 'address', 'tx_hash', 'amount', 'event',
-    'operate', 'created_at', 'updated_at'] },
   { source: 'txs', target: 'transactions', needsTicks: false, columns: ['id', 'chain', 'protocol', 'block_height', 'position_in_block',
     'block_time', 'tx_hash', 'from_address', 'to_address', 'op', 'tick', 'amt', 'gas', 'gas_price', 'status', 'created_at', 'updated_at'] },
+  // after txs: moved from its stage with each row's block height taken from the transactions (and its
+  // intervals) while the next tables are copied, its indexes built there too
+  { source: 'balance_txn', target: 'balance_history', stage: historyStage, needsTicks: true, columns: ['id', 'tick_id', 'address', 'chain',
+    'amount', 'balance', 'available', 'event', 'tx_hash', 'created_at'] },
+  { source: 'address_txs', target: 'address_txs', needsTicks: true, columns: ['id', 'tick_id', 'address', 'tx_hash', 'amount', 'event',
+    'operate', 'created_at', 'updated_at'] },
+  // last of the big ones: the finish waits for its indexes, the quickest to build
+  { source: 'balances', target: 'balances', needsTicks: true, columns: ['tick_id', 'address', 'balance', 'available', 'updated_at'] },
   { source: 'utxos', target: 'utxos', needsTicks: true, columns: ['id', 'tick_id', 'address', 'root_hash', 'amount', 'status',
     'created_at', 'updated_at'] },
 ];
@@ -204,11 +204,22 @@ interface Background {
   finishing: Promise<void>;
 }
 
+/** Staged history rows whose transaction is not among the copied ones have no block height: bad rows
+ *  (the first stops the backfill, the move rolled back; with --skip-bad-rows each is reported, up to the
+ *  first 1,000, and left out). */
+const withoutTransaction = (c: BackfillContext) => (ids: string[]) => {
+  for (const id of ids) {
+    const error = new BadRowError('balance_txn', id, 'no txs row of its chain and tx_hash: its block height is unknown');
+    if (!c.apply.skipBadRows) throw error;
+    c.apply.onBadRow(error);
+  }
+};
+
 /** One table's part of the finish, run once its copy is complete: the staged history moved in with its
  *  intervals, then the table's dropped indexes rebuilt, then ANALYZE. */
 async function finishTable(c: BackfillContext, table: string, p: state.BackfillRange): Promise<void> {
   const started = performance.now();
-  if (table === 'balance_history') await moveStagedHistory(c.sql, p.source_table, p.max_id);
+  if (table === 'balance_history') await moveStagedHistory(c.sql, p.source_table, p.max_id, withoutTransaction(c));
   await restoreDroppedIndexes(c.sql, 1, { add() {} }, [table]);
   // after its indexes (ANALYZE gathers statistics of expression indexes too)
   await analyzeTables(c.sql, [table]);
@@ -252,9 +263,9 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
           m.created_at}\t${m.updated_at}\n`;
       }
       case 'balance_txn': {
+        // (its block height is attached when it moves from the stage: moveStagedHistory)
         const m = mapBalanceTxn(row, ctx);
-        if (m.block_height === null) throw new BadRowError(t.source, m.id, 'no txs row of its chain and tx_hash: its block height is unknown');
-        return `${m.id}\t${tickId(row, m)}\t${esc(m.address)}\t${m.block_height}\t${m.amount}\t${m.balance}\t${m.available}\t${m.event}\t${
+        return `${m.id}\t${tickId(row, m)}\t${esc(m.address)}\t${esc(m.chain)}\t${m.amount}\t${m.balance}\t${m.available}\t${m.event}\t${
           esc(m.tx_hash)}\t${m.created_at}\n`;
       }
       default: {
@@ -270,7 +281,7 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
     const out = new CopyChunks();
     let rows = 0;
     let lastRowId: unknown = null;
-    await conn.each(`${selectRows(t.source)} WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`, [String(from), String(top), c.batchSize],
+    await conn.each(`${selectRows(t.source, !t.stage)} WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`, [String(from), String(top), c.batchSize],
       (row) => {
         rows++;
         lastRowId = row.id;
@@ -327,7 +338,7 @@ async function finish(c: BackfillContext, background: Background): Promise<void>
     // the staged history moved in with its intervals; one moved by an earlier run that stopped before
     // the end, or copied whole by an older version, linked over all of it (rewrites only what differs)
     const history = (await state.readBackfill(c.sql)).get('balance_txn');
-    if (history && !history.done) await moveStagedHistory(c.sql, history.source_table, history.max_id);
+    if (history && !history.done) await moveStagedHistory(c.sql, history.source_table, history.max_id, withoutTransaction(c));
     else await linkHistory(c.sql);
   }
   phases.history = since(t0);

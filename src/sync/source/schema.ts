@@ -34,8 +34,9 @@ const expectedSchema: Record<string, Record<string, string>> = {
  * hash — the indexer writes both in one flush; the lowest height if a hash was written twice), through
  * the txs index on (tx_hash, chain). NULL when there is none (the row is then a bad row).
  */
-export function selectRows(table: string): string {
-  if (table === 'balance_txn') {
+export function selectRows(table: string, withHeights = true): string {
+  // (the backfill attaches the heights in PostgreSQL instead, from the transactions it copied: withHeights false)
+  if (table === 'balance_txn' && withHeights) {
     return 'SELECT b.*, (SELECT min(x.block_height) FROM `txs` x WHERE x.tx_hash = b.tx_hash AND x.chain = b.chain) AS block_height ' +
       'FROM `balance_txn` b';
   }
