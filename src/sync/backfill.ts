@@ -4,7 +4,9 @@
 // counters refreshed once). A range's COPY and the record that it is done commit together, so a crash or
 // SIGTERM resumes from the last finished range and never duplicates a row. A resumed backfill reads a
 // newer snapshot; the follow starts from the position saved before the first one, and its idempotent
-// apply brings rows copied from the older snapshot up to date.
+// apply brings rows copied from the older snapshot up to date. balance_txn is copied into an unlogged
+// stage and moved into balance_history in one statement that attaches each row's block height and
+// interval (moveStagedHistory, src/db/sync-backfill.ts): its rows are written once.
 import { availableParallelism } from 'node:os';
 import type { Sql } from '../db/client.js';
 import { CopyChunks, copyLine } from '../db/copy.js';
