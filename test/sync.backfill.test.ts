@@ -67,6 +67,11 @@ describe.skipIf(!server)('sync: backfill and polling from an indexer database', 
     // every index and key dropped for the copy is back (some rebuilt while later tables were still copied)
     expect({ indexes: await indexes(), keys: await keys() }).toEqual(before);
     expect((await db.sql`SELECT count(*)::int AS n FROM sync_dropped_indexes`)[0]!.n).toBe(0);
+    // the per-address transaction totals (recomputed while the rest was copied) match a recount
+    const recount = await db.sql`SELECT k AS address_key, count(*)::int AS n FROM (SELECT from_key AS k FROM transactions
+      UNION ALL SELECT to_key FROM transactions WHERE to_key <> from_key) s GROUP BY k ORDER BY 1`;
+    expect(recount.length).toBeGreaterThan(1);
+    expect(await db.sql`SELECT address_key, n::int AS n FROM address_tx_totals ORDER BY 1`).toEqual(recount);
     const ticks = await db.sql`SELECT tick, total_supply::text, limit_per_mint::text, minted::text, holders::int, tx_cnt::int,
       deploy_time FROM ticks ORDER BY id`;
     expect(ticks.map((t) => t.tick)).toEqual(['pepe', 'huge']);

@@ -185,18 +185,33 @@ async function attachKey(tx: Tx, d: state.DroppedIndex): Promise<void> {
 }
 
 /**
- * Completes the backfill in one transaction: recomputes the counters (refresh_counter_tables(): the rest
- * of refresh_counters(), the history being linked already; whole-table aggregates that use no index, so
+ * The per-address transaction totals (refresh_address_tx_totals(): from the transactions alone), recomputed
+ * as soon as the transactions are copied, while the copy goes on: one aggregate less at the end.
+ */
+export async function refreshTransactionTotals(sql: Sql): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`SET LOCAL work_mem = '512MB'`;
+    await tx`SELECT refresh_address_tx_totals()`;
+  });
+}
+
+/**
+ * Completes the backfill in one transaction: recomputes the counters (refresh_counter_tables()'s parts,
+ * sql/014, less the transaction totals when `transactionTotals` says they were recomputed after the copy
+ * of the transactions; whole-table aggregates that use no index, so
  * they run while `builds`, the last index builds, go on), then once those are done re-attaches the keys
  * still recorded (ALTER TABLE … USING INDEX needs the lock this transaction's reads hold: here it is its
  * own) and marks the backfill done: a reader sees the copied rows' counters once the backfill is done.
  * Returns the (chain, deploy_hash) duplicates among the ticks, recorded now.
  */
-export async function completeBackfill(sql: Sql, builds: Promise<void> = Promise.resolve(), progress: { add(n: number): void } = { add() {} }) {
+export async function completeBackfill(sql: Sql, builds: Promise<void> = Promise.resolve(), progress: { add(n: number): void } = { add() {} },
+  transactionTotals: 'fresh' | 'stale' = 'stale') {
   return sql.begin(async (tx) => {
     // whole-table aggregates: hash aggregation in memory instead of spilling
     await tx`SET LOCAL work_mem = '512MB'`;
-    await tx`SELECT refresh_counter_tables()`;
+    await tx`SELECT refresh_tick_and_list_counters()`;
+    await tx`SELECT refresh_address_totals()`;
+    if (transactionTotals === 'stale') await tx`SELECT refresh_address_tx_totals()`;
     await builds;
     for (const d of (await state.readDroppedIndexes(tx as Tx)).filter((x) => x.constraint_kind)) {
       await attachKey(tx as Tx, d);

@@ -13,7 +13,7 @@ import { CopyChunks, copyLine } from '../db/copy.js';
 import { captureIndexes, dropIndexes } from '../db/indexes.js';
 import type { Tx } from '../db/sync-apply.js';
 import {
-  analyzeTables, bulkRowCount, completeBackfill, historyStage, linkHistory, moveStagedHistory, resetLostHistoryStage, restoreDroppedIndexes,
+  analyzeTables, bulkRowCount, completeBackfill, historyStage, refreshTransactionTotals, linkHistory, moveStagedHistory, resetLostHistoryStage, restoreDroppedIndexes,
   withBulkSession, type BulkSession,
 } from '../db/sync-backfill.js';
 import * as state from '../db/sync-state.js';
@@ -201,7 +201,7 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
 }
 
 interface Background {
-  /** the tables handed to `finishing` */
+  /** the tables handed to `finishing` (their counters that read them alone recomputed there) */
   tables: Set<string>;
   finishing: Promise<void>;
 }
@@ -218,13 +218,14 @@ const withoutTransaction = (c: BackfillContext) => (ids: string[]) => {
 };
 
 /** One table's part of the finish, run once its copy is complete: the staged history moved in with its
- *  intervals, then the table's dropped indexes rebuilt, then ANALYZE. */
+ *  intervals, then the table's dropped indexes rebuilt, then ANALYZE (and the transactions' totals). */
 async function finishTable(c: BackfillContext, table: string, p: state.BackfillRange): Promise<void> {
   const started = performance.now();
   if (table === 'balance_history') await moveStagedHistory(c.sql, p.source_table, p.max_id, withoutTransaction(c));
   await restoreDroppedIndexes(c.sql, 1, { add() {} }, [table]);
   // after its indexes (ANALYZE gathers statistics of expression indexes too)
   await analyzeTables(c.sql, [table]);
+  if (table === 'transactions') await refreshTransactionTotals(c.sql);
   c.log.info({ table, seconds: Math.round(performance.now() - started) / 1000 }, 'backfill table finished');
 }
 
@@ -360,7 +361,8 @@ async function finish(c: BackfillContext, background: Background): Promise<void>
       throw error;
     });
     bar.add(defs.filter((d) => background.tables.has(d.table_name)).length);
-    for (const d of await completeBackfill(c.sql, builds, bar)) c.apply.onDuplicateDeployHash(d);
+    const totals = background.tables.has('transactions') ? 'fresh' : 'stale';
+    for (const d of await completeBackfill(c.sql, builds, bar, totals)) c.apply.onDuplicateDeployHash(d);
     phases.counters = since(t0);
   } finally {
     bar.stop();
