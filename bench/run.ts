@@ -104,14 +104,25 @@ async function main() {
         };
         floors.set(key, measured);
       }
+      // the floor's database CPU at the gateway's rate (floor.ts measureFloor): what the same statements cost
+      // PostgreSQL when they come as often as the gateway sends them (the closed loop's figure is kept too)
+      const paced = await measureFloor(floorSql, capture, connections, seconds, 0, async () => {
+        const pids = await backendsOf('igw-bench-floor');
+        return { pids, db: cpuOf(pids) };
+      }, gateway.rps);
       const floor = measured.floor;
       const ratio = floor.rps > 0 ? Math.round((gateway.rps / floor.rps) * 100) / 100 : 0;
+      const gatewayDbMs = perRequest(after.db - before.db, gateway.requests);
+      const floorDbMs = perRequest(cpuOf(paced.before.pids) - paced.before.db, paced.measurement.requests);
       const cpu = {
         gatewayMs: before.node !== null && after.node !== null ? perRequest(after.node - before.node, gateway.requests) : null,
-        gatewayDbMs: perRequest(after.db - before.db, gateway.requests),
+        gatewayDbMs,
         loadgenMs: perRequest(after.loadgen - before.loadgen, gateway.requests),
         floorClientMs: measured.cpu.client,
-        floorDbMs: measured.cpu.db,
+        floorDbMs,
+        floorDbRps: paced.measurement.rps,
+        floorDbMsClosed: measured.cpu.db,
+        dbRatio: gatewayDbMs !== null && floorDbMs ? Math.round((gatewayDbMs / floorDbMs) * 100) / 100 : null,
       };
       results.push({
         name: s.name, surface: s.surface, kind: s.kind, method: s.method,
@@ -121,7 +132,8 @@ async function main() {
       log(`${s.name.padEnd(40)} ${String(Math.round(gateway.rps)).padStart(6)} req/s  p50 ${gateway.p50.toFixed(2).padStart(7)}  ` +
         `p99 ${gateway.p99.toFixed(2).padStart(7)} | floor ${String(Math.round(floor.rps)).padStart(6)} req/s  ` +
         `p50 ${floor.p50.toFixed(2).padStart(7)}  p99 ${floor.p99.toFixed(2).padStart(7)} | ratio ${ratio.toFixed(2)}` +
-        ` | cpu/req gw ${cpu.gatewayMs ?? '?'} db ${cpu.gatewayDbMs ?? '?'} vs floor ${cpu.floorClientMs ?? '?'} db ${cpu.floorDbMs ?? '?'}` +
+        ` | cpu/req gw ${cpu.gatewayMs ?? '?'} db ${cpu.gatewayDbMs ?? '?'} vs floor ${cpu.floorClientMs ?? '?'} ` +
+        `db ${cpu.floorDbMs ?? '?'} at ${Math.round(cpu.floorDbRps)} req/s (${cpu.floorDbMsClosed ?? '?'} closed), db ratio ${cpu.dbRatio ?? '?'}` +
         `${scenarioRss !== null ? ` | rss ${scenarioRss} MB` : ''}${gateway.failures ? ` | ${gateway.failures} FAILED` : ''}`);
     }
   } finally {

@@ -137,14 +137,23 @@ function replayer(sql: postgres.Sql, capture: Capture) {
 /**
  * Warm-up, then the measured loop. `probe` is read just before and just after the measured loop (CPU
  * accounting: it runs once the warm-up has opened the pool's connections).
+ *
+ * `ratePerSecond`: the loop is paced at that many requests per second (load.ts runLoop) instead of closed.
+ * The database CPU of a request depends on the rate it comes at, not only on its statements: in the
+ * closed loop the floor runs 3–7× as many requests per second as the gateway, its backends find the next
+ * statement already waiting (1.65–1.73 sleeps per 2-statement request instead of 2.0) and run it with warm
+ * caches, and spend 40–60 % less CPU per request on the very same statements (2026-11-26, scale 0.1,
+ * tick list: 0.08–0.11 ms closed vs 0.16–0.20 ms at the gateway's ~750–1,300 req/s; PostgreSQL's own code
+ * took 2.2× the samples per request under perf). So the CPU comparison runs the floor at the gateway's rate.
  */
 export async function measureFloor<P>(
   sql: postgres.Sql, capture: Capture, connections: number, seconds: number, warmupSeconds: number, probe: () => Promise<P>,
+  ratePerSecond?: number,
 ): Promise<{ measurement: Measurement; before: P; after: P }> {
   const run = replayer(sql, capture);
-  if (warmupSeconds > 0) await runLoop(run, connections, warmupSeconds);
+  if (warmupSeconds > 0) await runLoop(run, connections, warmupSeconds, ratePerSecond);
   const before = await probe();
-  const measurement = await runLoop(run, connections, seconds);
+  const measurement = await runLoop(run, connections, seconds, ratePerSecond);
   const after = await probe();
   return { measurement, before, after };
 }

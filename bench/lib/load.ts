@@ -114,14 +114,24 @@ export function runHttp(load: HttpLoad): Promise<Measurement> {
 /**
  * Closed-loop load of an async function: `connections` workers call `fn` back to back for `seconds`;
  * one call is one request. Used for the floor (statements straight through postgres.js).
+ *
+ * With `ratePerSecond`, paced instead: request k starts no earlier than k / rate seconds after the start
+ * (one schedule shared by the workers, at most `connections` in flight; a worker that falls behind starts
+ * its next request at once, so a rate the function cannot reach gives the closed loop's).
  */
-export async function runLoop(fn: () => Promise<unknown>, connections: number, seconds: number): Promise<Measurement> {
+export async function runLoop(fn: () => Promise<unknown>, connections: number, seconds: number, ratePerSecond?: number): Promise<Measurement> {
   const latencies: number[] = [];
   let failures = 0;
+  let next = 0;
   const started = performance.now();
   const deadline = started + seconds * 1000;
   const worker = async () => {
     while (performance.now() < deadline) {
+      if (ratePerSecond) {
+        const wait = started + (next++ * 1000) / ratePerSecond - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        if (performance.now() >= deadline) break;
+      }
       const t0 = performance.now();
       try {
         await fn();
@@ -169,8 +179,18 @@ export function sampleRss(pid: number, everyMs = 200) {
   };
 }
 
-/** CPU time (user + system) a process has used so far, in ms (Linux /proc; clock ticks of 10 ms). */
+/**
+ * CPU time (user + system) a process has used so far, in ms (Linux /proc). /proc/<pid>/schedstat's run
+ * time is in ns; /proc/<pid>/stat's utime + stime (the fallback) count clock ticks of 10 ms, coarse for a
+ * PostgreSQL backend that spends ~100 ms in a 5 s run.
+ */
 export function cpuMs(pid: number): number | null {
+  try {
+    const ns = Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
+    if (Number.isFinite(ns)) return ns / 1e6;
+  } catch {
+    // no schedstat (kernel without scheduler statistics) or the process is gone: the tick count below
+  }
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // fields after the parenthesised command name: state is field 3, utime 14, stime 15

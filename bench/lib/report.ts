@@ -14,10 +14,12 @@ export interface Targets {
   /** a page of the biggest tick's holders at a past block height (issue 18, part 2) */
   holdersHistoryP99Ms: number;
   rssMb: number;
+  /** PostgreSQL CPU per request: the gateway's backends ÷ the floor's at the gateway's rate (issue 17) */
+  dbCpuRatio: number;
 }
 
 export const targets: Targets = {
-  page1P99Ms: 25, ratio: 0.4, holdersOffsetP99Ms: 300, holdersCursorP99Ms: 25, holdersHistoryP99Ms: 50, rssMb: 300,
+  page1P99Ms: 25, ratio: 0.4, holdersOffsetP99Ms: 300, holdersCursorP99Ms: 25, holdersHistoryP99Ms: 50, rssMb: 300, dbCpuRatio: 1.3,
 };
 
 export interface ScenarioResult {
@@ -32,11 +34,17 @@ export interface ScenarioResult {
   /** gateway req/s ÷ floor req/s */
   ratio: number;
   /**
-   * CPU time per request (ms): the gateway process, its PostgreSQL backends and the load generator
-   * (autocannon, this process) during the gateway run; this process (postgres.js) and the floor's
-   * backends during the floor run. /proc clock ticks: 10 ms resolution over the whole run.
+   * CPU time per request (ms, /proc/<pid>/schedstat): the gateway process, its PostgreSQL backends (the
+   * pool's and its state connections') and the load generator (autocannon, this process) during the
+   * gateway run; this process (postgres.js) during the floor run. The floor's backends: `floorDbMs` in a
+   * second floor run paced at the gateway's req/s (`floorDbRps`, what it reached), the figure the
+   * gateway's is compared with (`dbRatio`); `floorDbMsClosed` in the closed-loop floor run, at the floor's
+   * own (3–7× higher) rate, where the same statements cost PostgreSQL less per request (floor.ts measureFloor).
    */
-  cpu: { gatewayMs: number | null; gatewayDbMs: number | null; loadgenMs: number | null; floorClientMs: number | null; floorDbMs: number | null };
+  cpu: {
+    gatewayMs: number | null; gatewayDbMs: number | null; loadgenMs: number | null; floorClientMs: number | null;
+    floorDbMs: number | null; floorDbRps?: number; floorDbMsClosed?: number | null; dbRatio?: number | null;
+  };
   /**
    * Calibration (--plain): the same statements behind a plain node:http server, loaded like the gateway
    * (bench/lib/plain.ts); measured once per statement sequence (`measuredAs`: the scenario it was run for).
@@ -85,7 +93,8 @@ export function verdicts(r: RunResult) {
   const ratioMisses = r.scenarios.filter((s) => s.ratio < targets.ratio);
   const rssMiss = r.maxRssMb !== null && r.maxRssMb > targets.rssMb;
   const failures = r.scenarios.filter((s) => s.gateway.failures > 0 || s.floor.failures > 0);
-  return { p99Misses, ratioMisses, rssMiss, failures };
+  const dbCpuMisses = r.scenarios.filter((s) => s.cpu.dbRatio != null && s.cpu.dbRatio > targets.dbCpuRatio);
+  return { p99Misses, ratioMisses, rssMiss, failures, dbCpuMisses };
 }
 
 export function markdown(r: RunResult): string {
@@ -130,11 +139,27 @@ export function markdown(r: RunResult): string {
     }
     lines.push('');
   }
+  const withDb = r.scenarios.filter((s) => s.cpu.dbRatio != null);
+  if (withDb.length > 0) {
+    lines.push('PostgreSQL CPU per request (ms, /proc/<pid>/schedstat of the backends): the gateway\'s backends during its ' +
+      'run, against the floor\'s in a floor run paced at the gateway\'s req/s (the same statements cost less per request ' +
+      'at the closed-loop floor\'s own, higher rate: last column, for reference).');
+    lines.push('');
+    lines.push('| scenario | gateway db | floor db at the gateway\'s rate | at req/s | ratio | target | floor db, closed loop |');
+    lines.push('|---|--:|--:|--:|--:|---|--:|');
+    for (const s of withDb) {
+      const c = s.cpu;
+      lines.push(`| ${s.name} | ${c.gatewayDbMs ?? '?'} | ${c.floorDbMs ?? '?'} | ${c.floorDbRps !== undefined ? rps(c.floorDbRps) : '?'} | ` +
+        `${c.dbRatio!.toFixed(2)} | ≤ ${targets.dbCpuRatio} ${c.dbRatio! <= targets.dbCpuRatio ? '✓' : '✗'} | ${c.floorDbMsClosed ?? '?'} |`);
+    }
+    lines.push('');
+  }
   lines.push(`Gateway RSS: max ${r.maxRssMb ?? '?'} MB (target ≤ ${targets.rssMb} ${v.rssMiss ? '✗' : '✓'}).`);
   lines.push('');
-  lines.push(`Targets missed: ${v.p99Misses.length + v.ratioMisses.length + (v.rssMiss ? 1 : 0) === 0 ? 'none' : ''}`);
+  lines.push(`Targets missed: ${v.p99Misses.length + v.ratioMisses.length + v.dbCpuMisses.length + (v.rssMiss ? 1 : 0) === 0 ? 'none' : ''}`);
   for (const s of v.p99Misses) lines.push(`- ${s.name}: p99 ${ms(s.gateway.p99)} ms > ${p99Limit(s)} ms`);
   for (const s of v.ratioMisses) lines.push(`- ${s.name}: ratio ${s.ratio.toFixed(2)} < ${targets.ratio}`);
+  for (const s of v.dbCpuMisses) lines.push(`- ${s.name}: PostgreSQL CPU ${s.cpu.dbRatio!.toFixed(2)}× the floor's > ${targets.dbCpuRatio}×`);
   if (v.rssMiss) lines.push(`- RSS ${r.maxRssMb} MB > ${targets.rssMb} MB`);
   lines.push('');
   return lines.join('\n');
@@ -158,6 +183,10 @@ export function summaryLine(r: RunResult, tablePath: string): string {
     offset ? `holders offset ${offset.name.split('@')[1]} p99 ${ms(offset.gateway.p99)} ms` : null,
     cursor ? `its cursor p99 ${ms(cursor.gateway.p99)} ms` : null,
     history.length ? `holders at a past height p99 max ${ms(Math.max(...history.map((s) => s.gateway.p99)))} ms` : null,
+    r.scenarios.some((s) => s.cpu.dbRatio != null)
+      ? `PostgreSQL CPU ≤ ${targets.dbCpuRatio}× the floor's on ${r.scenarios.filter((s) => s.cpu.dbRatio != null).length - v.dbCpuMisses.length} ` +
+        `of ${r.scenarios.filter((s) => s.cpu.dbRatio != null).length}`
+      : null,
     r.maxRssMb !== null ? `RSS max ${Math.round(r.maxRssMb)} MB` : null,
   ].filter(Boolean);
   const head = `${r.startedAt.slice(0, 16).replace('T', ' ')} UTC, scale ${r.scale ?? '?'}, c=${r.settings.connections}, ${r.settings.seconds} s`;
