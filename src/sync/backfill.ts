@@ -13,8 +13,8 @@ import { CopyChunks, copyLine } from '../db/copy.js';
 import { captureIndexes, dropIndexes } from '../db/indexes.js';
 import type { Tx } from '../db/sync-apply.js';
 import {
-  analyzeTables, bulkRowCount, completeBackfill, historyStage, refreshTransactionTotals, linkHistory, moveStagedHistory, resetLostHistoryStage, restoreDroppedIndexes,
-  withBulkSession, type BulkSession,
+  analyzeTables, bulkRowCount, completeBackfill, historyStage, linkHistory, moveStagedHistory, refreshTransactionTotals,
+  resetLostHistoryStage, restoreDroppedIndexes, withBulkSession, type BulkSession,
 } from '../db/sync-backfill.js';
 import * as state from '../db/sync-state.js';
 import { progressBar } from '../observability/progress.js';
