@@ -1,7 +1,7 @@
 // Load generation and measurement: a closed loop of `connections` clients for a fixed time, against the
 // gateway over HTTP (autocannon) or against PostgreSQL directly (the floor, see floor.ts). Latencies are
 // recorded per response as floats (autocannon's own histogram has 1 ms resolution) and summarised here.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 /** The part of autocannon's API used here (autocannon 9 ships no typings). */
@@ -180,14 +180,20 @@ export function sampleRss(pid: number, everyMs = 200) {
 }
 
 /**
- * CPU time (user + system) a process has used so far, in ms (Linux /proc). /proc/<pid>/schedstat's run
- * time is in ns; /proc/<pid>/stat's utime + stime (the fallback) count clock ticks of 10 ms, coarse for a
+ * CPU time (user + system) a process has used so far, in ms (Linux /proc). The run time in schedstat is in
+ * ns, per thread: /proc/<pid>/schedstat is the main thread's alone (a Node process's GC and libuv threads
+ * are left out: half of its CPU under allocation-heavy load), so every thread's /proc/<pid>/task/<tid>/schedstat
+ * is summed (a thread that has exited is no longer counted: Node's and PostgreSQL's live as long as the
+ * process). /proc/<pid>/stat's utime + stime (the fallback) count clock ticks of 10 ms, coarse for a
  * PostgreSQL backend that spends ~100 ms in a 5 s run.
  */
 export function cpuMs(pid: number): number | null {
   try {
-    const ns = Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]);
-    if (Number.isFinite(ns)) return ns / 1e6;
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    }
+    if (Number.isFinite(ns) && ns > 0) return ns / 1e6;
   } catch {
     // no schedstat (kernel without scheduler statistics) or the process is gone: the tick count below
   }
