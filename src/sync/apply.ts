@@ -105,11 +105,7 @@ async function applyBatch(tx: write.Tx, table: string, kind: ChangeKind, changes
       if (upsert) {
         const known = await knownTicks(tx, table, mapOrReport(rows, (r) => mapBalanceTxn(r, o.ctx), o), o);
         const { rows: placed, missing } = await write.withBlockHeights(tx, known);
-        for (const id of missing) {
-          const error = new BadRowError(table, id, 'no txs row of its chain and tx_hash: its block height is unknown');
-          if (!o.skipBadRows) throw error;
-          o.onBadRow(error);
-        }
+        withoutBlockHeight(missing, o);
         await write.upsertHistory(tx, placed);
       } else await write.deleteHistory(tx, ids());
       break;
@@ -117,6 +113,16 @@ async function applyBatch(tx: write.Tx, table: string, kind: ChangeKind, changes
       return;
   }
   o.onApplied(table, rows.length);
+}
+
+/** balance_txn rows (ids) whose transaction is not in the read model have no block height: bad rows (the
+ *  first throws; with --skip-bad-rows each is reported). The follow's apply and the backfill's move share it. */
+export function withoutBlockHeight(ids: string[], o: Pick<ApplyOptions, 'skipBadRows' | 'onBadRow'>): void {
+  for (const id of ids) {
+    const error = new BadRowError('balance_txn', id, 'no txs row of its chain and tx_hash: its block height is unknown');
+    if (!o.skipBadRows) throw error;
+    o.onBadRow(error);
+  }
 }
 
 export async function applyChanges(tx: write.Tx, changes: Change[], options: ApplyOptions): Promise<void> {

@@ -18,7 +18,7 @@ import {
 } from '../db/sync-backfill.js';
 import * as state from '../db/sync-state.js';
 import { progressBar } from '../observability/progress.js';
-import { applyChanges, type ApplyOptions } from './apply.js';
+import { applyChanges, withoutBlockHeight, type ApplyOptions } from './apply.js';
 import {
   BadRowError, mapBalance, mapBalanceTxn, mapMovement, mapTick, mapTransaction, mapUtxo, tickKeyString, type SourceRow,
 } from './mapping.js';
@@ -206,16 +206,9 @@ interface Background {
   finishing: Promise<void>;
 }
 
-/** Staged history rows whose transaction is not among the copied ones have no block height: bad rows
- *  (the first stops the backfill, the move rolled back; with --skip-bad-rows each is reported, up to the
- *  first 1,000, and left out). */
-const withoutTransaction = (c: BackfillContext) => (ids: string[]) => {
-  for (const id of ids) {
-    const error = new BadRowError('balance_txn', id, 'no txs row of its chain and tx_hash: its block height is unknown');
-    if (!c.apply.skipBadRows) throw error;
-    c.apply.onBadRow(error);
-  }
-};
+/** Staged history rows whose transaction is not among the copied ones: bad rows (the first stops the
+ *  backfill, the move rolled back; with --skip-bad-rows each, up to the first 1,000, is reported and left out). */
+const withoutTransaction = (c: BackfillContext) => (ids: string[]) => withoutBlockHeight(ids, c.apply);
 
 /** One table's part of the finish, run once its copy is complete: the staged history moved in with its
  *  intervals, then the table's dropped indexes rebuilt, then ANALYZE (and the transactions' totals). */
