@@ -90,7 +90,7 @@ export const configSchema = z.object({
   REDIS_BREAKER_OPEN_MS: int(10, 3_600_000).default(2_000),
   DATA_VERSION_POLL_MS: int(50, 60_000).default(500),
   DATA_VERSION_LISTEN: bool.default(true),
-  // clients' caches (README "Clients and caching"): persisted operations (src/graphql/persisted.ts), HTTP
+  // clients' caches (docs/graphql.md "Clients and caching"): persisted operations (src/graphql/persisted.ts), HTTP
   // caching headers (src/graphql/http-caching.ts) and compression (src/server/http.ts)
   PERSISTED_OPERATIONS_DIR: z.string().min(1).optional(),
   PERSISTED_OPERATIONS_ONLY: bool.default(false),

@@ -53,7 +53,7 @@ describe('the declarations', () => {
         expect(exampleValues(spec).get(p.name), `${name} ${p.name}: no example gives it`).toEqual(expect.any(String));
       }
     }
-    // the decision for the address methods (README, "JSON-RPC v2")
+    // the decision for the address methods (docs/json-rpc.md, "JSON-RPC v2")
     const required = (name: string) => tables.v2.find((s) => s.names.includes(name))!.layouts.flatMap((l) => l.filter((p) => p.required).map((p) => p.name));
     expect(required('inds_getTransactionByAddress')).toEqual(['address', 'address']);
     expect(required('inds_getBalancesByAddress')).toEqual(['address']);
