@@ -11,6 +11,9 @@ const int = (min: number, max: number) => z.coerce.number().int().min(min).max(m
 export const configSchema = z.object({
   PORT: int(0, 65535).default(8080).describe('port the HTTP server listens on'),
   HOST: z.string().min(1).default('127.0.0.1').describe('address the HTTP server listens on (`0.0.0.0`: every interface)'),
+  PUBLIC_URL: z.string().regex(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'must be an http:// or https:// URL without query or fragment')
+    .transform((url) => url.replace(/\/+$/, '')).optional().describe(
+      'the base URL clients reach the gateway at (`https://api.example`, or with a path prefix), which `rpc.discover` advertises (`<PUBLIC_URL>/v2/rpc`); unset = `http://` and the Host header of the request. Set it behind a proxy that terminates TLS'),
   DATABASE_URL: postgresUrls(expandHosts).optional().describe(
     'the primary PostgreSQL server; unset = the embedded engine. A libpq multi-host URL (`postgres://u@h1:5432,h2:5433/db`) is accepted: its first host is the primary, the others are read replicas'),
   DATABASE_READ_URLS: postgresUrls(expandUrlList).optional().describe(

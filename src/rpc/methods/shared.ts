@@ -114,15 +114,6 @@ export const componentSchemas: Record<string, Schema> = {
     chain_id: count, chain: str(), outer_chain: str(), name: str(), logo: str(), network_id: count, ext: str(),
     block_number: str({ pattern: '^[0-9]+$' }), block_time: ref('IsoTime'), timestamp: ref('IsoTime'),
   }, [], { description: 'Spec 2.8: an indexed chain with its latest indexed block.' }),
-  // rpc.discover's result, kept local: a remote $ref to the meta-schema cannot be dereferenced offline. The
-  // full check is the meta-schema of @open-rpc/meta-schema, run by test/openrpc.test.ts on each document.
-  OpenrpcDocument: object({
-    openrpc: str({ pattern: '^1\\.3\\.[0-9]+$' }),
-    info: { type: 'object', required: ['title', 'version'] },
-    servers: array({ type: 'object', required: ['name', 'url'] }),
-    methods: array({ type: 'object', required: ['name', 'params', 'result'] }),
-    components: { type: 'object' },
-  }, ['servers', 'components'], { description: 'An OpenRPC 1.3 document (the one of the endpoint asked).' }),
 };
 
 // --- the demo records the examples use -----------------------------------------------------------
