@@ -7,7 +7,7 @@ import { checkRequest, parseBody, serialise, type Reply } from './envelope.js';
 import { rpcErrors } from './errors.js';
 import type { MethodSpec, PagingLimits, RequestInfo } from './declaration.js';
 
-// JSON-RPC 2.0 over HTTP (reference notes §1): POST only, body and batch size capped, every batch
+// JSON-RPC 2.0 over HTTP: POST only, body and batch size capped, every batch
 // element answered, notifications get no reply. The envelope (parsing, request checks, reply text) is
 // src/rpc/envelope.ts; calling a method is src/rpc/dispatch.ts; this file is the transport and the batch.
 
