@@ -59,6 +59,18 @@ function check(page: string, target: string): string | null {
   return anchors(file).has(decodeURIComponent(fragment)) ? null : `${target}: no heading #${fragment} in ${file}`;
 }
 
+describe('the README', () => {
+  it('fits a screen or so (at most 250 lines), keeps the quick start, and links every page under docs/', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    expect(readme.split('\n').length).toBeLessThanOrEqual(250);
+    expect(readme).toMatch(/^npm install && npm start {3}# /m);
+    expect(readme).toMatch(/^npm test {19}# /m);
+    const linked = new Set(targets('README.md'));
+    const unlinked = pages.filter((page) => page.startsWith('docs/') && !linked.has(page));
+    expect(unlinked).toEqual([]);
+  });
+});
+
 describe('relative links in the docs', () => {
   it.each(pages)('%s: every link resolves (file and #heading)', (page) => {
     const links = targets(page);
