@@ -15,6 +15,10 @@ export const configSchema = z.object({
   DATABASE_URL: postgresUrls(expandHosts).optional(),
   // read replicas: comma-separated URLs (each may be multi-host); queries go to those within the lag budget
   DATABASE_READ_URLS: postgresUrls(expandUrlList).optional(),
+  // the replicas' names in metrics, in the order of the replica hosts (default: their position, from 0)
+  DATABASE_READ_NAMES: z.string().regex(/^[A-Za-z0-9_.-]{1,64}(,[A-Za-z0-9_.-]{1,64})*$/,
+    'must be a comma-separated list of names of letters, digits, "_", "." or "-" (at most 64 each)')
+    .transform((v) => v.split(',')).optional(),
   MAX_REPLICA_LAG_MS: int(0, 86_400_000).default(5_000),
   // pgbouncer: transaction pooling in front (no prepared statements, no startup parameters, read-only and
   // statement_timeout set in a transaction around each statement, no LISTEN)
@@ -148,6 +152,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (config.DATABASE_READ_URLS && !config.DATABASE_URL) {
     conflicts.push('  DATABASE_READ_URLS: needs DATABASE_URL (the primary); the embedded engine has no replicas');
   }
+  const replicas = replicaCount(config);
+  if (config.DATABASE_READ_NAMES && config.DATABASE_READ_NAMES.length !== replicas) {
+    conflicts.push(`  DATABASE_READ_NAMES: ${config.DATABASE_READ_NAMES.length} names for ${replicas} replica hosts`);
+  } else if (config.DATABASE_READ_NAMES && new Set(config.DATABASE_READ_NAMES).size !== replicas) {
+    conflicts.push('  DATABASE_READ_NAMES: names must differ (each replica gets its own metric series)');
+  }
   if (conflicts.length > 0) throw new ConfigError(`Invalid configuration:\n${conflicts.join('\n')}`);
   return config;
+}
+
+/** The read replica hosts: a multi-host DATABASE_URL's hosts after the first, then DATABASE_READ_URLS'. */
+function replicaCount(config: Config): number {
+  const extra = config.DATABASE_URL ? expandHosts(config.DATABASE_URL).length - 1 : 0;
+  return extra + (config.DATABASE_READ_URLS ? expandUrlList(config.DATABASE_READ_URLS).length : 0);
 }

@@ -108,8 +108,10 @@ export interface Router {
 export interface RunnerOptions {
   /** Application-side limit per statement, counted from the moment it holds a connection. */
   timeoutMs: number;
-  /** Connections of the pool (permits of the admission gate). */
+  /** Connections of the pool (permits of the admission gate), per server. */
   poolMax: number;
+  /** Servers the router sends to (one pool and one gate each): the pool size reported is poolMax × servers. */
+  servers: number;
   /** Statements waiting for a connection beyond this are refused ("server busy"). */
   maxQueue: number;
   /** A statement waiting longer than this for a connection is refused ("server busy"). */
@@ -263,7 +265,7 @@ export function createRunner(options: RunnerOptions, router: Router) {
       inUse += gate.inUse;
       waiting += gate.queued;
     }
-    return { inUse, waiting, size: options.poolMax * Math.max(1, gates.size) };
+    return { inUse, waiting, size: options.poolMax * options.servers };
   };
   return Object.assign(run, { pool });
 }

@@ -161,7 +161,7 @@ export function createMetrics(sources: MetricsSources) {
   });
   new Gauge({
     name: 'igw_db_pool_size',
-    help: 'Pool connections (DB_POOL_MAX: permits of the admission gate)',
+    help: 'Pool connections over every server (DB_POOL_MAX × servers: permits of the admission gates)',
     registers,
     collect() {
       this.set(pool().size);
