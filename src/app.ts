@@ -30,7 +30,7 @@ import { rpcRefusalBody } from './rpc/errors.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
 import { clientKey, type HttpSettings } from './server/connections.js';
-import { corsPolicy, createHttpServer } from './server/http.js';
+import { closeGracefully, corsPolicy, createHttpServer } from './server/http.js';
 
 // The composition root: the only module that builds the gateway's parts (sql clients and sources with the
 // data-version watcher, store, metrics, response cache, live events, yoga, the RPC handler, the HTTP
@@ -53,7 +53,12 @@ export interface Gateway {
   live: { hub: LiveHub; source: LiveSource | null; open(): number };
   /** Settles once the data version is known (before it, answers bypass the cache). */
   ready: Promise<void>;
-  close(): Promise<void>;
+  /**
+   * Stops listening, lets requests in flight finish, then closes everything. `drainIdleMs`: how long a
+   * kept-alive connection idle at the start may still bring a request (answered 503, Connection: close)
+   * before it is closed (default 0: at once).
+   */
+  close(options?: { drainIdleMs?: number }): Promise<void>;
 }
 
 export type GatewayConfig = Pick<Config,
@@ -249,11 +254,11 @@ export function createGateway(
     // bounded like the sources' start-up steps: a LISTEN a pooler never answers
     ready: Promise.all([opsReady, source && within(source.start(), sources.stateReadMs, 'live events LISTEN').catch((error: unknown) =>
       logger.warn({ err: (error as Error).message }, 'live events: no source'))]).then(() => {}),
-    async close() {
+    async close(options = {}) {
       // subscriptions end first (each stream sends `complete`), so that closing the server is not held up by them
       await hub.close();
       await source?.stop();
-      await new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
+      await closeGracefully(server, options.drainIdleMs ?? 0);
       await opsReady.catch(() => {});
       await cache?.close();
       await sources.stop();
