@@ -74,7 +74,7 @@ export type GatewayConfig = Pick<Config,
 
 /** Running the gateway rather than answering for it: logging, metrics, the data version, the response cache. */
 export type OperationsConfig = Pick<Config,
-  'CACHE' | 'CACHE_TTL_MS' | 'CACHE_MAX_ENTRIES' | 'CACHE_MAX_BYTES' | 'CACHE_MAX_ENTRY_BYTES' | 'REDIS_URL' |
+  'CACHE' | 'CACHE_TTL_MS' | 'CACHE_MAX_ENTRIES' | 'CACHE_MAX_BYTES' | 'CACHE_MAX_ENTRY_BYTES' | 'CACHE_LOCAL_MAX_BYTES' | 'REDIS_URL' |
   'REDIS_COMMAND_TIMEOUT_MS' | 'REDIS_BREAKER_FAILURES' | 'REDIS_BREAKER_OPEN_MS' | 'DATA_VERSION_POLL_MS' | 'DATA_VERSION_LISTEN' | 'LOG_LEVEL' | 'METRICS_MAX_OPERATIONS'>;
 
 /**
@@ -160,6 +160,7 @@ export function createGateway(
       redisCommandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
       redisBreakerFailures: settings.REDIS_BREAKER_FAILURES,
       redisBreakerOpenMs: settings.REDIS_BREAKER_OPEN_MS,
+      localMaxBytes: settings.CACHE_LOCAL_MAX_BYTES,
       currentVersion,
       metrics,
       logger,

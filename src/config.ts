@@ -85,6 +85,8 @@ export const configSchema = z.object({
   // responses are answered but not stored
   CACHE_MAX_BYTES: int(64 * 1024, 64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
   CACHE_MAX_ENTRY_BYTES: int(1_024, 1024 * 1024 * 1024).default(1024 * 1024),
+  // with REDIS_URL: the in-process level in front of Redis (bytes; 0 = none), which keeps answering while Redis is down
+  CACHE_LOCAL_MAX_BYTES: int(0, 64 * 1024 * 1024 * 1024).default(16 * 1024 * 1024),
   REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').optional(),
   // Redis fails soft (src/cache/breaker.ts): a short timeout per command, and after this many failures in a
   // row (spanning at least one timeout) or a lost connection the cache is skipped for REDIS_BREAKER_OPEN_MS,
