@@ -11,12 +11,16 @@ import { within } from './deadline.js';
 // The probe: connection A asks for its backend; connection B opens a transaction and asks for its own
 // (a transaction pooler hands B a free server session, usually the one A just released: PgBouncer reuses
 // the most recent first); A asks again while B holds its transaction. A second answer from another
-// backend, or B answered by A's backend, is a pooler. Statements without parameters, never prepared, so
-// that they work through any pooler.
+// backend, or B answered by A's backend, is a pooler. Another client of the same pooler releasing a
+// session at the wrong moment can hand A its own backend back, so the probe runs a few rounds (the first
+// sign ends it); what it still misses, the prepared statements lost while serving show
+// (src/db/sources.ts). Statements without parameters, never prepared: they work through any pooler.
 
 const pidQuery = 'SELECT pg_backend_pid() AS pid';
 /** How long A's second question may wait for a server session while B holds one (a pooler with one server). */
 const heldWaitMs = 1_000;
+/** Rounds of the probe at most (it stops at the first sign of a pooler). */
+const rounds = 5;
 
 /** True when a transaction pooler is in front; false when every statement of a connection kept its backend. */
 export async function behindTransactionPooler(open: () => Sql, boundMs: number): Promise<boolean> {
@@ -28,13 +32,25 @@ export async function behindTransactionPooler(open: () => Sql, boundMs: number):
   }
 }
 
+type Reserved = Awaited<ReturnType<Sql['reserve']>>;
+
 async function probe(sql: Sql): Promise<boolean> {
   const a = await sql.reserve();
   const b = await sql.reserve();
-  const pid = async (on: typeof a) => (await on.unsafe<{ pid: number }[]>(pidQuery, [], { prepare: false }))[0]!.pid;
   try {
-    const first = await pid(a);
-    await b.unsafe('BEGIN', [], { prepare: false });
+    for (let i = 0; i < rounds; i++) if (await round(a, b)) return true;
+    return false;
+  } finally {
+    a.release();
+    b.release();
+  }
+}
+
+async function round(a: Reserved, b: Reserved): Promise<boolean> {
+  const pid = async (on: Reserved) => (await on.unsafe<{ pid: number }[]>(pidQuery, [], { prepare: false }))[0]!.pid;
+  const first = await pid(a);
+  await b.unsafe('BEGIN', [], { prepare: false });
+  try {
     const held = await pid(b);
     const again = pid(a);
     // a pooler with a single server session answers A only once B's transaction ends (B got A's session,
@@ -43,9 +59,8 @@ async function probe(sql: Sql): Promise<boolean> {
     await b.unsafe('ROLLBACK', [], { prepare: false });
     const second = await again;
     return held === first || second !== first;
-  } finally {
+  } catch (error) {
     await b.unsafe('ROLLBACK', [], { prepare: false }).catch(() => {});
-    a.release();
-    b.release();
+    throw error;
   }
 }
