@@ -31,7 +31,7 @@ export const configSchema = z.object({
   SEED: z.enum(['auto', 'true', 'false']).default('auto').describe(
     '`auto`: seed the embedded database when empty; `true`: migrate and seed (also on `DATABASE_URL`); `false`: never'),
   DB_POOL_MAX: int(1, 200).default(10).describe(
-    'connections of the query pool, per server (the primary and each replica), plus one for the data-version watcher and one for its LISTEN'),
+    'connections of the query pool, per server (the primary and each replica), plus one for the data-version watcher and one for its LISTEN (and, without `DB_POOLER`, two short-lived ones per server at start for the pooler probe, `application_name` `inscription-gateway-probe`)'),
   DB_STATEMENT_TIMEOUT_MS: int(100, 600_000).default(5_000).describe(
     'PostgreSQL `statement_timeout` of every gateway session, backed by an application timer that starts when the statement has a connection → `-32000` / `SERVICE_UNAVAILABLE` "query timed out"'),
   DB_CONNECT_TIMEOUT_S: int(1, 120).default(5).describe('connect timeout'),

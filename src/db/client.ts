@@ -23,6 +23,8 @@ export interface DbOptions {
    * others); read-only and statement_timeout are then set per transaction (src/db/sources.ts).
    */
   pooler?: 'none' | 'pgbouncer';
+  /** application_name of the sessions (default `inscription-gateway`). */
+  applicationName?: string;
   /** Called with the text (and bound parameters) of every statement sent (metrics, the no-N+1 test, bench/). */
   onQuery?: (text: string, params?: readonly unknown[]) => void;
 }
@@ -44,8 +46,8 @@ export function createSql(options: DbOptions): Sql {
     // the parser only: the values stay Dates, as the driver's own type gives them
     types: timestampTypes,
     debug: options.onQuery ? (_conn: number, query: string, params: unknown[]) => options.onQuery?.(query, params) : undefined,
-    connection: pooled ? { application_name: 'inscription-gateway' } : {
-      application_name: 'inscription-gateway',
+    connection: pooled ? { application_name: options.applicationName ?? 'inscription-gateway' } : {
+      application_name: options.applicationName ?? 'inscription-gateway',
       statement_timeout: options.statementTimeoutMs,
       ...(options.readOnly ? { default_transaction_read_only: true } : {}),
     },

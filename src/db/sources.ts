@@ -159,7 +159,10 @@ export function createSources(options: SourcesOptions): Sources {
       label: target.url ? hostLabel(target.url) : 'embedded',
       sql,
       stateSql,
-      open: (poolMax) => createSql({ ...target, ...sqlOptions, statementTimeoutMs: stateStatementTimeoutMs, poolMax }),
+      // its own application_name: two short-lived sessions at start, apart from the pool's in pg_stat_activity
+      open: (poolMax) => createSql({
+        ...target, ...sqlOptions, statementTimeoutMs: stateStatementTimeoutMs, poolMax, applicationName: 'inscription-gateway-probe',
+      }),
       // the primary's is the watcher's, set as it changes (onChange below); a replica's, set by its check
       snapshot: () => snapshot,
       setSnapshot: (next) => void (snapshot = next),
