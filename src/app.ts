@@ -30,7 +30,7 @@ import { rpcRefusalBody } from './rpc/errors.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
 import { clientKey, type HttpSettings } from './server/connections.js';
-import { corsPolicy, createHttpServer } from './server/http.js';
+import { closeGracefully, corsPolicy, createHttpServer } from './server/http.js';
 
 // The composition root: the only module that builds the gateway's parts (sql clients and sources with the
 // data-version watcher, store, metrics, response cache, live events, yoga, the RPC handler, the HTTP
@@ -53,7 +53,12 @@ export interface Gateway {
   live: { hub: LiveHub; source: LiveSource | null; open(): number };
   /** Settles once the data version is known (before it, answers bypass the cache). */
   ready: Promise<void>;
-  close(): Promise<void>;
+  /**
+   * Stops listening, lets requests in flight finish, then closes everything. `drainIdleMs`: how long a
+   * kept-alive connection idle at the start may still bring a request (answered 503, Connection: close)
+   * before it is closed (default 0: at once).
+   */
+  close(options?: { drainIdleMs?: number }): Promise<void>;
 }
 
 export type GatewayConfig = Pick<Config,
@@ -63,13 +68,13 @@ export type GatewayConfig = Pick<Config,
   'GRAPHQL_MAX_RESULT_NODES' | 'GRAPHQL_MAX_RESPONSE_BYTES'> &
   Partial<Pick<Config, 'PERSISTED_OPERATIONS_DIR' | 'PERSISTED_OPERATIONS_ONLY' | 'APQ_MAX_ENTRIES' | 'APQ_MAX_BYTES' |
     'GRAPHQL_CACHE_CONTROL' | 'HTTP_COMPRESSION' | 'HTTP_COMPRESSION_MIN_BYTES'>> &
-  Partial<Pick<Config, 'DATABASE_READ_URLS' | 'MAX_REPLICA_LAG_MS' | 'DB_POOLER' | 'DB_ALLOW_UNSAFE_SESSION'>> &
+  Partial<Pick<Config, 'DATABASE_READ_URLS' | 'DATABASE_READ_NAMES' | 'MAX_REPLICA_LAG_MS' | 'DB_POOLER' | 'DB_ALLOW_UNSAFE_SESSION'>> &
   Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PER_CLIENT' | 'SUBSCRIPTIONS_MAX_PER_CONNECTION' | 'SUBSCRIPTIONS_MAX_QUEUE'>> &
   Partial<OperationsConfig> & Partial<StoreLimits> & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>>;
 
 /** Running the gateway rather than answering for it: logging, metrics, the data version, the response cache. */
 export type OperationsConfig = Pick<Config,
-  'CACHE' | 'CACHE_TTL_MS' | 'CACHE_MAX_ENTRIES' | 'CACHE_MAX_BYTES' | 'CACHE_MAX_ENTRY_BYTES' | 'REDIS_URL' |
+  'CACHE' | 'CACHE_TTL_MS' | 'CACHE_MAX_ENTRIES' | 'CACHE_MAX_BYTES' | 'CACHE_MAX_ENTRY_BYTES' | 'CACHE_LOCAL_MAX_BYTES' | 'REDIS_URL' |
   'REDIS_COMMAND_TIMEOUT_MS' | 'REDIS_BREAKER_FAILURES' | 'REDIS_BREAKER_OPEN_MS' | 'DATA_VERSION_POLL_MS' | 'DATA_VERSION_LISTEN' | 'LOG_LEVEL' | 'METRICS_MAX_OPERATIONS'>;
 
 /**
@@ -96,6 +101,7 @@ export function createGateway(
   const sources = createSources({
     primary: primaryUrl ? { url: primaryUrl } : target,
     replicas: [...moreHosts, ...(settings.DATABASE_READ_URLS ? expandUrlList(settings.DATABASE_READ_URLS) : [])],
+    replicaNames: settings.DATABASE_READ_NAMES,
     poolMax: settings.DB_POOL_MAX,
     statementTimeoutMs: settings.DB_STATEMENT_TIMEOUT_MS,
     connectTimeoutS: settings.DB_CONNECT_TIMEOUT_S,
@@ -154,6 +160,7 @@ export function createGateway(
       redisCommandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
       redisBreakerFailures: settings.REDIS_BREAKER_FAILURES,
       redisBreakerOpenMs: settings.REDIS_BREAKER_OPEN_MS,
+      localMaxBytes: settings.CACHE_LOCAL_MAX_BYTES,
       currentVersion,
       metrics,
       logger,
@@ -173,6 +180,7 @@ export function createGateway(
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
   const store = instrumentStore(createStore(sql, {
     timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: sources.unready, scope: dbRequestScope,
+    servers: 1 + sources.replicas.length,
   }), metrics);
   const hub = createLiveHub({ store, maxQueue: settings.SUBSCRIPTIONS_MAX_QUEUE, logger });
   // the embedded engine delivers no notifications (as for the data version): no source there
@@ -248,11 +256,11 @@ export function createGateway(
     // bounded like the sources' start-up steps: a LISTEN a pooler never answers
     ready: Promise.all([opsReady, source && within(source.start(), sources.stateReadMs, 'live events LISTEN').catch((error: unknown) =>
       logger.warn({ err: (error as Error).message }, 'live events: no source'))]).then(() => {}),
-    async close() {
+    async close(options = {}) {
       // subscriptions end first (each stream sends `complete`), so that closing the server is not held up by them
       await hub.close();
       await source?.stop();
-      await new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
+      await closeGracefully(server, options.drainIdleMs ?? 0);
       await opsReady.catch(() => {});
       await cache?.close();
       await sources.stop();

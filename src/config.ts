@@ -18,7 +18,12 @@ export const configSchema = z.object({
     'the primary PostgreSQL server; unset = the embedded engine. A libpq multi-host URL (`postgres://u@h1:5432,h2:5433/db`) is accepted: its first host is the primary, the others are read replicas'),
   DATABASE_READ_URLS: postgresUrls(expandUrlList).optional().describe(
     'read replicas, comma-separated URLs (each may be multi-host); needs `DATABASE_URL`. Queries go to those within `MAX_REPLICA_LAG_MS`'),
-  MAX_REPLICA_LAG_MS: int(0, 86_400_000).default(5_000).describe('a replica further behind the primary than this is out of rotation until it catches up'),
+  DATABASE_READ_NAMES: z.string().regex(/^[A-Za-z0-9_.-]{1,64}(,[A-Za-z0-9_.-]{1,64})*$/,
+    'must be a comma-separated list of names of letters, digits, "_", "." or "-" (at most 64 each)')
+    .transform((v) => v.split(',')).optional().describe(
+      'the replicas\' names in metrics (`igw_replica_*{replica="…"}`), comma-separated, one per replica host in their order (the extra hosts of `DATABASE_URL` first); unset = their position, from `0`'),
+  MAX_REPLICA_LAG_MS: int(0, 86_400_000).default(5_000).describe(
+    'no answer from a replica is older than this: a replica is used only while it is proven within it (its data version against the primary\'s), checked when a request starts and before each statement'),
   DB_POOLER: z.enum(['none', 'pgbouncer']).default('none').describe(
     '`pgbouncer`: a transaction pooler in front of the servers (no prepared statements, no startup parameters, read-only and `statement_timeout` set per transaction, no LISTEN)'),
   DB_ALLOW_UNSAFE_SESSION: bool.default(false).describe('serve even when the start-up check finds a session writable or without `statement_timeout`'),
@@ -26,7 +31,7 @@ export const configSchema = z.object({
   SEED: z.enum(['auto', 'true', 'false']).default('auto').describe(
     '`auto`: seed the embedded database when empty; `true`: migrate and seed (also on `DATABASE_URL`); `false`: never'),
   DB_POOL_MAX: int(1, 200).default(10).describe(
-    'connections of the query pool, per server (the primary and each replica), plus one for the data-version watcher and one for its LISTEN'),
+    'connections of the query pool, per server (the primary and each replica), plus one for the data-version watcher and one for its LISTEN (and, without `DB_POOLER`, two short-lived ones per server at start for the pooler probe, `application_name` `inscription-gateway-probe`)'),
   DB_STATEMENT_TIMEOUT_MS: int(100, 600_000).default(5_000).describe(
     'PostgreSQL `statement_timeout` of every gateway session, backed by an application timer that starts when the statement has a connection → `-32000` / `SERVICE_UNAVAILABLE` "query timed out"'),
   DB_CONNECT_TIMEOUT_S: int(1, 120).default(5).describe('connect timeout'),
@@ -97,7 +102,9 @@ export const configSchema = z.object({
   CACHE_MAX_ENTRY_BYTES: int(1_024, 1024 * 1024 * 1024).default(1024 * 1024).describe(
     'a response larger than this (1 MiB) is answered but not cached (in memory or on Redis)'),
   REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').optional().describe(
-    '`redis://` or `rediss://`: a response cache shared by all gateways'),
+    '`redis://` or `rediss://`: a response cache shared by all gateways, with a local level in front (`CACHE_LOCAL_MAX_BYTES`)'),
+  CACHE_LOCAL_MAX_BYTES: int(0, 64 * 1024 * 1024 * 1024).default(16 * 1024 * 1024).describe(
+    'with `REDIS_URL`: the in-process level in front of Redis (16 MiB, at most `CACHE_MAX_ENTRIES` entries), which keeps answering while Redis is down; `0`: none'),
   REDIS_COMMAND_TIMEOUT_MS: int(1, 60_000).default(50).describe(
     'per-command timeout; a slower answer counts as a failure (and the request bypasses the cache)'),
   REDIS_BREAKER_FAILURES: int(1, 10_000).default(5).describe(
@@ -165,6 +172,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (config.DATABASE_READ_URLS && !config.DATABASE_URL) {
     conflicts.push('  DATABASE_READ_URLS: needs DATABASE_URL (the primary); the embedded engine has no replicas');
   }
+  const replicas = replicaCount(config);
+  if (config.DATABASE_READ_NAMES && config.DATABASE_READ_NAMES.length !== replicas) {
+    conflicts.push(`  DATABASE_READ_NAMES: ${config.DATABASE_READ_NAMES.length} names for ${replicas} replica hosts`);
+  } else if (config.DATABASE_READ_NAMES && new Set(config.DATABASE_READ_NAMES).size !== replicas) {
+    conflicts.push('  DATABASE_READ_NAMES: names must differ (each replica gets its own metric series)');
+  }
   if (conflicts.length > 0) throw new ConfigError(`Invalid configuration:\n${conflicts.join('\n')}`);
   return config;
+}
+
+/** The read replica hosts: a multi-host DATABASE_URL's hosts after the first, then DATABASE_READ_URLS'. */
+function replicaCount(config: Config): number {
+  const extra = config.DATABASE_URL ? expandHosts(config.DATABASE_URL).length - 1 : 0;
+  return extra + (config.DATABASE_READ_URLS ? expandUrlList(config.DATABASE_READ_URLS).length : 0);
 }

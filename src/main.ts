@@ -112,7 +112,8 @@ async function main() {
       gateway.server.closeAllConnections();
     }, config.SHUTDOWN_TIMEOUT_MS);
     try {
-      await gateway.close();
+      // a kept-alive client sending its next request right after the signal gets 503 + Connection: close, not a reset
+      await gateway.close({ drainIdleMs: Math.min(1_000, config.SHUTDOWN_TIMEOUT_MS / 2) });
       log('shutdown: connections drained, database pool closed');
       await embedded?.stop();
     } catch (error) {

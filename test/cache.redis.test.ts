@@ -115,7 +115,8 @@ describe('response cache with Redis unreachable', () => {
   let g: LiveGateway;
   beforeAll(async () => {
     db = await seeded(0);
-    g = await startGateway(db, { REDIS_URL: 'redis://127.0.0.1:1' });
+    // no local level in front: what reaches the database when Redis cannot be used (the local level: test/cache.two-level.test.ts)
+    g = await startGateway(db, { REDIS_URL: 'redis://127.0.0.1:1', CACHE_LOCAL_MAX_BYTES: 0 });
   });
   afterAll(async () => {
     await g?.close();

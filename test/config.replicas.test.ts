@@ -29,6 +29,15 @@ describe('database URLs', () => {
     expect(() => loadConfig({ DB_POOLER: 'pgpool' })).toThrow(/DB_POOLER/);
   });
 
+  it('DATABASE_READ_NAMES: one name per replica host, in their order, all different', () => {
+    const hosts = { DATABASE_URL: 'postgres://u@p,r0/db', DATABASE_READ_URLS: 'postgres://u@pooler:6432/r1,postgres://u@pooler:6432/r2' };
+    expect(loadConfig({ ...hosts, DATABASE_READ_NAMES: 'eu-0,r1,r.2' }).DATABASE_READ_NAMES).toEqual(['eu-0', 'r1', 'r.2']);
+    expect(loadConfig(hosts).DATABASE_READ_NAMES).toBeUndefined();
+    expect(() => loadConfig({ ...hosts, DATABASE_READ_NAMES: 'a,b' })).toThrow(/DATABASE_READ_NAMES: 2 names for 3 replica hosts/);
+    expect(() => loadConfig({ ...hosts, DATABASE_READ_NAMES: 'a,b,a' })).toThrow(/DATABASE_READ_NAMES: names must differ/);
+    expect(() => loadConfig({ ...hosts, DATABASE_READ_NAMES: 'a,b c,d' })).toThrow(/DATABASE_READ_NAMES: must be a comma-separated list/);
+  });
+
   it('defaults: lag budget 5 s, no pooler, unsafe sessions refused', () => {
     const config = loadConfig({});
     expect([config.MAX_REPLICA_LAG_MS, config.DB_POOLER, config.DB_ALLOW_UNSAFE_SESSION]).toEqual([5_000, 'none', false]);

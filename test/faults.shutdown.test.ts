@@ -1,3 +1,4 @@
+import { Agent, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, findServer, type TestDatabase } from './support/db.js';
@@ -190,4 +191,57 @@ describe.skipIf(!onServer)('SIGTERM under load', () => {
       release();
     }
   }, 60_000);
+
+  it('keep-alive clients sending back to back across SIGTERM: each request answered, or 503 with Connection: close; none reset (3 runs)', async () => {
+    const runs: { answered: number; refusedWhileDraining: number; connectRefused: number; resets: string[]; exit: number | null }[] = [];
+    for (let run = 0; run < 3; run++) {
+      gateway = await startGatewayProcess({ DATABASE_URL: db.target.url!, CACHE: 'false', SHUTDOWN_TIMEOUT_MS: '10000' });
+      const { base } = gateway;
+      const outcome = { answered: 0, refusedWhileDraining: 0, connectRefused: 0, resets: [] as string[], exit: null as number | null };
+      let signalled = false;
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'inds_getAllChains', params: [[]] });
+      /** One client: one kept-alive connection at a time, its next request sent as soon as the last reply is in. */
+      const client = async () => {
+        const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+        try {
+          for (;;) {
+            const reply = await new Promise<{ status: number; connection?: string }>((resolve, reject) => {
+              const req = httpRequest(`${base}/v2/rpc`, {
+                method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+              }, (res) => {
+                res.resume();
+                res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+                res.on('error', reject);
+              });
+              req.on('error', reject);
+              req.end(body);
+            }).catch((error: NodeJS.ErrnoException) => error);
+            if (reply instanceof Error) {
+              // the listener is closed: a new connection is refused, as it should be
+              if (reply.code === 'ECONNREFUSED' && signalled) return void outcome.connectRefused++;
+              outcome.resets.push(`${reply.code ?? ''} ${reply.message}`);
+              return;
+            }
+            if (reply.status === 200) outcome.answered++;
+            else if (reply.status === 503 && reply.connection === 'close') outcome.refusedWhileDraining++;
+            else return void outcome.resets.push(`unexpected ${reply.status} connection: ${reply.connection}`);
+          }
+        } finally {
+          agent.destroy();
+        }
+      };
+      const clients = Array.from({ length: 8 }, client);
+      await sleep(500);
+      signalled = true;
+      gateway.child.kill('SIGTERM');
+      await Promise.all(clients);
+      outcome.exit = (await gateway.exited).code;
+      runs.push(outcome);
+    }
+    console.info(`[faults.shutdown] keep-alive clients across SIGTERM, 3 runs of 8 clients: ${runs.map((r) =>
+      `${r.answered} answered, ${r.refusedWhileDraining} 503 + close, ${r.connectRefused} new connections refused, ${r.resets.length} resets, exit ${r.exit}`).join('; ')}`);
+    expect(runs.flatMap((r) => r.resets)).toEqual([]);
+    expect(runs.map((r) => r.exit)).toEqual([0, 0, 0]);
+    expect(runs.every((r) => r.connectRefused === 8)).toBe(true);
+  }, 120_000);
 });

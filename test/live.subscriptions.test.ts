@@ -304,6 +304,11 @@ describe('shared LISTEN: handover and a Redis outage', () => {
       await indexMint(db.sql, tick, A, '1');
       await waitFor(async () => subs.every((s) => s.events.length === 2), 1_000, 5);
       expect(subs[0]!.events).toEqual(subs[1]!.events);
+      // Redis back: one holder again, and the follower hears it through its channel, subscribed anew
+      await redis.restart();
+      await waitFor(async () => rest.map((g) => g.gateway.live.source!.mode()).sort().join() === 'redis-follower,redis-leader', 15_000, 20);
+      await indexMint(db.sql, tick, A, '1');
+      await waitFor(async () => subs.every((s) => s.events.length === 3), 3_000, 5);
       subs.forEach((s) => s.stop());
     } finally {
       await Promise.all([a.close(), b.close(), c.close()]).catch(() => {});

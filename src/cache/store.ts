@@ -15,6 +15,12 @@ import { versionPrefix } from './keys.js';
 // is not kept at all (memory or Redis), and the in-memory total stays under `maxBytes` (least recently
 // used entries are evicted first).
 //
+// With Redis, a small in-process level sits in front of it (CACHE_LOCAL_MAX_BYTES, an LRU like the memory
+// store): a hit there costs no round trip, a Redis hit is copied into it, and every answer stored goes to
+// both. While Redis is down, hung or skipped by its breaker, the local level still answers what this
+// gateway has answered before, so an outage does not send every request to the database. Both levels
+// take and answer only keys of the current data version: the same never-stale rule.
+//
 // Invalidation is by key, not by deletion: every key carries the data version, and this store answers
 // only keys of the version the gateway currently knows. Older entries are never read again; they expire
 // (TTL) or are evicted.
@@ -42,6 +48,8 @@ export interface CacheStoreOptions {
   redisBreakerFailures?: number;
   /** Redis: how long the breaker stays open before a probe; default 2000 ms. */
   redisBreakerOpenMs?: number;
+  /** Redis: bytes of the in-process level in front of it (at most `maxEntries` entries too); 0: none. */
+  localMaxBytes?: number;
   /** The data version the gateway answers from; null = unknown (every lookup misses, nothing is stored). */
   currentVersion: () => string | null;
   metrics: Metrics;
@@ -55,10 +63,10 @@ export interface CacheStore {
   maxEntryBytes: number;
   /**
    * The stored text of a key of the current data version; undefined on a miss; `bypassed` when the store
-   * cannot be used (Redis failing or its breaker open). Never throws.
+   * cannot be used (Redis failing or its breaker open, and no local level in front). Never throws.
    */
   get(key: string): Promise<string | undefined | typeof bypassed>;
-  /** False while the store is known to be unusable (Redis breaker open): skip it without asking. */
+  /** False while the store is known to be unusable (Redis breaker open, no local level): skip it without asking. */
   available(): boolean;
   /** Redis only: connection ready and breaker closed, and the breaker's state; null in memory. */
   redisState(): { up: boolean; breaker: BreakerState } | null;
@@ -67,7 +75,7 @@ export interface CacheStore {
    * `maxEntryBytes`. Never throws and never waits: a failing store only counts an error.
    */
   set(key: string, text: string): void;
-  /** Entries and bytes held (keys, text and overhead as counted against CACHE_MAX_BYTES); null on Redis. */
+  /** Entries and bytes held in memory (the memory store, or the local level in front of Redis); null: none. */
   stats(): { entries: number; bytes: number } | null;
   /** Settles when the store can be used (Redis connected, or given up on: it then works as all-miss). */
   ready: Promise<void>;
@@ -83,7 +91,7 @@ interface TextStore {
   stats?(): { entries: number; bytes: number };
 }
 
-function memoryStore(options: CacheStoreOptions): TextStore {
+function memoryStore(options: Pick<CacheStoreOptions, 'maxEntries' | 'maxBytes' | 'ttlMs'>): TextStore & { get(key: string): string | undefined } {
   // lru-cache counts each entry's `size` against `maxSize` and evicts least recently used entries until a
   // new one fits (one larger than the whole budget is refused, nothing evicted)
   const lru = new LRUCache<string, string>({
@@ -116,6 +124,7 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
   let redis: Redis | undefined;
   let breaker: Breaker | undefined;
   let inner: TextStore;
+  let local: ReturnType<typeof memoryStore> | undefined;
   let ready: Promise<void> = Promise.resolve();
   if (options.redisUrl) {
     const commandTimeout = options.redisCommandTimeoutMs ?? redisDefaults.commandTimeoutMs;
@@ -152,6 +161,7 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
       (error: unknown) => failed('connect', error),
     );
     inner = redisStore(redis);
+    if (options.localMaxBytes) local = memoryStore({ maxEntries: options.maxEntries, maxBytes: options.localMaxBytes, ttlMs: options.ttlMs });
   } else {
     inner = memoryStore(options);
   }
@@ -177,22 +187,31 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
     namespace: options.namespace,
     ttlMs: options.ttlMs,
     maxEntryBytes: options.maxEntryBytes,
-    available: () => breaker?.allows() ?? true,
+    available: () => local !== undefined || (breaker?.allows() ?? true),
     redisState: () => (redis && breaker ? { up: redis.status === 'ready' && breaker.allows(), breaker: breaker.state } : null),
     async get(key) {
-      if (breaker && !breaker.allows()) return bypassed;
       if (!isCurrent(key)) return undefined;
+      const near = local?.get(key);
+      if (near !== undefined) {
+        metrics.cacheLocalHits.inc();
+        return near;
+      }
+      // Redis unusable: with a local level that is a miss there (the answer is computed and kept locally)
+      const unusable = local ? undefined : bypassed;
+      if (breaker && !breaker.allows()) return unusable;
       try {
         const text = await inner.get(key);
         breaker?.success();
-        return typeof text === 'string' ? text : undefined;
+        if (typeof text !== 'string') return undefined;
+        // the key is of the current version still (checked above): the copy is as fresh as the entry
+        local?.set(key, text, Buffer.byteLength(text, 'utf8'), options.ttlMs);
+        return text;
       } catch (error) {
         failed('get', error);
-        return bypassed;
+        return unusable;
       }
     },
     set(key, text) {
-      if (breaker && !breaker.allows()) return;
       if (!isCurrent(key)) return;
       // cheap bound first (a string's UTF-8 size is at least its length), then the exact size
       const bytes = text.length > options.maxEntryBytes ? Infinity : Buffer.byteLength(text, 'utf8');
@@ -200,6 +219,8 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
         metrics.cacheOversized.inc();
         return;
       }
+      local?.set(key, text, bytes, options.ttlMs);
+      if (breaker && !breaker.allows()) return;
       try {
         const done = inner.set(key, text, bytes, options.ttlMs);
         if (done) done.then(() => breaker?.success(), (error: unknown) => failed('set', error));
@@ -207,7 +228,7 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
         failed('set', error);
       }
     },
-    stats: () => inner.stats?.() ?? null,
+    stats: () => (local ?? inner).stats?.() ?? null,
     ready,
     async close() {
       breaker?.stop();

@@ -23,6 +23,8 @@ export interface DbOptions {
    * others); read-only and statement_timeout are then set per transaction (src/db/sources.ts).
    */
   pooler?: 'none' | 'pgbouncer';
+  /** application_name of the sessions (default `inscription-gateway`). */
+  applicationName?: string;
   /** Called with the text (and bound parameters) of every statement sent (metrics, the no-N+1 test, bench/). */
   onQuery?: (text: string, params?: readonly unknown[]) => void;
 }
@@ -44,8 +46,8 @@ export function createSql(options: DbOptions): Sql {
     // the parser only: the values stay Dates, as the driver's own type gives them
     types: timestampTypes,
     debug: options.onQuery ? (_conn: number, query: string, params: unknown[]) => options.onQuery?.(query, params) : undefined,
-    connection: pooled ? { application_name: 'inscription-gateway' } : {
-      application_name: 'inscription-gateway',
+    connection: pooled ? { application_name: options.applicationName ?? 'inscription-gateway' } : {
+      application_name: options.applicationName ?? 'inscription-gateway',
       statement_timeout: options.statementTimeoutMs,
       ...(options.readOnly ? { default_transaction_read_only: true } : {}),
     },
@@ -108,8 +110,10 @@ export interface Router {
 export interface RunnerOptions {
   /** Application-side limit per statement, counted from the moment it holds a connection. */
   timeoutMs: number;
-  /** Connections of the pool (permits of the admission gate). */
+  /** Connections of the pool (permits of the admission gate), per server. */
   poolMax: number;
+  /** Servers the router sends to (one pool and one gate each): the pool size reported is poolMax × servers. */
+  servers: number;
   /** Statements waiting for a connection beyond this are refused ("server busy"). */
   maxQueue: number;
   /** A statement waiting longer than this for a connection is refused ("server busy"). */
@@ -263,7 +267,7 @@ export function createRunner(options: RunnerOptions, router: Router) {
       inUse += gate.inUse;
       waiting += gate.queued;
     }
-    return { inUse, waiting, size: options.poolMax * Math.max(1, gates.size) };
+    return { inUse, waiting, size: options.poolMax * options.servers };
   };
   return Object.assign(run, { pool });
 }

@@ -21,6 +21,18 @@ export class RequestBudgetError extends ServiceUnavailableError {
   }
 }
 
+/**
+ * A read replica no longer proven within MAX_REPLICA_LAG_MS when a statement was about to be sent to it
+ * (src/db/sources.ts): the statement goes to the primary instead (a retry that never reached a server).
+ */
+export class ReplicaBehindError extends Error {
+  readonly code = 'IGW_REPLICA_BEHIND';
+  constructor() {
+    super('read replica behind the lag budget');
+    this.name = 'ReplicaBehindError';
+  }
+}
+
 /** A value sent by the client that the database cannot take (text with a NUL character): the client's mistake. */
 export class InvalidInputError extends Error {
   constructor(message: string) {
@@ -48,16 +60,27 @@ const unavailableNodeCodes = new Set([
   'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED',
 ]);
 
+// 26000 invalid_sql_statement_name ("prepared statement … does not exist") and 42P05
+// duplicate_prepared_statement: the gateway's own prepared statements, lost or found again on another server
+// session between two statements of one connection. Only a transaction pooler in front does that.
+const sessionLostStates = new Set(['26000', '42P05']);
+
+/** A statement failed because the server session changed under the connection (a transaction pooler). */
+export function isSessionLost(error: unknown): boolean {
+  const code = codeOf(error);
+  return code !== undefined && sessionLostStates.has(code);
+}
+
 const codeOf = (error: unknown) => {
   const code = (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
 };
 
 export function isUnavailable(error: unknown): boolean {
-  if (error instanceof ServiceUnavailableError) return true;
+  if (error instanceof ServiceUnavailableError || error instanceof ReplicaBehindError) return true;
   const code = codeOf(error);
   if (code === undefined) return false;
-  return unavailableNodeCodes.has(code) || unavailableStates.has(code) || code.startsWith('08');
+  return unavailableNodeCodes.has(code) || unavailableStates.has(code) || code.startsWith('08') || sessionLostStates.has(code);
 }
 
 /**
@@ -82,5 +105,7 @@ export function describeUnavailable(error: unknown): string {
   const code = codeOf(error);
   if (code === '57014') return 'query timed out';
   if (code === '40001' || code === '40P01') return 'query cancelled by a database conflict';
+  if (error instanceof ReplicaBehindError) return 'no database source within the replica lag budget';
+  if (isSessionLost(error)) return 'database session lost between statements (a transaction pooler without DB_POOLER=pgbouncer)';
   return 'database unreachable';
 }

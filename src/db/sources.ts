@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
 import { createSql, type RoutedSource, type Router, type Sql } from './client.js';
 import { within } from './deadline.js';
-import { ServiceUnavailableError, isConnectFailure } from './errors.js';
+import { ReplicaBehindError, ServiceUnavailableError, isConnectFailure, isSessionLost } from './errors.js';
+import { primaryHistory } from './freshness.js';
+import { behindTransactionPooler } from './pooler-probe.js';
 import { noRequestScope, type RequestScopeAccessor } from './scope.js';
 import { hostLabel } from './urls.js';
-import { createVersionWatcher, readSourceState, type DataSnapshot, type VersionWatcher } from './version.js';
+import { createVersionWatcher, readSnapshot, type DataSnapshot, type VersionWatcher } from './version.js';
 
 // The servers the gateway reads from: the primary (DATABASE_URL) and the read replicas
 // (DATABASE_READ_URLS). Each has its own query pool, its own admission gate (src/db/client.ts) and its
@@ -19,16 +21,28 @@ import { createVersionWatcher, readSourceState, type DataSnapshot, type VersionW
 // (older) version, never under the primary's. A statement retried elsewhere goes only to a source at
 // least as new (the primary always is).
 //
-// Lag: each replica's data version is read every DATA_VERSION_POLL_MS. A replica whose version equals
-// the primary's has nothing to catch up (lag 0, even if the primary has been idle for hours); one that
-// is behind lags by the time since the primary first showed a newer version (as this gateway saw it),
-// or, when that is not known, by the age of its last replayed transaction (pg_last_xact_replay_timestamp(),
-// an upper bound). Over MAX_REPLICA_LAG_MS it leaves the rotation; it comes back once within it.
+// Freshness, proven and not assumed (src/db/freshness.ts): every read of the primary's data version says
+// the primary's data was at most that version when the read was sent. A replica whose version is at least
+// that one is at most `now − that moment` behind, and that bound is checked at the moment it matters: when
+// a request is pinned (its cache lookup included) and again when each statement is about to go to the
+// replica. Over MAX_REPLICA_LAG_MS a statement goes to the primary instead and the replica leaves the
+// rotation; it comes back once its next check proves it within the budget. A replica at a version the
+// gateway has not seen on the primary (it restarted far behind, or the gateway has just started) is not
+// fresh but unknown: out. One exception, the only time a replica serves without that proof: while the
+// primary's version cannot be read at all, a replica that has at least the last version the primary
+// showed keeps serving (nothing newer can be known; the lag gauge keeps growing meanwhile).
+//
+// Session checks: a session that is writable or has no statement timeout is unsafe (refused unless
+// DB_ALLOW_UNSAFE_SESSION); a transaction pooler in front of a server without DB_POOLER=pgbouncer
+// (src/db/pooler-probe.ts at start, or a prepared statement lost while serving) is refused outright: its
+// prepared statements would fail under load.
 
 export interface SourcesOptions {
   primary: { url?: string; socketPath?: string };
   /** One URL per replica host (src/db/urls.ts expands lists and multi-host URLs). */
   replicas: string[];
+  /** The replicas' names in metrics, in the same order (default: their position, from 0). */
+  replicaNames?: string[];
   poolMax: number;
   statementTimeoutMs: number;
   connectTimeoutS: number;
@@ -47,20 +61,36 @@ export type Safety = 'unchecked' | 'safe' | 'unsafe';
 
 export interface Source extends RoutedSource {
   role: 'primary' | 'replica';
+  /** Its name in metrics: `primary`, or a replica's configured name (default: its position, from 0). */
+  name: string;
   /** The query pool. */
   sql: Sql;
   /** Last data snapshot read from this server. */
   snapshot(): DataSnapshot | null;
-  /** Replicas: ms behind the primary (null: unknown). The primary: 0. */
-  lagMs: number | null;
+  /** Replicas: the proven bound, now, on how far (ms) its data is behind the primary's (null: unknown). The primary: 0. */
+  readonly lagMs: number | null;
+  /** A replica: its last check found it reachable, safe and within the budget (each use checks the budget again). */
   inRotation: boolean;
   /** Why a replica is out of rotation. */
   reason?: string;
   safety: Safety;
+  /** Why this server is refused outright (a transaction pooler without DB_POOLER), whatever DB_ALLOW_UNSAFE_SESSION says. */
+  refusal: string | null;
+  /** Statements that failed because the server session changed under them (a prepared statement lost). */
+  poolerErrors: number;
 }
 
-/** A source with what only this module touches: its state connection and where its snapshot is kept. */
-type Member = Source & { stateSql: Sql; setSnapshot(snapshot: DataSnapshot): void };
+/** A source with what only this module touches: its state connection, its snapshot, its session checks. */
+type Member = Source & {
+  stateSql: Sql;
+  setSnapshot(snapshot: DataSnapshot): void;
+  /** A fresh client like the pool's (the pooler probe's own connections). */
+  open(poolMax: number): Sql;
+  reachable: boolean;
+  sessionChecked: boolean;
+  /** What the safety check found wrong (empty: nothing, or not checked yet). */
+  problems: string[];
+};
 
 interface Pin {
   source: Source;
@@ -92,13 +122,6 @@ export interface Sources {
   stop(): Promise<void>;
 }
 
-/** Versions the primary showed, with when this gateway first saw each: how long a replica has been behind. */
-interface Sighting {
-  epoch: string;
-  version: bigint;
-  at: number;
-}
-const sightingsKeptMs = 15 * 60_000;
 const listenProbeChannel = 'igw_listen_probe';
 const stateStatementTimeoutMs = 5_000;
 
@@ -114,38 +137,58 @@ export function createSources(options: SourcesOptions): Sources {
     statementTimeoutMs: options.statementTimeoutMs, connectTimeoutS: options.connectTimeoutS, readOnly: true, pooler: options.pooler,
   } as const;
   const listeners: Parameters<Sources['onVersionChange']>[0][] = [];
-  const sightings: Sighting[] = [];
+  const history = primaryHistory();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   // the bound on one state read or start-up check: a connection, then the state connection's statement
   // timeout (a misconfigured pooler can hold a statement for ever: src/db/deadline.ts)
   const stateReadMs = options.connectTimeoutS * 1_000 + stateStatementTimeoutMs;
+  const names = options.replicaNames ?? options.replicas.map((_, i) => String(i));
+  if (names.length !== options.replicas.length) {
+    throw new Error(`DATABASE_READ_NAMES: ${names.length} names for ${options.replicas.length} replicas`);
+  }
 
-  function makeSource(role: 'primary' | 'replica', target: { url?: string; socketPath?: string }): Member {
+  function makeSource(role: 'primary' | 'replica', target: { url?: string; socketPath?: string }, name: string): Member {
     const sql = createSql({ ...target, ...sqlOptions, poolMax: options.poolMax, onQuery: options.onQuery });
     // the state connection: version reads never queue behind the pool's statements
     const stateSql = createSql({ ...target, ...sqlOptions, statementTimeoutMs: stateStatementTimeoutMs, poolMax: 1 });
     let snapshot: DataSnapshot | null = null;
     const source: Member = {
       role,
+      name,
       label: target.url ? hostLabel(target.url) : 'embedded',
       sql,
       stateSql,
+      // its own application_name: two short-lived sessions at start, apart from the pool's in pg_stat_activity
+      open: (poolMax) => createSql({
+        ...target, ...sqlOptions, statementTimeoutMs: stateStatementTimeoutMs, poolMax, applicationName: 'inscription-gateway-probe',
+      }),
       // the primary's is the watcher's, set as it changes (onChange below); a replica's, set by its check
       snapshot: () => snapshot,
       setSnapshot: (next) => void (snapshot = next),
-      lagMs: role === 'primary' ? 0 : null,
+      get lagMs() {
+        return role === 'primary' ? 0 : lagOf(source);
+      },
       inRotation: role === 'primary',
       reason: role === 'replica' ? 'not checked yet' : undefined,
       safety: embedded ? 'safe' : 'unchecked',
+      refusal: null,
+      poolerErrors: 0,
+      reachable: role === 'primary',
+      sessionChecked: embedded,
+      problems: [],
       send<T>(query: PromiseLike<T>): Promise<T> {
-        if (source.safety === 'unsafe' && !options.allowUnsafeSession) {
-          return Promise.reject(new ServiceUnavailableError('unsafe database session (writable or without statement_timeout)'));
-        }
-        return sendOn(sql, query);
+        if (source.refusal) return Promise.reject(new ServiceUnavailableError(source.refusal));
+        if (source.safety === 'unsafe' && !options.allowUnsafeSession) return Promise.reject(new ServiceUnavailableError(unsafeReason(source)));
+        // the budget holds at the moment of reading, not only at the last check
+        if (role === 'replica' && !fresh(source)) return Promise.reject(new ReplicaBehindError());
+        return sendOn(sql, query, (error) => sessionLost(source, error));
       },
       failed(error) {
-        if (role === 'replica' && isConnectFailure(error)) outOfRotation(source, 'unreachable');
+        if (isSessionLost(error)) return sessionLost(source, error);
+        if (role !== 'replica') return;
+        if (error instanceof ReplicaBehindError) outOfRotation(source, 'lagging');
+        else if (isConnectFailure(error)) outOfRotation(source, 'unreachable');
       },
     };
     return source;
@@ -164,29 +207,34 @@ export function createSources(options: SourcesOptions): Sources {
    * strings and arguments until awaited) on `sql`. Behind a transaction pooler each statement runs in
    * its own read-only transaction with statement_timeout set for it: session settings do not survive
    * there, transaction settings do. The setting and the statement are pipelined (one round trip), plus
-   * BEGIN and COMMIT.
+   * BEGIN and COMMIT. Without DB_POOLER, `onLost` hears of a prepared statement the driver found missing
+   * and prepared again on its own (a transaction pooler in front: the answer came, but only by luck).
    */
-  function sendOn<T>(sql: Sql, query: PromiseLike<T>): Promise<T> {
+  function sendOn<T>(sql: Sql, query: PromiseLike<T>, onLost?: (error: unknown) => void): Promise<T> {
     // postgres.js 3.x (pinned): a Query keeps `strings`, `args` and `options` and is sent on first await
     const q = query as unknown as {
       tagged: boolean; strings: TemplateStringsArray & string[]; args: unknown[]; options: object; handler: unknown; executed: boolean;
     };
     if (!Array.isArray(q.strings) || !Array.isArray(q.args)) throw new TypeError('not a postgres.js query');
     // built by the very Sql it goes out on (the store's statements on the primary) and not sent yet: as it is
-    if (!pooled && !q.executed && q.handler === handlerOf(sql)) return query as Promise<T>;
     const reissue = (on: Sql) => (q.tagged
       ? on(q.strings, ...(q.args as never[]))
       : on.unsafe(q.strings[0]!, q.args as never[], q.options)) as unknown as Promise<T>;
-    if (!pooled) return reissue(sql);
+    if (!pooled) {
+      const sent = !q.executed && q.handler === handlerOf(sql) ? query as Promise<T> : reissue(sql);
+      return onLost ? watchRetry(sent, onLost) : sent;
+    }
     return sql.begin('read only', (tx) => [
       tx`SELECT set_config('statement_timeout', ${String(options.statementTimeoutMs)}, true)`,
       reissue(tx as unknown as Sql),
     ]).then((results) => (results as unknown[])[1] as T);
   }
 
-  const primary = makeSource('primary', options.primary);
-  const replicas = options.replicas.map((url) => makeSource('replica', { url }));
+  const primary = makeSource('primary', options.primary, 'primary');
+  const replicas = options.replicas.map((url, i) => makeSource('replica', { url }, names[i]!));
   const all = [primary, ...replicas];
+  // the last connection failure of the primary that names a fix (null: none, or it answers)
+  let primaryProblem: string | null = null;
 
   const listen = options.listen && !embedded && !pooled;
   if (options.listen && pooled) {
@@ -198,10 +246,12 @@ export function createSources(options: SourcesOptions): Sources {
     pollMs: options.pollMs,
     readTimeoutMs: stateReadMs,
     listen,
+    onRead: (snapshot, sentAt) => {
+      history.read(snapshot, sentAt);
+      primaryProblem = null;
+    },
     onChange: (next, previous, via) => {
       primary.setSnapshot(next);
-      sightings.push({ epoch: next.epoch, version: BigInt(next.version), at: Date.now() });
-      while (sightings.length > 1 && sightings[0]!.at < Date.now() - sightingsKeptMs) sightings.shift();
       for (const listener of listeners) listener(next, previous, via);
     },
     onError: (error, where) => {
@@ -209,7 +259,8 @@ export function createSources(options: SourcesOptions): Sources {
       logger.warn({ where, err: message },
         where === 'listen' ? 'LISTEN failed: learning data versions by polling only' : 'cannot read the data version: answering without the cache');
       // PgBouncer refuses statement_timeout and default_transaction_read_only as startup parameters
-      if (!pooled && /unsupported startup parameter/i.test(message)) {
+      if (!pooled && refusesStartupParameters(error)) {
+        primaryProblem = startupParametersRefused;
         logger.error({ err: message }, 'the server refuses startup parameters: behind PgBouncer set DB_POOLER=pgbouncer');
       }
     },
@@ -240,21 +291,38 @@ export function createSources(options: SourcesOptions): Sources {
   }
 
   function outOfRotation(source: Source, reason: string) {
-    if (source.inRotation) logger.warn({ replica: source.label, reason, lagMs: source.lagMs }, 'replica out of rotation');
+    if (source.inRotation) logger.warn({ replica: source.name, server: source.label, reason, lagMs: source.lagMs }, 'replica out of rotation');
     source.inRotation = false;
     source.reason = reason;
   }
 
-  /** ms `snapshot` is behind the primary; null when it cannot be told. */
-  function lagOf(snapshot: DataSnapshot, replayAgeMs: number | null): number | null {
-    const reference = watcher.current();
-    if (!reference || reference.epoch !== snapshot.epoch) return null;
-    const version = BigInt(snapshot.version);
-    if (version >= BigInt(reference.version)) return 0;
-    const firstNewer = sightings.find((s) => s.epoch === snapshot.epoch && s.version > version);
-    // the primary's newer version was there before this gateway saw it: the replay age bounds the lag from above
-    if (firstNewer && firstNewer !== sightings[0]) return Date.now() - firstNewer.at;
-    return replayAgeMs ?? (firstNewer ? Date.now() - firstNewer.at : null);
+  /** The proven bound on how far `source` (a replica) is behind the primary now, in ms; null when unknown. */
+  function lagOf(source: Member): number | null {
+    const snapshot = source.snapshot();
+    if (!source.reachable || !snapshot) return null;
+    const at = history.provenAt(snapshot);
+    return at === null ? null : Math.max(0, performance.now() - at);
+  }
+
+  /** Whether answers may come from `source` (a replica) now; the one exception: see the head of this file. */
+  function fresh(source: Member): boolean {
+    const lag = lagOf(source);
+    if (lag !== null && lag <= options.maxLagMs) return true;
+    const snapshot = source.snapshot();
+    return source.reachable && snapshot !== null && watcher.failing() && history.atLatest(snapshot);
+  }
+
+  const unsafeReason = (source: Member) => `unsafe database session on ${source.name}: ${source.problems.join(' and ')}`;
+  const poolerRefusal = (source: Source) => `transaction pooler in front of ${source.name} without DB_POOLER=pgbouncer`;
+
+  /** A prepared statement vanished between two statements of one connection: a transaction pooler. */
+  function sessionLost(source: Member, error: unknown) {
+    source.poolerErrors++;
+    if (pooled || source.refusal) return;
+    source.refusal = poolerRefusal(source);
+    if (source.role === 'replica') outOfRotation(source, source.refusal);
+    logger.error({ source: source.name, server: source.label, err: (error as Error).message },
+      `${source.refusal}: its prepared statements are lost between statements; refusing to serve from it (set DB_POOLER=pgbouncer)`);
   }
 
   async function checkSafety(source: Member) {
@@ -266,6 +334,7 @@ export function createSources(options: SourcesOptions): Sources {
       ...(row?.read_only !== 'on' ? ['writable (transaction_read_only is off)'] : []),
       ...(row?.statement_timeout === '0' ? ['without statement_timeout'] : []),
     ];
+    source.problems = problems;
     source.safety = problems.length ? 'unsafe' : 'safe';
     if (source.role === 'primary' && row?.in_recovery) {
       // nothing to measure its lag against: the standby's own staleness goes unseen
@@ -277,30 +346,49 @@ export function createSources(options: SourcesOptions): Sources {
       ? 'check the pooler and the role settings'
       : 'behind a transaction pooler set DB_POOLER=pgbouncer, or give the role default_transaction_read_only=on and a statement_timeout';
     if (options.allowUnsafeSession) {
-      logger.warn({ source: source.label, problems }, `database session is ${problems.join(' and ')}: serving anyway (DB_ALLOW_UNSAFE_SESSION=true)`);
+      logger.warn({ source: source.name, server: source.label, problems }, `database session is ${problems.join(' and ')}: serving anyway (DB_ALLOW_UNSAFE_SESSION=true)`);
     } else {
-      logger.error({ source: source.label, problems },
+      logger.error({ source: source.name, server: source.label, problems },
         `database session is ${problems.join(' and ')}: refusing to serve from ${source.label} (${hint}; DB_ALLOW_UNSAFE_SESSION=true overrides)`);
     }
   }
 
+  /** The session checks, until they have run once: safety, then (without DB_POOLER) whether a transaction pooler is in front. */
+  async function checkSession(source: Member) {
+    if (source.sessionChecked) return;
+    await checkSafety(source);
+    if (!pooled && await behindTransactionPooler(() => source.open(2), stateReadMs)) {
+      source.refusal = poolerRefusal(source);
+      logger.error({ source: source.name, server: source.label },
+        `${source.refusal}: statements of one connection are answered by different server sessions; refusing to serve from it (set DB_POOLER=pgbouncer)`);
+    }
+    source.sessionChecked = true;
+  }
+
   async function checkReplica(source: Member) {
     try {
-      await within(checkSafety(source), stateReadMs, 'safety check');
-      const state = await within(readSourceState(source.stateSql), stateReadMs, 'replica state read');
+      await within(checkSession(source), stateReadMs, 'session check');
+      const state = await within(readSnapshot(source.stateSql), stateReadMs, 'replica state read');
       source.setSnapshot(state);
-      source.lagMs = lagOf(state, state.replayAgeMs);
+      source.reachable = true;
+      if (source.refusal) return outOfRotation(source, source.refusal);
       if (source.safety === 'unsafe' && !options.allowUnsafeSession) return outOfRotation(source, 'unsafe session');
-      if (source.lagMs === null) return outOfRotation(source, 'lag unknown (primary not read yet, or another database)');
-      if (source.lagMs > options.maxLagMs) return outOfRotation(source, 'lagging');
-      if (!source.inRotation) logger.info({ replica: source.label, lagMs: source.lagMs }, 'replica in rotation');
+      const lag = lagOf(source);
+      if (!fresh(source)) {
+        return outOfRotation(source, lag === null ? 'lag unknown (not at a data version seen on the primary)' : 'lagging');
+      }
+      if (!source.inRotation) logger.info({ replica: source.name, server: source.label, lagMs: lag }, 'replica in rotation');
+      if (lag === null || lag > options.maxLagMs) {
+        logger.warn({ replica: source.name, server: source.label }, 'primary unreachable: serving from a replica at the last data version it showed');
+      }
       source.inRotation = true;
       source.reason = undefined;
     } catch (error) {
       if (stopped) return;
-      source.lagMs = null;
-      outOfRotation(source, 'unreachable');
-      logger.debug({ replica: source.label, err: (error as Error).message }, 'replica check failed');
+      source.reachable = false;
+      const startup = !pooled && refusesStartupParameters(error);
+      outOfRotation(source, startup ? startupParametersRefused : 'unreachable');
+      logger.debug({ replica: source.name, err: (error as Error).message }, 'replica check failed');
     }
   }
 
@@ -319,16 +407,22 @@ export function createSources(options: SourcesOptions): Sources {
   }
 
   async function tick(wait: boolean) {
-    if (primary.safety === 'unchecked') await checkSafety(primary).catch(() => {});
+    if (!primary.sessionChecked) await within(checkSession(primary), stateReadMs, 'session check').catch(() => {});
+    if (replicas.length === 0) return;
+    // the primary's version first (bounded by one poll): replicas read right after it are proven fresh as of it
+    await Promise.race([watcher.refresh(), new Promise((r) => setTimeout(r, options.pollMs).unref())]);
     const checks = Promise.all(replicas.map(checkOnce));
     if (wait) await checks;
   }
+
+  const usable = (s: Member) => s.refusal === null && (s.safety !== 'unsafe' || options.allowUnsafeSession);
+  const servable = (s: Member) => usable(s) && (s.role === 'primary' || (s.inRotation && fresh(s)));
 
   // the pins of requests in flight (scopes are collected with their requests)
   const pins = new WeakMap<object, Pin>();
   let next = 0;
   function choose(): Pin {
-    const live = replicas.filter((r) => r.inRotation && r.snapshot() !== null);
+    const live = replicas.filter(servable);
     const source = live.length ? live[next++ % live.length]! : primary;
     return { source, snapshot: source.snapshot() };
   }
@@ -357,8 +451,7 @@ export function createSources(options: SourcesOptions): Sources {
       live: () => pin().source.snapshot(),
       retryTarget(failed) {
         const floor = pin().snapshot;
-        const usable = (s: Source) => s.safety !== 'unsafe' || options.allowUnsafeSession;
-        const others = [primary, ...replicas.filter((r) => r.inRotation)].filter((s) => s !== failed && usable(s) && atLeast(s, floor));
+        const others = all.filter((s) => s !== failed && servable(s) && atLeast(s, floor));
         // never the same server again at once: its pool is busy replacing the lost connection, and a
         // server that refuses connections would only be asked twice
         return others[0] ?? null;
@@ -367,9 +460,13 @@ export function createSources(options: SourcesOptions): Sources {
     stateReadMs,
     listenUp: () => watcher.listening() && listenWorks,
     unready() {
-      const servable = all.filter((s) => s.inRotation && (s.safety !== 'unsafe' || options.allowUnsafeSession));
-      if (servable.length === 0) return 'unsafe database session (writable or without statement_timeout)';
-      if (replicas.length && !replicas.some((r) => r.inRotation) && watcher.failing()) {
+      if (primaryProblem) return primaryProblem;
+      if (!all.some(servable)) {
+        if (primary.refusal) return primary.refusal;
+        if (primary.safety === 'unsafe' && !options.allowUnsafeSession) return unsafeReason(primary);
+        return 'no database source can serve';
+      }
+      if (replicas.length && !replicas.some((r) => servable(r)) && watcher.failing()) {
         return 'no database source within the replica lag budget';
       }
       return null;
@@ -380,8 +477,8 @@ export function createSources(options: SourcesOptions): Sources {
       // move on even when the server or a pooler in front never answers; what did not complete goes on
       // in the background or is retried by the loops
       const steps = (async () => {
-        // the session's safety first: what else is read from a session that will be refused does not matter
-        await within(checkSafety(primary), stateReadMs, 'safety check').catch(() => {});
+        // the session first: what else is read from a session that will be refused does not matter
+        await within(checkSession(primary), stateReadMs, 'session check').catch(() => {});
         await watcher.start();
         await within(probeListen(), stateReadMs + 2_000, 'LISTEN probe')
           .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'LISTEN probe failed'));
@@ -405,3 +502,18 @@ export function createSources(options: SourcesOptions): Sources {
     },
   };
 }
+
+/**
+ * postgres.js 3.x (pinned) sends a prepared statement the server says does not exist once more, prepared
+ * anew, and keeps the first error as the Query's `retried`: a lost session that only luck hid.
+ */
+function watchRetry<T>(sent: Promise<T>, onLost: (error: unknown) => void): Promise<T> {
+  return sent.then((rows) => {
+    const retried = (sent as { retried?: unknown }).retried;
+    if (retried && isSessionLost(retried)) onLost(retried);
+    return rows;
+  });
+}
+
+const startupParametersRefused = 'the server refuses startup parameters (a PgBouncer in front?): set DB_POOLER=pgbouncer';
+const refusesStartupParameters = (error: unknown) => /unsupported startup parameter/i.test((error as Error)?.message ?? '');

@@ -31,6 +31,8 @@ function singleSource(): Router {
  */
 export function createStore(sql: Sql, options: {
   timeoutMs: number; limits: StoreLimits; router?: Router; unready?: () => string | null;
+  /** Servers the router sends to, each with a pool of DB_POOL_MAX (default 1). */
+  servers?: number;
   /** Per-request budgets and time accounting (src/db/scope.ts); none: every statement stands alone. */
   scope?: RequestScopeAccessor;
 }) {
@@ -43,6 +45,7 @@ export function createStore(sql: Sql, options: {
     queueTimeoutMs: limits.DB_QUEUE_TIMEOUT_MS,
     requestMaxRows: limits.REQUEST_MAX_ROWS,
     requestMaxConcurrent: limits.REQUEST_MAX_CONCURRENT_STATEMENTS,
+    servers: options.servers ?? 1,
   }, options.router ?? singleSource());
   return {
     sql,

@@ -35,28 +35,6 @@ export async function readSnapshot(sql: Sql): Promise<DataSnapshot> {
   return { version: row.version, epoch: row.epoch, heights: row.heights ?? {}, newestBlockTime: row.newest ?? null };
 }
 
-/** A source's snapshot with what says how far behind it is: read on each replica, once per poll. */
-export interface SourceState extends DataSnapshot {
-  inRecovery: boolean;
-  /** ms since the last transaction replayed (pg_last_xact_replay_timestamp()); null on a primary or before any replay. */
-  replayAgeMs: number | null;
-}
-
-export async function readSourceState(sql: Sql): Promise<SourceState> {
-  const [row] = await sql<{ version: string; epoch: string; heights: Record<string, string | null>; newest: string | null; in_recovery: boolean; replay_age_ms: number | null }[]>`
-    SELECT (SELECT version FROM data_version)::text AS version, (SELECT epoch FROM data_version) AS epoch,
-           (SELECT to_char(max(block_time) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM indexed_blocks) AS newest,
-           coalesce((SELECT json_object_agg(c.chain, b.block_number::text ORDER BY c.display_order)
-                       FROM chains c LEFT JOIN indexed_blocks b ON b.chain = c.chain), '{}'::json) AS heights,
-           pg_is_in_recovery() AS in_recovery,
-           (extract(epoch FROM clock_timestamp() - pg_last_xact_replay_timestamp()) * 1000)::float8 AS replay_age_ms`;
-  if (!row || row.version === null) throw new Error('data_version has no row (migration 004 not applied?)');
-  return {
-    version: row.version, epoch: row.epoch, heights: row.heights ?? {}, newestBlockTime: row.newest ?? null, inRecovery: row.in_recovery,
-    replayAgeMs: row.replay_age_ms === null ? null : Math.max(0, Number(row.replay_age_ms)),
-  };
-}
-
 export interface VersionWatcherOptions {
   /** Fallback poll interval; also the bound on staleness when notifications are lost. */
   pollMs: number;
@@ -65,6 +43,11 @@ export interface VersionWatcherOptions {
   /** LISTEN for the triggers' notifications (off: polling only, e.g. behind a transaction pooler). */
   listen: boolean;
   onChange?: (next: DataSnapshot, previous: DataSnapshot | null, via: 'start' | 'notify' | 'poll') => void;
+  /**
+   * Every successful read, changed or not, with the moment it was sent (performance.now()): the database's
+   * data was at most this version then (its snapshot was taken after). Replica freshness is proven from it.
+   */
+  onRead?: (snapshot: DataSnapshot, sentAt: number) => void;
   onError?: (error: unknown, where: 'read' | 'listen') => void;
 }
 
@@ -103,7 +86,9 @@ export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): 
       do {
         again = false;
         try {
+          const sentAt = performance.now();
           const next = await within(readSnapshot(sql), readTimeoutMs, 'data version read');
+          options.onRead?.(next, sentAt);
           errorReported = false;
           readOk = true;
           // any change counts (not only an increase): a restored database must not reuse old keys' data

@@ -110,8 +110,11 @@ export function createLiveSource(options: LiveSourceOptions) {
         const settings = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 1_000,
           retryStrategy: () => 1_000 };
         pub = new Redis(options.redisUrl, settings);
-        // a subscriber connection needs its offline queue to re-subscribe after a reconnect
-        sub = new Redis(options.redisUrl, { ...settings, enableOfflineQueue: true });
+        // a subscriber connection needs its offline queue to re-subscribe after a reconnect; re-subscribed
+        // here, not by ioredis (autoResubscribe leaves its SUBSCRIBE's rejection unhandled when the
+        // connection drops again before the reply: an unhandled rejection ends the process)
+        const subscriber = sub = new Redis(options.redisUrl, { ...settings, enableOfflineQueue: true, autoResubscribe: false });
+        subscriber.on('ready', () => void subscriber.subscribe(channel).catch(() => {}));
         for (const client of [pub, sub]) client.on('error', () => {}); // state is read from `status`
         sub.on('message', (_channel: string, payload: string) => {
           if (role === 'redis-leader' || role === 'redis-follower') options.onPayload(payload);

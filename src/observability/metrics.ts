@@ -112,6 +112,11 @@ export function createMetrics(sources: MetricsSources) {
     labelNames: ['surface', 'result'] as const,
     registers,
   });
+  const cacheLocalHits = new Counter({
+    name: 'igw_cache_local_hits_total',
+    help: 'Response cache hits answered by the in-process level in front of Redis (no Redis round trip)',
+    registers,
+  });
   const cacheErrors = new Counter({
     name: 'igw_cache_errors_total',
     help: 'Cache store failures (treated as misses), by operation',
@@ -161,7 +166,7 @@ export function createMetrics(sources: MetricsSources) {
   });
   new Gauge({
     name: 'igw_db_pool_size',
-    help: 'Pool connections (DB_POOL_MAX: permits of the admission gate)',
+    help: 'Pool connections over every server (DB_POOL_MAX × servers: permits of the admission gates)',
     registers,
     collect() {
       this.set(pool().size);
@@ -217,7 +222,7 @@ export function createMetrics(sources: MetricsSources) {
   }
   new Gauge({
     name: 'igw_cache_bytes',
-    help: 'Bytes held by the in-memory response cache (keys and response text; bounded by CACHE_MAX_BYTES)',
+    help: 'Bytes held in memory by the response cache (keys and response text; bounded by CACHE_MAX_BYTES, or with Redis CACHE_LOCAL_MAX_BYTES)',
     registers,
     collect() {
       const stats = sources.cacheStats?.();
@@ -226,7 +231,7 @@ export function createMetrics(sources: MetricsSources) {
   });
   new Gauge({
     name: 'igw_cache_entries',
-    help: 'Entries held by the in-memory response cache',
+    help: 'Entries held in memory by the response cache (with Redis: its local level)',
     registers,
     collect() {
       const stats = sources.cacheStats?.();
@@ -267,6 +272,7 @@ export function createMetrics(sources: MetricsSources) {
     queueTime,
     batchSize,
     cacheLookups,
+    cacheLocalHits,
     cacheErrors,
     cacheOversized,
     versionChanges,

@@ -2,7 +2,7 @@ import {
   createServer, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server,
   type ServerResponse,
 } from 'node:http';
-import type { Socket } from 'node:net';
+import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { constants } from 'node:zlib';
 import compression from 'compression';
@@ -235,7 +235,67 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
   });
   const tracker = trackConnections(server, limits, { refuse: refuseConnection, cut: cutRequest(surfaceError) });
   server.on('clientError', answerClientError(tracker, surfaceError));
+  trackForDrain(server);
   return server;
+}
+
+// ------------------------------------------------------------------------------------ graceful shutdown
+// Node's server.close() closes every idle kept-alive connection at once: a client that has just had its
+// answer and sends its next request back to back finds its connection reset. Here the listener stops
+// accepting at once, requests in flight finish, a request arriving on a kept-alive connection meanwhile
+// gets 503 with `Connection: close` (the handler above), and a connection is closed only once it has had
+// no request for `idleGraceMs`, the time its client has to bring that next request.
+
+/** Each open connection of a server: requests on it not yet answered, and since when it has had none. */
+const connectionStates = new WeakMap<Server, Map<Socket, { busy: number; idleSince: number }>>();
+
+function trackForDrain(server: Server): void {
+  const connections = new Map<Socket, { busy: number; idleSince: number }>();
+  connectionStates.set(server, connections);
+  server.on('connection', (socket: Socket) => {
+    connections.set(socket, { busy: 0, idleSince: performance.now() });
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const state = connections.get(req.socket as Socket);
+    if (!state) return;
+    state.busy++;
+    res.once('close', () => {
+      state.busy--;
+      state.idleSince = performance.now();
+    });
+  });
+}
+
+/**
+ * Closes `server` (built by createHttpServer) without resetting a kept-alive connection: see above.
+ * Resolves once every connection has closed (connections still busy are the caller's to cut: a deadline).
+ */
+export function closeGracefully(server: Server, idleGraceMs: number): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  const connections = connectionStates.get(server) ?? new Map();
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    // net.Server's own close: stops accepting and calls back once every connection has ended, without
+    // http.Server's closing of idle connections (its timeout checks keep running meanwhile)
+    NetServer.prototype.close.call(server, () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    const sweep = () => {
+      const now = performance.now();
+      let next = Math.max(idleGraceMs, 10);
+      for (const [socket, state] of connections) {
+        if (state.busy > 0) continue;
+        const idle = now - state.idleSince;
+        if (idle >= idleGraceMs) socket.destroy();
+        else next = Math.min(next, idleGraceMs - idle);
+      }
+      timer = setTimeout(sweep, next);
+      timer.unref();
+    };
+    sweep();
+  });
 }
 
 // One CORS policy for both surfaces (CORS_ORIGIN, CORS_CREDENTIALS). `*` answers a plain `*` and never

@@ -40,7 +40,8 @@ export interface PgInstance {
   /** Where the server writes its log. */
   logFile: string;
   running: boolean;
-  start(): Promise<void>;
+  /** `pg_ctl start`; `settings` (`name=value`) apply to this start only, on top of the instance's own. */
+  start(settings?: string[]): Promise<void>;
   /** `pg_ctl stop`: fast (clients disconnected, clean shutdown) by default. */
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
   /** Stops the server if running and removes its directory. */
@@ -100,8 +101,9 @@ export async function createPgInstance(instanceOptions: PgInstanceOptions = {}):
     port,
     logFile: join(dir, 'server.log'),
     running: false,
-    async start() {
-      await exec('pg_ctl', ['-D', dataDir, '-l', join(dir, 'server.log'), '-o', options, '-w', '-t', '30', 'start'], 40_000);
+    async start(settings = []) {
+      const all = [options, ...settings.map((setting) => `-c ${setting}`)].join(' ');
+      await exec('pg_ctl', ['-D', dataDir, '-l', join(dir, 'server.log'), '-o', all, '-w', '-t', '30', 'start'], 40_000);
       instance.running = true;
     },
     async stop(mode = 'fast') {

@@ -27,6 +27,8 @@ export interface PgBouncer {
   /** `databaseUrl` (a server URL) with its host and port replaced by the bouncer's. */
   urlFor(databaseUrl: string): string;
   log(): string;
+  /** Rewrites the ini with `changes` and has the running bouncer reload it (SIGHUP), as an operator would. */
+  reload(changes: Partial<Pick<PgBouncerOptions, 'poolMode' | 'poolSize'>>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -36,6 +38,8 @@ export interface PgBouncerOptions {
   /** Startup parameters PgBouncer drops instead of refusing the connection. */
   ignoreStartupParameters?: string[];
   poolSize?: number;
+  /** Default `transaction`. */
+  poolMode?: 'session' | 'transaction';
 }
 
 export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBouncer> {
@@ -45,23 +49,24 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   const dir = mkdtempSync(join(tmpdir(), 'igw-pgbouncer-'));
   const port = await freePort();
   writeFileSync(join(dir, 'userlist.txt'), '"postgres" ""\n');
-  writeFileSync(join(dir, 'pgbouncer.ini'), [
+  const writeIni = (settings: PgBouncerOptions) => writeFileSync(join(dir, 'pgbouncer.ini'), [
     '[databases]',
-    `* = host=127.0.0.1 port=${options.serverPort}`,
+    `* = host=127.0.0.1 port=${settings.serverPort}`,
     '[pgbouncer]',
     'listen_addr = 127.0.0.1',
     `listen_port = ${port}`,
     'unix_socket_dir =',
     'auth_type = trust',
     `auth_file = ${join(dir, 'userlist.txt')}`,
-    'pool_mode = transaction',
-    `default_pool_size = ${options.poolSize ?? 4}`,
+    `pool_mode = ${settings.poolMode ?? 'transaction'}`,
+    `default_pool_size = ${settings.poolSize ?? 4}`,
     'max_client_conn = 500',
-    ...(options.ignoreStartupParameters ? [`ignore_startup_parameters = ${options.ignoreStartupParameters.join(',')}`] : []),
+    ...(settings.ignoreStartupParameters ? [`ignore_startup_parameters = ${settings.ignoreStartupParameters.join(',')}`] : []),
     `logfile = ${join(dir, 'pgbouncer.log')}`,
     `pidfile = ${join(dir, 'pgbouncer.pid')}`,
     '',
   ].join('\n'));
+  writeIni(options);
   if (asRoot) {
     const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }));
     const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }));
@@ -109,6 +114,15 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
       return url.toString();
     },
     log: () => (existsSync(join(dir, 'pgbouncer.log')) ? readFileSync(join(dir, 'pgbouncer.log'), 'utf8') : ''),
+    async reload(changes) {
+      writeIni({ ...options, ...changes });
+      const before = readFileSync(join(dir, 'pgbouncer.log'), 'utf8').length;
+      process.kill(bouncerPid()!, 'SIGHUP');
+      // the bouncer logs the settings it changed once it has read the file again
+      for (let i = 0; i < 100 && readFileSync(join(dir, 'pgbouncer.log'), 'utf8').length === before; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    },
     async stop() {
       process.removeListener('exit', cleanup);
       const exited = new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : child.once('exit', () => resolve())));
