@@ -70,6 +70,9 @@ export const configSchema = z.object({
   HTTP_CLIENT_BURST_BYTES: int(1_024, 10_000_000_000).default(16 * 1024 * 1024),
   // V8 heap limit of `npm start` (node --max-old-space-size); main.ts logs the limit in effect
   HEAP_MAX_MB: int(64, 65_536).default(512),
+  // stop (drain, then exit) when the parent process exits: auto = when started by npm (`npm start`), whose
+  // exit would otherwise leave the gateway running without it
+  STOP_WITH_PARENT: z.enum(['auto', 'true', 'false']).default('auto'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // auto: JSON lines, human-readable when stdout is a terminal
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),

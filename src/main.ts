@@ -62,9 +62,10 @@ async function main() {
   log = (line) => logger.info(line);
   fatalLogger = logger;
   // the heap limit is a node flag, so it is set by the start command (npm start: HEAP_MAX_MB); say what applies
-  const heapLimitMb = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
-  if (/--max-old-space-size/.test(heapFlags)) log(`heap limit: ${heapLimitMb} MB`);
-  else logger.warn(`heap limit: ${heapLimitMb} MB (V8's default: start with node --max-old-space-size=${config.HEAP_MAX_MB}, as npm start does)`);
+  // (the old-space limit given to node: V8's heap_size_limit adds the young generation on top of it)
+  const oldSpaceMb = /--max-old-space-size[= ](\d+)/.exec(heapFlags)?.[1];
+  if (oldSpaceMb) log(`heap limit: ${oldSpaceMb} MB (--max-old-space-size${Number(oldSpaceMb) === config.HEAP_MAX_MB ? ', HEAP_MAX_MB' : ''})`);
+  else logger.warn(`heap limit: ${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MB (V8's default: start with node --max-old-space-size=${config.HEAP_MAX_MB}, as npm start does)`);
   const fdLimit = openFileLimit();
   if (fdLimit !== null && config.HTTP_MAX_CONNECTIONS > fdLimit - 256) {
     logger.warn(`HTTP_MAX_CONNECTIONS=${config.HTTP_MAX_CONNECTIONS} leaves too few of the ${fdLimit} file descriptors (ulimit -n) for the database pool and the process itself`);
@@ -93,8 +94,11 @@ async function main() {
   const address = gateway.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const base = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
-  log(`GraphiQL:     ${base}/graphql`);
+  log(`GraphQL:      ${base}/graphql${config.GRAPHQL_INTROSPECTION ? ' (GraphiQL in a browser)' : ''}`);
   log(`JSON-RPC v2:  ${base}/v2/rpc`);
+  log(`JSON-RPC v1:  ${base}/v1/rpc`);
+  log(`health:       ${base}/healthz, ${base}/readyz`);
+  log(`metrics:      ${base}/metrics`);
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   // Shutdown: stop accepting connections, let in-flight requests finish (requests arriving meanwhile on
@@ -124,6 +128,25 @@ async function main() {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  if (config.STOP_WITH_PARENT === 'true' || (config.STOP_WITH_PARENT === 'auto' && process.env.npm_lifecycle_event)) {
+    watchParent(() => void stop('parent process gone'));
+  }
+}
+
+/**
+ * Calls `onGone` once this process's parent has exited (the process is re-parented, its ppid changes).
+ * Under `npm start` the parent is npm: a supervisor that stops npm (SIGKILL, or a signal npm does not
+ * forward) stops the gateway too, instead of leaving it listening on its port. Polled: Node has no
+ * parent-death signal.
+ */
+function watchParent(onGone: () => void): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    onGone();
+  }, 500);
+  timer.unref();
 }
 
 main().catch((error: unknown) => {
