@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { configSchema, type Config } from './config.js';
 import type { Sql } from './db/client.js';
 import { within } from './db/deadline.js';
+import { createSchemaCheck } from './db/schema-version.js';
 import { createSources, type Sources } from './db/sources.js';
 import { expandHosts, expandUrlList } from './db/urls.js';
 import { createStore, type Store, type StoreLimits } from './db/store.js';
@@ -109,6 +110,8 @@ export function createGateway(
     scope: dbRequestScope,
   });
   const sql = sources.primary.sql;
+  // not ready until the schema is at this build's version (a rollout that ran ahead of its migrations)
+  const schema = createSchemaCheck({ sql: sources.primaryStateSql, readMs: sources.stateReadMs, logger });
   const paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE };
   const resultLimits = { maxNodes: settings.GRAPHQL_MAX_RESULT_NODES, maxBytes: settings.GRAPHQL_MAX_RESPONSE_BYTES };
   const watcher = sources.watcher;
@@ -166,13 +169,13 @@ export function createGateway(
     ...(cache ? [graphqlResponseCache(cache, snapshots)] : []),
   ];
   // settles once the first data version is read (or failed) and the cache store is usable
-  const opsReady = Promise.all([sources.start(), cache?.ready]).then(() => {
+  const opsReady = Promise.all([sources.start(), schema.start(), cache?.ready]).then(() => {
     logger.debug({ cache: cache?.kind ?? 'off', listening: watcher.listening(), dataVersion: currentVersion() }, 'operations ready');
   });
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
   const store = instrumentStore(createStore(sql, {
-    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: sources.unready, scope: dbRequestScope,
+    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => schema.unready() ?? sources.unready(), scope: dbRequestScope,
   }), metrics);
   const hub = createLiveHub({ store, maxQueue: settings.SUBSCRIPTIONS_MAX_QUEUE, logger });
   // the embedded engine delivers no notifications (as for the data version): no source there
@@ -253,6 +256,7 @@ export function createGateway(
       await source?.stop();
       await new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
       await opsReady.catch(() => {});
+      schema.stop();
       await cache?.close();
       await sources.stop();
     },
