@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import { configSchema, type Config } from './config.js';
 import type { Sql } from './db/client.js';
 import { within } from './db/deadline.js';
+import type { NotificationSource } from './db/live-events.js';
 import { createSchemaCheck } from './db/schema-version.js';
 import { createSources, type Sources } from './db/sources.js';
 import { expandHosts, expandUrlList } from './db/urls.js';
@@ -85,7 +86,7 @@ const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-reque
 /** Everything but listening: tests build their own gateway on their own database. */
 export function createGateway(
   config: GatewayConfig,
-  target: { url?: string; socketPath?: string },
+  target: { url?: string; socketPath?: string; notifications?: NotificationSource },
   hooks: { onQuery?: (text: string, params?: readonly unknown[]) => void; onError?: (error: unknown, where: string) => void; logger?: Logger } = {},
 ): Gateway {
   // read first: a broken operation file stops the start before anything is opened
@@ -95,7 +96,7 @@ export function createGateway(
   // a multi-host DATABASE_URL: its first host is the primary, the others are read replicas
   const [primaryUrl, ...moreHosts] = target.url ? expandHosts(target.url) : [];
   const sources = createSources({
-    primary: primaryUrl ? { url: primaryUrl } : target,
+    primary: primaryUrl ? { url: primaryUrl } : { socketPath: target.socketPath },
     replicas: [...moreHosts, ...(settings.DATABASE_READ_URLS ? expandUrlList(settings.DATABASE_READ_URLS) : [])],
     poolMax: settings.DB_POOL_MAX,
     statementTimeoutMs: settings.DB_STATEMENT_TIMEOUT_MS,
@@ -178,9 +179,11 @@ export function createGateway(
     timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => schema.unready() ?? sources.unready(), scope: dbRequestScope,
   }), metrics);
   const hub = createLiveHub({ store, maxQueue: settings.SUBSCRIPTIONS_MAX_QUEUE, logger });
-  // the embedded engine delivers no notifications (as for the data version): no source there
-  const source = target.socketPath || !settings.DATA_VERSION_LISTEN ? null : createLiveSource({
-    sql: sources.primaryStateSql, redisUrl: settings.REDIS_URL, logger,
+  // the embedded engine's notifications come from the engine itself (target.notifications), never over
+  // its socket; without them there (tests' in-memory engines), no source
+  const embedded = target.socketPath !== undefined;
+  const source = (embedded ? !target.notifications : !settings.DATA_VERSION_LISTEN) ? null : createLiveSource({
+    sql: sources.primaryStateSql, notifications: target.notifications, redisUrl: embedded ? undefined : settings.REDIS_URL, logger,
     onPayload: (payload) => hub.dispatch(payload),
   });
   registerLiveMetrics(metrics.registry, hub, source);

@@ -23,6 +23,12 @@ export const configSchema = z.object({
   DB_ALLOW_UNSAFE_SESSION: bool.default(false),
   EMBEDDED_DATA_DIR: z.string().min(1).default('.data/pglite'),
   SEED: z.enum(['auto', 'true', 'false']).default('auto'),
+  // the demo player (src/db/seed/player.ts): new demo blocks and mints every DEMO_PLAYER_INTERVAL_MS, so
+  // that subscriptions and queries see the data move; auto = on with the embedded engine's demo data (the
+  // quick start), never against a DATABASE_URL. Played mints beyond DEMO_PLAYER_MAX_MINTS are taken back.
+  DEMO_PLAYER: z.enum(['auto', 'true', 'false']).default('auto'),
+  DEMO_PLAYER_INTERVAL_MS: int(100, 3_600_000).default(3_000),
+  DEMO_PLAYER_MAX_MINTS: int(10, 10_000_000).default(20_000),
   DB_POOL_MAX: int(1, 200).default(10),
   DB_STATEMENT_TIMEOUT_MS: int(100, 600_000).default(5_000),
   DB_CONNECT_TIMEOUT_S: int(1, 120).default(5),
@@ -139,6 +145,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // settings that are only wrong together
   const config = parsed.data;
   const conflicts: string[] = [];
+  if (config.DEMO_PLAYER === 'true' && config.DATABASE_URL) {
+    conflicts.push('  DEMO_PLAYER: the demo player writes into the embedded engine\'s demo data only (no DATABASE_URL)');
+  }
   if (config.CORS_CREDENTIALS && config.CORS_ORIGIN === '*') {
     conflicts.push('  CORS_CREDENTIALS: credentials cannot be allowed for any origin (CORS_ORIGIN=*): list the origins');
   }

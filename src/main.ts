@@ -1,5 +1,6 @@
 import { createGateway } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createDemoPlayer } from './db/seed/player.js';
 import type { EmbeddedDatabase } from './db/embedded.js';
 import { prepareDatabase } from './db/prepare.js';
 import { createLogger, type Logger } from './observability/logger.js';
@@ -84,8 +85,9 @@ async function main() {
     await prepareDatabase(target, config, config.SEED === 'false' ? 'never' : config.SEED === 'true' ? 'always' : 'if-empty', log);
   }
 
-  const gateway = createGateway(config, target, { logger });
+  const gateway = createGateway(config, embedded ? { ...target, notifications: embedded } : target, { logger });
   await gateway.ready;
+  const player = embedded && playsDemo(config) ? await startDemoPlayer(embedded, config, logger) : undefined;
   if (heapPolicy) collectStartupGarbage();
   // a deep accept queue (Node's default is 511; the kernel caps it at net.core.somaxconn): a burst of
   // connections that are refused at once (the per-client cap) must not fill it and make other clients'
@@ -116,6 +118,7 @@ async function main() {
       gateway.server.closeAllConnections();
     }, config.SHUTDOWN_TIMEOUT_MS);
     try {
+      await player?.stop();
       await gateway.close();
       log('shutdown: connections drained, database pool closed');
       await embedded?.stop();
@@ -131,6 +134,25 @@ async function main() {
   if (config.STOP_WITH_PARENT === 'true' || (config.STOP_WITH_PARENT === 'auto' && process.env.npm_lifecycle_event)) {
     watchParent(() => void stop('parent process gone'));
   }
+}
+
+/** The demo player plays on the embedded engine's demo data: asked for, or by default when the demo is seeded. */
+function playsDemo(config: Config): boolean {
+  return config.DEMO_PLAYER === 'true' || (config.DEMO_PLAYER === 'auto' && config.SEED !== 'false');
+}
+
+async function startDemoPlayer(embedded: EmbeddedDatabase, config: Config, logger: Logger): Promise<{ stop(): Promise<void> }> {
+  const sql = embedded.writer();
+  const player = createDemoPlayer({
+    sql, intervalMs: config.DEMO_PLAYER_INTERVAL_MS, maxMints: config.DEMO_PLAYER_MAX_MINTS, logger,
+  });
+  await player.start();
+  return {
+    async stop() {
+      await player.stop();
+      await sql.end({ timeout: 5 });
+    },
+  };
 }
 
 /**
