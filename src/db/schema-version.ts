@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Sql } from './client.js';
 import { within } from './deadline.js';
+import { describeUnavailable, isConnectFailure, ServiceUnavailableError } from './errors.js';
 import { listMigrations } from './migrate.js';
 
 // Whether the database schema is at the version this build expects: every migration it ships (sql/) is
@@ -40,14 +41,15 @@ export function createSchemaCheck(options: SchemaCheckOptions) {
       next = missing.length === 0 ? null
         : `database schema behind this build: ${missing.length} of ${expected.length} migrations not applied (${missing[0]}${missing.length > 1 ? ', …' : ''}); ${runMigrations}`;
     } catch (error) {
-      // 42P01: no schema_migrations table, nothing was ever migrated; anything else: keep the last state
-      if ((error as { code?: string }).code !== '42P01') return;
-      next = `database schema not migrated (no schema_migrations table); ${runMigrations}`;
+      // 42P01: no schema_migrations table, nothing was ever migrated. Not known yet because the database
+      // cannot be reached: that is the reason (as the readiness ping would say it). Else the last state.
+      if ((error as { code?: string }).code === '42P01') next = `database schema not migrated (no schema_migrations table); ${runMigrations}`;
+      else if (reason !== null && (isConnectFailure(error) || error instanceof ServiceUnavailableError)) next = describeUnavailable(error);
+      else return;
     }
-    if (next !== reason) {
-      if (next) options.logger.warn({ reason: next }, 'not ready: database schema');
-      else if (reason) options.logger.info({ migrations: expected.length }, 'database schema at this build\'s version');
-    }
+    // (an unreachable database is logged by the sources, not here)
+    if (next !== reason && next === null) options.logger.info({ migrations: expected.length }, 'database schema at this build\'s version');
+    if (next !== reason && next?.startsWith('database schema')) options.logger.warn({ reason: next }, 'not ready: database schema');
     reason = next;
   }
 
