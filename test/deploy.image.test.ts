@@ -74,7 +74,8 @@ describe.skipIf(missing.length > 0)(`the Dockerfile, replayed${missing.length ? 
     });
     runtime = stages.get('runtime')!;
     app = join(runtime.root, runtime.workdir);
-  }, 900_000);
+    // two npm installs and better-sqlite3's compile: 9 min measured alone at load 15, more beside the suite
+  }, 1_800_000);
 
   afterAll(async () => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
