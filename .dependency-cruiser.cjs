@@ -69,6 +69,13 @@ module.exports = {
       to: { path: '^src/sync/', reachable: true },
     },
     {
+      name: 'src-stays-in-the-image',
+      comment: 'src/ imports only src/, schema/ and packages: the image builds from those (examples/, test/ and bench/ are not copied)',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(?!(src|schema|node_modules)/)', dependencyTypesNot: ['core'], couldNotResolve: false },
+    },
+    {
       name: 'not-to-unresolvable',
       comment: 'an import that does not resolve (a typo, or a missing dependency)',
       severity: 'error',

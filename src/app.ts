@@ -2,6 +2,8 @@ import type { Server } from 'node:http';
 import { configSchema, type Config } from './config.js';
 import type { Sql } from './db/client.js';
 import { within } from './db/deadline.js';
+import type { NotificationSource } from './db/live-events.js';
+import { createSchemaCheck } from './db/schema-version.js';
 import { createSources, type Sources } from './db/sources.js';
 import { expandHosts, expandUrlList } from './db/urls.js';
 import { createStore, type Store, type StoreLimits } from './db/store.js';
@@ -89,7 +91,7 @@ const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-reque
 /** Everything but listening: tests build their own gateway on their own database. */
 export function createGateway(
   config: GatewayConfig,
-  target: { url?: string; socketPath?: string },
+  target: { url?: string; socketPath?: string; notifications?: NotificationSource },
   hooks: { onQuery?: (text: string, params?: readonly unknown[]) => void; onError?: (error: unknown, where: string) => void; logger?: Logger } = {},
 ): Gateway {
   // read first: a broken operation file stops the start before anything is opened
@@ -99,7 +101,7 @@ export function createGateway(
   // a multi-host DATABASE_URL: its first host is the primary, the others are read replicas
   const [primaryUrl, ...moreHosts] = target.url ? expandHosts(target.url) : [];
   const sources = createSources({
-    primary: primaryUrl ? { url: primaryUrl } : target,
+    primary: primaryUrl ? { url: primaryUrl } : { socketPath: target.socketPath },
     replicas: [...moreHosts, ...(settings.DATABASE_READ_URLS ? expandUrlList(settings.DATABASE_READ_URLS) : [])],
     replicaNames: settings.DATABASE_READ_NAMES,
     poolMax: settings.DB_POOL_MAX,
@@ -115,6 +117,8 @@ export function createGateway(
     scope: dbRequestScope,
   });
   const sql = sources.primary.sql;
+  // not ready until the schema is at this build's version (a rollout that ran ahead of its migrations)
+  const schema = createSchemaCheck({ sql: sources.primaryStateSql, readMs: sources.stateReadMs, logger });
   const paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE };
   const resultLimits = { maxNodes: settings.GRAPHQL_MAX_RESULT_NODES, maxBytes: settings.GRAPHQL_MAX_RESPONSE_BYTES };
   const watcher = sources.watcher;
@@ -173,19 +177,21 @@ export function createGateway(
     ...(cache ? [graphqlResponseCache(cache, snapshots)] : []),
   ];
   // settles once the first data version is read (or failed) and the cache store is usable
-  const opsReady = Promise.all([sources.start(), cache?.ready]).then(() => {
+  const opsReady = Promise.all([sources.start(), schema.start(), cache?.ready]).then(() => {
     logger.debug({ cache: cache?.kind ?? 'off', listening: watcher.listening(), dataVersion: currentVersion() }, 'operations ready');
   });
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
   const store = instrumentStore(createStore(sql, {
-    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: sources.unready, scope: dbRequestScope,
+    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => schema.unready() ?? sources.unready(), scope: dbRequestScope,
     servers: 1 + sources.replicas.length,
   }), metrics);
   const hub = createLiveHub({ store, maxQueue: settings.SUBSCRIPTIONS_MAX_QUEUE, logger });
-  // the embedded engine delivers no notifications (as for the data version): no source there
-  const source = target.socketPath || !settings.DATA_VERSION_LISTEN ? null : createLiveSource({
-    sql: sources.primaryStateSql, redisUrl: settings.REDIS_URL, logger,
+  // the embedded engine's notifications come from the engine itself (target.notifications), never over
+  // its socket; without them there (tests' in-memory engines), no source
+  const embedded = target.socketPath !== undefined;
+  const source = (embedded ? !target.notifications : !settings.DATA_VERSION_LISTEN) ? null : createLiveSource({
+    sql: sources.primaryStateSql, notifications: target.notifications, redisUrl: embedded ? undefined : settings.REDIS_URL, logger,
     onPayload: (payload) => hub.dispatch(payload),
   });
   registerLiveMetrics(metrics.registry, hub, source);
@@ -262,6 +268,7 @@ export function createGateway(
       await source?.stop();
       await closeGracefully(server, options.drainIdleMs ?? 0);
       await opsReady.catch(() => {});
+      schema.stop();
       await cache?.close();
       await sources.stop();
     },

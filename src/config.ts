@@ -28,6 +28,12 @@ export const configSchema = z.object({
     '`pgbouncer`: a transaction pooler in front of the servers (no prepared statements, no startup parameters, read-only and `statement_timeout` set per transaction, no LISTEN)'),
   DB_ALLOW_UNSAFE_SESSION: bool.default(false).describe('serve even when the start-up check finds a session writable or without `statement_timeout`'),
   EMBEDDED_DATA_DIR: z.string().min(1).default('.data/pglite').describe('data directory of the embedded engine'),
+  DEMO_PLAYER: z.enum(['auto', 'true', 'false']).default('auto').describe(
+    'the demo player (src/db/seed/player.ts): new demo blocks and mints every `DEMO_PLAYER_INTERVAL_MS`, so subscriptions and queries see the data move; `auto`: on with the embedded engine\'s demo data (the quick start), never with a `DATABASE_URL`'),
+  DEMO_PLAYER_INTERVAL_MS: int(100, 3_600_000).default(3_000).describe(
+    'between two demo player steps (each: a block on every chain, a mint on one of them in turn)'),
+  DEMO_PLAYER_MAX_MINTS: int(10, 10_000_000).default(20_000).describe(
+    'played mints kept; one more and they are all taken back in one transaction (the demo data stays bounded)'),
   SEED: z.enum(['auto', 'true', 'false']).default('auto').describe(
     '`auto`: seed the embedded database when empty; `true`: migrate and seed (also on `DATABASE_URL`); `false`: never'),
   DB_POOL_MAX: int(1, 200).default(10).describe(
@@ -91,6 +97,8 @@ export const configSchema = z.object({
     "the byte budget's burst: what a client address may be answered at once before `HTTP_CLIENT_BYTES_PER_S` applies"),
   HEAP_MAX_MB: int(64, 65_536).default(512).describe(
     'V8 heap limit of `npm start` (`--max-old-space-size`); the limit in effect is logged at start, and a process started without one logs a warning'),
+  STOP_WITH_PARENT: z.enum(['auto', 'true', 'false']).default('auto').describe(
+    'drain and exit once the parent process has exited; `auto`: when started by npm (`npm start`), so that a supervisor stopping npm stops the gateway'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('log level'),
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto').describe(
     '`json` lines, human-readable `pretty` lines, or `auto` (pretty on a terminal)'),
@@ -160,6 +168,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   // settings that are only wrong together
   const config = parsed.data;
   const conflicts: string[] = [];
+  if (config.DEMO_PLAYER === 'true' && config.DATABASE_URL) {
+    conflicts.push('  DEMO_PLAYER: the demo player writes into the embedded engine\'s demo data only (no DATABASE_URL)');
+  }
   if (config.CORS_CREDENTIALS && config.CORS_ORIGIN === '*') {
     conflicts.push('  CORS_CREDENTIALS: credentials cannot be allowed for any origin (CORS_ORIGIN=*): list the origins');
   }

@@ -1,5 +1,6 @@
 import { createGateway } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+import { createDemoPlayer } from './db/seed/player.js';
 import type { EmbeddedDatabase } from './db/embedded.js';
 import { prepareDatabase } from './db/prepare.js';
 import { createLogger, type Logger } from './observability/logger.js';
@@ -62,9 +63,10 @@ async function main() {
   log = (line) => logger.info(line);
   fatalLogger = logger;
   // the heap limit is a node flag, so it is set by the start command (npm start: HEAP_MAX_MB); say what applies
-  const heapLimitMb = Math.round(getHeapStatistics().heap_size_limit / 2 ** 20);
-  if (/--max-old-space-size/.test(heapFlags)) log(`heap limit: ${heapLimitMb} MB`);
-  else logger.warn(`heap limit: ${heapLimitMb} MB (V8's default: start with node --max-old-space-size=${config.HEAP_MAX_MB}, as npm start does)`);
+  // (the old-space limit given to node: V8's heap_size_limit adds the young generation on top of it)
+  const oldSpaceMb = /--max-old-space-size[= ](\d+)/.exec(heapFlags)?.[1];
+  if (oldSpaceMb) log(`heap limit: ${oldSpaceMb} MB (--max-old-space-size${Number(oldSpaceMb) === config.HEAP_MAX_MB ? ', HEAP_MAX_MB' : ''})`);
+  else logger.warn(`heap limit: ${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MB (V8's default: start with node --max-old-space-size=${config.HEAP_MAX_MB}, as npm start does)`);
   const fdLimit = openFileLimit();
   if (fdLimit !== null && config.HTTP_MAX_CONNECTIONS > fdLimit - 256) {
     logger.warn(`HTTP_MAX_CONNECTIONS=${config.HTTP_MAX_CONNECTIONS} leaves too few of the ${fdLimit} file descriptors (ulimit -n) for the database pool and the process itself`);
@@ -83,8 +85,9 @@ async function main() {
     await prepareDatabase(target, config, config.SEED === 'false' ? 'never' : config.SEED === 'true' ? 'always' : 'if-empty', log);
   }
 
-  const gateway = createGateway(config, target, { logger });
+  const gateway = createGateway(config, embedded ? { ...target, notifications: embedded } : target, { logger });
   await gateway.ready;
+  const player = embedded && playsDemo(config) ? await startDemoPlayer(embedded, config, logger) : undefined;
   if (heapPolicy) collectStartupGarbage();
   // a deep accept queue (Node's default is 511; the kernel caps it at net.core.somaxconn): a burst of
   // connections that are refused at once (the per-client cap) must not fill it and make other clients'
@@ -93,8 +96,11 @@ async function main() {
   const address = gateway.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   const base = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
-  log(`GraphiQL:     ${base}/graphql`);
+  log(`GraphQL:      ${base}/graphql${config.GRAPHQL_INTROSPECTION ? ' (GraphiQL in a browser)' : ''}`);
   log(`JSON-RPC v2:  ${base}/v2/rpc`);
+  log(`JSON-RPC v1:  ${base}/v1/rpc`);
+  log(`health:       ${base}/healthz, ${base}/readyz`);
+  log(`metrics:      ${base}/metrics`);
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   // Shutdown: stop accepting connections, let in-flight requests finish (requests arriving meanwhile on
@@ -112,6 +118,7 @@ async function main() {
       gateway.server.closeAllConnections();
     }, config.SHUTDOWN_TIMEOUT_MS);
     try {
+      await player?.stop();
       // a kept-alive client sending its next request right after the signal gets 503 + Connection: close, not a reset
       await gateway.close({ drainIdleMs: Math.min(1_000, config.SHUTDOWN_TIMEOUT_MS / 2) });
       log('shutdown: connections drained, database pool closed');
@@ -125,6 +132,44 @@ async function main() {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+  if (config.STOP_WITH_PARENT === 'true' || (config.STOP_WITH_PARENT === 'auto' && process.env.npm_lifecycle_event)) {
+    watchParent(() => void stop('parent process gone'));
+  }
+}
+
+/** The demo player plays on the embedded engine's demo data: asked for, or by default when the demo is seeded. */
+function playsDemo(config: Config): boolean {
+  return config.DEMO_PLAYER === 'true' || (config.DEMO_PLAYER === 'auto' && config.SEED !== 'false');
+}
+
+async function startDemoPlayer(embedded: EmbeddedDatabase, config: Config, logger: Logger): Promise<{ stop(): Promise<void> }> {
+  const sql = embedded.writer();
+  const player = createDemoPlayer({
+    sql, intervalMs: config.DEMO_PLAYER_INTERVAL_MS, maxMints: config.DEMO_PLAYER_MAX_MINTS, logger,
+  });
+  await player.start();
+  return {
+    async stop() {
+      await player.stop();
+      await sql.end({ timeout: 5 });
+    },
+  };
+}
+
+/**
+ * Calls `onGone` once this process's parent has exited (the process is re-parented, its ppid changes).
+ * Under `npm start` the parent is npm: a supervisor that stops npm (SIGKILL, or a signal npm does not
+ * forward) stops the gateway too, instead of leaving it listening on its port. Polled: Node has no
+ * parent-death signal.
+ */
+function watchParent(onGone: () => void): void {
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    onGone();
+  }, 500);
+  timer.unref();
 }
 
 main().catch((error: unknown) => {

@@ -54,7 +54,7 @@ describe('examples/typed-client', () => {
       const output = join(dir, 'graphql-env.d.ts');
       execFileSync(join(root, 'node_modules', '.bin', 'gql-tada'),
         ['generate', 'output', '-c', join(root, 'examples', 'typed-client', 'tsconfig.json'), '--output', output], { cwd: root, stdio: 'pipe' });
-      expect(readFileSync(join(root, 'examples', 'typed-client', 'graphql-env.d.ts'), 'utf8')).toBe(readFileSync(output, 'utf8'));
+      expect(readFileSync(join(root, 'schema', 'graphql-env.d.ts'), 'utf8')).toBe(readFileSync(output, 'utf8'));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

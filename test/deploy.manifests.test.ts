@@ -15,6 +15,8 @@ import { ConfigMap, Secret, Service } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { configSchema, loadConfig } from '../src/config.js';
+import { buildInfo } from '../src/observability/build.js';
+import { expand, parseDockerfile, type Step } from './support/dockerfile.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
@@ -25,8 +27,8 @@ const require = createRequire(import.meta.url);
 const CONTRACT_PENDING = new Set<string>([]); // every contract name has landed in src/config.ts
 // Read by the sync command (src/cli/sync.ts options), not by the gateway's config.
 const SYNC_VARIABLES = new Set(['SYNC_SOURCE_URL']);
-// Read by Node itself or its packages.
-const RUNTIME_VARIABLES = new Set(['NODE_ENV']);
+// Read by Node itself or its packages; the commit by src/observability/build.ts (igw_build_info).
+const RUNTIME_VARIABLES = new Set(['NODE_ENV', 'GIT_COMMIT']);
 const configKeys = new Set(Object.keys(configSchema.shape));
 const known = (name: string) =>
   configKeys.has(name) || CONTRACT_PENDING.has(name) || SYNC_VARIABLES.has(name) || RUNTIME_VARIABLES.has(name);
@@ -121,6 +123,22 @@ describe('Kubernetes manifests (deploy/k8s)', () => {
     // heap limit below the memory limit, with room for native memory
     const limitMi = Number(/^(\d+)Mi$/.exec(c.resources.limits.memory)![1]);
     expect(Number(one('ConfigMap').data.HEAP_MAX_MB) + 128).toBeLessThanOrEqual(limitMi);
+  });
+
+  it('a rollout waits for the migrate Job: unready until the schema is there, old pods serving, no restart meanwhile', () => {
+    const d = gateway();
+    const c = d.spec.template.spec.containers[0];
+    // /readyz is 503 until the schema is at the image's version (test/deploy.schema-wait.test.ts)
+    expect(c.readinessProbe.httpGet.path).toBe('/readyz');
+    // no old pod goes before a new one is ready
+    expect(d.spec.strategy).toEqual({ type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } });
+    // a pod waiting for the migrations is started (it serves /healthz) and alive: neither probe restarts it
+    expect(c.startupProbe.httpGet.path).toBe('/healthz');
+    expect(c.livenessProbe.httpGet.path).toBe('/healthz');
+    // the rollout is not declared failed while the Job may still be running
+    expect(d.spec.progressDeadlineSeconds).toBeGreaterThanOrEqual(migrateJob().spec.activeDeadlineSeconds);
+    // the Job and the Deployment run the same image
+    expect(migrateJob().spec.template.spec.containers[0].image).toBe(c.image);
   });
 
   it('every pod runs as non-root with a read-only root filesystem and no privilege escalation', () => {
@@ -363,63 +381,73 @@ describe('deploy/compose.yaml', () => {
 
 // ---------------------------------------------------------------------------------------------- Dockerfile
 
-/** Dockerfile instructions (continuation lines joined, comments dropped), per stage. */
-function dockerStages(text: string): { from: string; instructions: { op: string; args: string }[] }[] {
-  const lines = text.replace(/\\\n/g, ' ').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-  const args = new Map<string, string>();
-  const stages: { from: string; instructions: { op: string; args: string }[] }[] = [];
-  for (const line of lines) {
-    const [, op, rest] = /^(\w+)\s+(.*)$/.exec(line)!;
-    const upper = op!.toUpperCase();
-    if (upper === 'ARG' && stages.length === 0) {
-      const [k, v] = rest!.split('=');
-      args.set(k!, v ?? '');
-    } else if (upper === 'FROM') {
-      stages.push({ from: rest!.replace(/\$\{(\w+)\}/g, (_m, k: string) => args.get(k) ?? ''), instructions: [] });
-    } else {
-      stages.at(-1)!.instructions.push({ op: upper, args: rest! });
-    }
-  }
-  return stages;
-}
-
 describe('Dockerfile', () => {
-  const stages = dockerStages(read('Dockerfile'));
-  const runtime = stages.at(-1)!;
-  const ops = (op: string) => runtime.instructions.filter((i) => i.op === op).map((i) => i.args);
+  const file = parseDockerfile(read('Dockerfile'));
+  const stage = (name: string) => file.stages.find((s) => s.name === name)!;
+  const steps = <Op extends Step['op']>(name: string, op: Op) =>
+    stage(name).steps.filter((s): s is Extract<Step, { op: Op }> => s.op === op);
+  const expandedBase = (name: string) => expand(stage(name).base, file.args);
 
-  it('builds in one stage and runs from a slim Node 20 image with production dependencies only', () => {
-    expect(stages.length).toBe(2);
-    expect(stages[0]!.instructions.some((i) => i.op === 'RUN' && /npm ci\b/.test(i.args))).toBe(true);
-    expect(stages[0]!.instructions.some((i) => i.op === 'RUN' && /npm run build|tsc -p tsconfig\.build\.json/.test(i.args))).toBe(true);
-    expect(runtime.from).toMatch(/^node:20-[\w-]*slim AS runtime$/);
-    expect(ops('RUN').join(' ')).toMatch(/npm ci --omit=dev --ignore-scripts/);
-    expect(ops('COPY')).toEqual(expect.arrayContaining([
-      'package.json package-lock.json ./', '--from=build /app/dist ./dist', 'sql ./sql', 'schema ./schema']));
+  it('builds with every dependency, installs the production ones with better-sqlite3\'s binding, runs from a slim Node 20 image', () => {
+    expect(file.stages.map((s) => s.name)).toEqual(['build', 'deps', 'runtime']);
+    expect(expandedBase('build')).toBe('node:20-bookworm');
+    expect(expandedBase('deps')).toBe('node:20-bookworm');
+    expect(expandedBase('runtime')).toBe('node:20-bookworm-slim');
+    expect(steps('build', 'RUN').map((r) => r.command)).toEqual(['npm ci --ignore-scripts --no-audit --no-fund', 'npm run build']);
+    // the build stage copies what tsc -p tsconfig.build.json reads: src/ and schema/'s generated types
+    expect(steps('build', 'COPY').flatMap((c) => c.sources)).toEqual(
+      ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'schema', 'src']);
+    const deps = steps('deps', 'RUN').map((r) => r.command).join(' ');
+    expect(deps).toMatch(/npm ci --omit=dev --ignore-scripts/);
+    expect(deps).toMatch(/&& npm rebuild better-sqlite3 /);
+    expect(deps).toMatch(/&& npx --no-install patch-package$/);
+    expect(steps('deps', 'ENV').flatMap((e) => e.vars)).toContainEqual(['NODE_ENV', 'production']);
+    expect(steps('runtime', 'COPY')).toEqual(expect.arrayContaining([
+      { op: 'COPY', from: 'deps', sources: ['/app/node_modules'], dest: './node_modules' },
+      { op: 'COPY', from: 'build', sources: ['/app/dist'], dest: './dist' },
+      { op: 'COPY', from: undefined, sources: ['sql'], dest: './sql' },
+      { op: 'COPY', from: undefined, sources: ['schema'], dest: './schema' }]));
+    // only dev dependencies' patches are .dev.patch (skipped in production)
+    expect(readdirSync(join(root, 'patches')).filter((f) => f.endsWith('.dev.patch'))).toEqual(['@open-rpc+spec-types+0.0.2.dev.patch']);
   });
 
-  it('runs dist/main.js as a non-root user on 0.0.0.0:8080 with a heap limit and a /healthz HEALTHCHECK', () => {
-    const user = ops('USER');
-    expect(user).toHaveLength(1);
-    expect(user[0]).not.toMatch(/^(root|0)(:|$)/);
-    const order = runtime.instructions.map((i) => i.op);
+  it('the commit: ARG GIT_COMMIT -> OCI label -> ENV GIT_COMMIT; compose passes it, nothing in k8s overrides it', () => {
+    expect(steps('runtime', 'ARG')).toContainEqual({ op: 'ARG', name: 'GIT_COMMIT', value: 'unknown' });
+    expect(steps('runtime', 'LABEL').flatMap((l) => l.labels)).toContainEqual(['org.opencontainers.image.revision', '${GIT_COMMIT}']);
+    expect(steps('runtime', 'ENV').flatMap((e) => e.vars)).toContainEqual(['GIT_COMMIT', '${GIT_COMMIT}']);
+    // src/observability/build.ts reads it
+    expect(buildInfo({ GIT_COMMIT: 'abc123def456' }).commit).toBe('abc123def456');
+    for (const [name, s] of gatewayImageServices()) expect(s.build.args, name).toEqual({ GIT_COMMIT: '${GIT_COMMIT:-unknown}' });
+    for (const { obj } of k8s) {
+      const spec = podSpec(obj);
+      for (const c of spec?.containers ?? []) expect((c.env ?? []).map((e: Obj) => e.name), obj.metadata.name).not.toContain('GIT_COMMIT');
+    }
+    for (const kind of ['ConfigMap', 'Secret']) {
+      for (const o of find(kind)) expect(Object.keys({ ...o.data, ...o.stringData })).not.toContain('GIT_COMMIT');
+    }
+  });
+
+  it('runs dist/main.js as a non-root user (by number) on 0.0.0.0:8080 with a heap limit and a /healthz HEALTHCHECK', () => {
+    const user = steps('runtime', 'USER');
+    expect(user.map((u) => u.user)).toEqual(['1000:1000']);
+    const order = stage('runtime').steps.map((s) => s.op);
     expect(order.indexOf('USER')).toBeLessThan(order.indexOf('CMD'));
-    expect(ops('EXPOSE')).toEqual(['8080']);
-    expect(ops('ENV').join(' ')).toMatch(/HOST=0\.0\.0\.0/);
-    expect(ops('ENV').join(' ')).toMatch(/PORT=8080/);
-    const cmd = JSON.parse(ops('CMD')[0]!) as string[];
+    expect(steps('runtime', 'EXPOSE').flatMap((e) => e.ports)).toEqual(['8080']);
+    const env = Object.fromEntries(steps('runtime', 'ENV').flatMap((e) => e.vars));
+    expect(env).toMatchObject({ HOST: '0.0.0.0', PORT: '8080', NODE_ENV: 'production' });
+    const cmd = steps('runtime', 'CMD')[0]!.argv;
     expect(cmd.join(' ')).toMatch(/exec node --max-old-space-size=\$\{HEAP_MAX_MB:-\d+\} dist\/main\.js$/);
-    const health = ops('HEALTHCHECK')[0]!;
-    expect(health).toMatch(/CMD \["node", "-e", .*\/healthz/);
+    const health = steps('runtime', 'HEALTHCHECK')[0]!.argv;
+    expect(health.slice(0, 2)).toEqual(['node', '-e']);
     // the healthcheck's script is valid JavaScript that calls the port the server listens on
-    const script = JSON.parse(health.slice(health.indexOf('['))) as string[];
-    expect(() => new Function(script[2]!)).not.toThrow();
-    expect(script[2]).toContain('process.env.PORT||8080');
+    expect(() => new Function(health[2]!)).not.toThrow();
+    expect(health[2]).toContain('process.env.PORT||8080');
+    expect(health[2]).toContain('/healthz');
   });
 
   it('every ENV variable is one the gateway knows', () => {
-    const names = ops('ENV').flatMap((e) => [...e.matchAll(/(\w+)=/g)].map((m) => m[1]!));
-    expect(names.length).toBeGreaterThanOrEqual(5);
+    const names = file.stages.flatMap((s) => s.steps.flatMap((x) => (x.op === 'ENV' ? x.vars.map(([k]) => k) : [])));
+    expect(names.length).toBeGreaterThanOrEqual(6);
     expect(names.filter((n) => !known(n))).toEqual([]);
   });
 
@@ -429,7 +457,7 @@ describe('Dockerfile', () => {
       expect(ignored, p).toContain(p);
     }
     // what the Dockerfile copies is not ignored
-    for (const p of ['src', 'sql', 'schema', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json']) {
+    for (const p of ['src', 'sql', 'schema', 'patches', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json']) {
       expect(ignored, p).not.toContain(p);
     }
   });

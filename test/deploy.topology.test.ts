@@ -45,6 +45,9 @@ describe.skipIf(missing.length > 0)(`compose's database topology on local binari
     expect(stdout).toMatch(/reader write refused: ok/);
     expect(stdout).toMatch(new RegExp(`pgbouncer/igw -> f\\|${primary} .* pgbouncer/igw_standby -> t\\|${primary}`));
     expect(stdout).toMatch(/role settings through the pooler: on 5s/);
+    // primary, standby and PgBouncer on loopback only: three listeners, each 127.0.0.1
+    expect(/^listening: (.*)$/m.exec(stdout)?.[1]?.trim().split(' ')).toEqual([
+      expect.stringMatching(/^127\.0\.0\.1:\d+$/), expect.stringMatching(/^127\.0\.0\.1:\d+$/), expect.stringMatching(/^127\.0\.0\.1:\d+$/)]);
     expect(stdout).toMatch(/standby-direct: \/readyz 200; inds_getTicks: \{"jsonrpc":"2.0","result":\{"inscriptions":\[/);
     if (nginx) {
       // deploy/nginx/nginx.conf in front of three gateways: health, /metrics kept private, request ids, spread,

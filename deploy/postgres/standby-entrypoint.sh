@@ -2,6 +2,8 @@
 # Entrypoint of the streaming standby (official postgres image, run as the postgres user): on the first
 # start it clones the primary with pg_basebackup (-R writes primary_conninfo and standby.signal), then it
 # runs PostgreSQL as a hot standby that the gateways read from (DATABASE_READ_URLS, through PgBouncer).
+# It listens on every interface of its container (STANDBY_LISTEN_ADDRESSES: `*`); outside a container
+# (deploy/smoke/local-topology.sh) on loopback only.
 set -euo pipefail
 : "${PRIMARY_HOST:?}" "${REPLICATION_PASSWORD:?}"
 PGDATA="${PGDATA:-/var/lib/postgresql/data}"
@@ -26,4 +28,4 @@ exec postgres -D "$PGDATA" \
   -c max_wal_senders="${STANDBY_MAX_WAL_SENDERS:-10}" \
   -c hot_standby_feedback=on \
   -c max_standby_streaming_delay=30s \
-  -c listen_addresses='*'
+  -c listen_addresses="${STANDBY_LISTEN_ADDRESSES:-*}"

@@ -57,7 +57,7 @@ as_pg pg_ctl -D "$work/primary" -w reload >/dev/null
 step "standby: standby-entrypoint.sh (pg_basebackup from the slot, then a hot standby)"
 mkdir -p "$work/standby" && chown postgres: "$work/standby"
 runuser -u postgres -- env PATH="$bin:$PATH" PGDATA="$work/standby" PGPORT=$S_PORT PRIMARY_HOST=127.0.0.1 PRIMARY_PORT=$P_PORT \
-  REPLICATION_PASSWORD="$REPLICATION_PASSWORD" STANDBY_MAX_CONNECTIONS=200 \
+  REPLICATION_PASSWORD="$REPLICATION_PASSWORD" STANDBY_MAX_CONNECTIONS=200 STANDBY_LISTEN_ADDRESSES=127.0.0.1 \
   bash "$repo/deploy/postgres/standby-entrypoint.sh" >"$work/standby.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 60); do pg_isready -h 127.0.0.1 -p $S_PORT -q && break; sleep 0.5; done
@@ -80,7 +80,7 @@ echo "reader write refused: ok"
 step "PgBouncer on deploy/pgbouncer/pgbouncer.ini"
 mkdir -p "$work/pgbouncer" && chown postgres: "$work/pgbouncer"
 sed -e "s/host=postgres-primary port=5432/host=127.0.0.1 port=$P_PORT/" -e "s/host=postgres-standby port=5432/host=127.0.0.1 port=$S_PORT/" \
-  -e "s/^listen_port = .*/listen_port = $B_PORT/" -e "s#/tmp/pgbouncer/#$work/pgbouncer/#" \
+  -e "s/^listen_port = .*/listen_port = $B_PORT/" -e "s/^listen_addr = .*/listen_addr = 127.0.0.1/" -e "s#/tmp/pgbouncer/#$work/pgbouncer/#" \
   deploy/pgbouncer/pgbouncer.ini > "$work/pgbouncer.ini"
 pgb_version=$(pgbouncer --version | head -n 1 | grep -oE '[0-9]+\.[0-9]+' | head -n 1)
 pgb_prepared=yes
@@ -94,6 +94,10 @@ runuser -u postgres -- env PGBOUNCER_USER=gateway_reader PGBOUNCER_PASSWORD="$GA
 pids+=($!)
 for _ in $(seq 1 20); do pg_isready -h 127.0.0.1 -p $B_PORT -q && break; sleep 0.25; done
 pg_isready -h 127.0.0.1 -p $B_PORT -q || { cat "$work/pgbouncer.log"; exit 1; }
+# every server of this script listens on loopback only (this is a shared machine, not a container network)
+listeners=$(ss -Hltn | awk -v ports=" $P_PORT $S_PORT $B_PORT " '{ n = split($4, a, ":"); if (index(ports, " " a[n] " ")) print $4 }' | sort -u | tr '\n' ' ')
+echo "listening: $listeners"
+if grep -qvE '^(127\.0\.0\.1:[0-9]+ ?)+$' <<<"$listeners"; then echo "a server listens beyond loopback: $listeners"; exit 1; fi
 via() { PGPASSWORD="$GATEWAY_DB_PASSWORD" psql -h 127.0.0.1 -p $B_PORT -U gateway_reader -v ON_ERROR_STOP=1 -tAc "$2" "$1"; }
 to_primary=$(via igw "select pg_is_in_recovery(), count(*) from ticks")
 to_standby=$(via igw_standby "select pg_is_in_recovery(), count(*) from ticks")

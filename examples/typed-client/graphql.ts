@@ -1,8 +1,8 @@
 import { initGraphQLTada } from 'gql.tada';
-import type { introspection } from './graphql-env.js';
+import type { introspection } from '../../schema/graphql-env.js';
 
 // gql.tada: documents typed from the schema at compile time, no code generation step beyond the
-// introspection file (graphql-env.d.ts, made offline from schema/schema.graphql). The gateway's custom
+// introspection file (schema/graphql-env.d.ts, made offline from schema/schema.graphql). The gateway's custom
 // scalars all travel as strings.
 export const graphql = initGraphQLTada<{
   introspection: introspection;

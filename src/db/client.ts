@@ -27,6 +27,12 @@ export interface DbOptions {
   applicationName?: string;
   /** Called with the text (and bound parameters) of every statement sent (metrics, the no-N+1 test, bench/). */
   onQuery?: (text: string, params?: readonly unknown[]) => void;
+  /**
+   * Notifications that arrive on this client's connections though it LISTENs on nothing: on the embedded
+   * engine, where every connection shares one session, a NOTIFY reaches the connection that committed it
+   * (src/db/embedded.ts). postgres.js takes this as its `onnotify` option (the one its own listen() uses).
+   */
+  onNotify?: (channel: string, payload: string) => void;
 }
 
 export function createSql(options: DbOptions): Sql {
@@ -54,7 +60,8 @@ export function createSql(options: DbOptions): Sql {
   } satisfies postgres.Options<Record<string, never>>;
   if (options.url) return postgres(options.url, common);
   if (options.socketPath) {
-    return postgres({ ...common, path: options.socketPath, user: 'postgres', database: 'postgres', host: 'localhost' });
+    const notify: object = options.onNotify ? { onnotify: options.onNotify } : {};
+    return postgres({ ...common, ...notify, path: options.socketPath, user: 'postgres', database: 'postgres', host: 'localhost' });
   }
   throw new Error('createSql needs a url or a socketPath');
 }

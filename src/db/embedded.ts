@@ -3,12 +3,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { createSql, type Sql } from './client.js';
 
 export interface EmbeddedDatabase {
   /** Unix socket that postgres.js connects to, exactly as it would to a server. */
   socketPath: string;
   /** True when the data directory was created by this start (nothing migrated or seeded yet). */
   fresh: boolean;
+  /**
+   * NOTIFY payloads of a channel, committed in-process or by a writer() client. The engine has one session
+   * for every connection, and a notification goes to the connection that committed it, never to a
+   * postgres.js listen() connection: this is how the embedded engine's notifications are received.
+   */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<{ unlisten(): Promise<void> }>;
+  /** A writable client whose commits' notifications reach listen(); the caller ends it. */
+  writer(): Sql;
   stop(): Promise<void>;
 }
 
@@ -43,9 +52,14 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedD
     const socketPath = join(socketDir, '.s.PGSQL.5432');
     const server = new PGLiteSocketServer({ db, path: socketPath, maxConnections: options.maxConnections });
     await server.start();
+    const notifications = createNotifications(db);
     return {
       socketPath,
       fresh,
+      listen: notifications.listen,
+      writer: () => createSql({
+        socketPath, poolMax: 1, statementTimeoutMs: 600_000, connectTimeoutS: 10, readOnly: false, onNotify: notifications.dispatch,
+      }),
       async stop() {
         await server.stop();
         await db.close();
@@ -57,6 +71,31 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<EmbeddedD
     releaseLock();
     throw error;
   }
+}
+
+/** Listeners per channel; the first one of a channel LISTENs in the engine's one session. */
+function createNotifications(db: PGlite) {
+  const listeners = new Map<string, Set<(payload: string) => void>>();
+  const dispatch = (channel: string, payload: string) => {
+    for (const fn of listeners.get(channel) ?? []) fn(payload);
+  };
+  return {
+    dispatch,
+    async listen(channel: string, onPayload: (payload: string) => void) {
+      let set = listeners.get(channel);
+      if (!set) {
+        listeners.set(channel, (set = new Set()));
+        // in-process statements' notifications come through PGlite's own listener
+        await db.listen(channel, (payload) => dispatch(channel, payload));
+      }
+      set.add(onPayload);
+      return {
+        async unlisten() {
+          set.delete(onPayload);
+        },
+      };
+    },
+  };
 }
 
 // PGlite takes no lock on its directory (stack notes, rule 6): two processes on one directory would

@@ -7,7 +7,12 @@ const liveChannel = 'igw_live';
 
 export type LiveListener = { unlisten(): Promise<void> };
 
-/** LISTENs on the live-event channel (on the client's one LISTEN connection). */
-export function listenLiveEvents(sql: Sql, onPayload: (payload: string) => void): Promise<LiveListener> {
-  return sql.listen(liveChannel, onPayload);
+/** Where notifications are received: a postgres.js client (its one LISTEN connection), or the embedded engine. */
+export interface NotificationSource {
+  listen(channel: string, onPayload: (payload: string) => void): PromiseLike<LiveListener>;
+}
+
+/** LISTENs on the live-event channel. */
+export async function listenLiveEvents(source: Sql | NotificationSource, onPayload: (payload: string) => void): Promise<LiveListener> {
+  return source.listen(liveChannel, onPayload);
 }

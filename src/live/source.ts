@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Sql } from '../db/client.js';
-import { listenLiveEvents, type LiveListener } from '../db/live-events.js';
+import { listenLiveEvents, type LiveListener, type NotificationSource } from '../db/live-events.js';
 import type { Logger } from '../observability/logger.js';
 
 // Where live notifications come from. Without Redis each gateway LISTENs on its database itself. With
@@ -20,6 +20,8 @@ export interface LiveSourceOptions {
    * cost no extra connection.
    */
   sql: Sql;
+  /** Where the LISTEN is held instead of `sql` (the embedded engine: src/db/embedded.ts). */
+  notifications?: NotificationSource;
   redisUrl?: string;
   /** Lock lifetime; renewed every third of it. */
   lockTtlMs?: number;
@@ -65,7 +67,7 @@ export function createLiveSource(options: LiveSourceOptions) {
     listenWanted = on;
     if (on && !listener) {
       try {
-        const l = await listenLiveEvents(sql, onNotification);
+        const l = await listenLiveEvents(options.notifications ?? sql, onNotification);
         if (!listenWanted || stopped) await l.unlisten().catch(() => {});
         else listener = l;
       } catch (error) {

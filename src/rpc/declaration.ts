@@ -1,8 +1,9 @@
 import type { initGraphQLTada, ResultOf } from 'gql.tada';
 import { isLosslessNumber } from 'lossless-json';
-// the one introspection of schema/schema.graphql that gql.tada reads (kept fresh by `npm run example:types`;
-// test/clients.example.test.ts fails when it is stale): types only, nothing of it runs
-import type { introspection } from '../../examples/typed-client/graphql-env.js';
+// the one introspection of schema/schema.graphql that gql.tada reads, generated beside it (kept fresh by
+// `npm run example:types`; test/clients.example.test.ts fails when it is stale): types only, nothing of it
+// runs. It lives in schema/, not in examples/: the image's build stage compiles src/ with schema/ only
+import type { introspection } from '../../schema/graphql-env.js';
 import { rpcErrors } from './errors.js';
 
 // What every RPC method declaration (src/rpc/methods/<group>.ts) is made of: its type (names, positional

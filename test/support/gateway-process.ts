@@ -31,7 +31,7 @@ export async function startGatewayProcess(env: Record<string, string>, startTime
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) =>
     !/^(DATABASE_URL|PORT|HOST|SEED|NODE_OPTIONS|VITEST.*|LOG_.*|DB_.*|GRAPHQL_.*|RPC_.*|CACHE.*|REDIS_URL|HTTP_.*|CORS_.*|HEAP_MAX_MB)$/.test(k)));
   const [file, args] = options.command
-    ? ['/bin/sh', ['-c', `exec ${options.command}`]]
+    ? ['/bin/sh', ['-c', options.command.startsWith('exec ') ? options.command : `exec ${options.command}`]]
     : options.entry?.endsWith('.js')
       ? [process.execPath, [...(options.nodeArgs ?? []), options.entry]]
       : [process.execPath, ['--import', 'tsx', ...(options.nodeArgs ?? []), options.entry ?? 'src/main.ts']];
