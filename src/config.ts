@@ -108,6 +108,16 @@ export const configSchema = z.object({
   SUBSCRIPTIONS_MAX_QUEUE: int(1, 100_000).default(1_000),
   // distinct GraphQL operation names reported as metric labels (then "other"; each cut to 64 characters)
   METRICS_MAX_OPERATIONS: int(1, 10_000).default(100),
+  // API keys and quotas (src/access, docs/api-keys.md): requests without a key are served (allow) or 401 (deny)
+  ANONYMOUS_ACCESS: z.enum(['allow', 'deny']).default('allow'),
+  // the keys are reloaded on NOTIFY igw_api_keys and, in case one was lost, this often
+  API_KEYS_RELOAD_MS: int(100, 3_600_000).default(30_000),
+  // gateways sharing the keys' quotas: while Redis fails each admits 1/QUOTA_GATEWAYS of a key's rate, burst
+  // and remaining day (without REDIS_URL each gateway has the full quota)
+  QUOTA_GATEWAYS: int(1, 1_000).default(1),
+  // bad keys one client address may send before its keyed requests wait (1 s, doubling up to the maximum)
+  BAD_KEY_FREE_FAILURES: int(0, 1_000_000).default(10),
+  BAD_KEY_MAX_BLOCK_S: int(1, 86_400).default(60),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -83,6 +83,7 @@ describe('npm run keys', () => {
   it('usage prints the day\'s counters the gateways keep in Redis', async (ctx) => {
     if (db.engine === 'embedded') ctx.skip();
     const quota = createQuota({ redisUrl: redis.url, commandTimeoutMs: 1_000, breakerFailures: 5, breakerOpenMs: 1_000, gateways: 1, logger: createLogger({ level: 'silent' }) });
+    quota.connect();
     for (let i = 0; i < 100 && quota.mode() !== 'redis'; i++) await new Promise((r) => setTimeout(r, 50));
     const prefix = created.slice(0, 11);
     const limits = { ratePerS: 10, burst: 3, dailyAllowance: 50_000 };

@@ -129,9 +129,9 @@ describe('the access gate', () => {
     const verdict = await check(gate, { 'x-api-key': key.other! }, '127.0.0.70');
     expect(verdict.ok).toBe(true);
     if (!verdict.ok) return;
-    gate.finish(verdict.access, { status: 200, bytes: 1_000 });
-    gate.finish(verdict.access, { status: 400, bytes: 200 });
-    gate.finish({ kind: 'anonymous' }, { status: 500, bytes: 5 });
+    gate.finish(verdict.access, { error: false, bytes: 1_000 });
+    gate.finish(verdict.access, { error: true, bytes: 200 });
+    gate.finish({ kind: 'anonymous' }, { error: true, bytes: 5 });
     const text = await metricsRegistry.metrics();
     expect(text).toContain('igw_key_errors_total{key="other"} 1');
     expect(text).toContain('igw_key_response_bytes_total{key="other"} 1200');

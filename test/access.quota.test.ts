@@ -49,6 +49,7 @@ async function hammer(clients: Quota[], prefix: string, limits: QuotaLimits, ms:
 }
 
 async function ready(q: Quota) {
+  q.connect();
   for (let i = 0; i < 100 && q.mode() !== 'redis'; i++) await new Promise((r) => setTimeout(r, 50));
   expect(q.mode()).toBe('redis');
 }

@@ -40,8 +40,8 @@ export interface AccessGateOptions {
 export interface AccessGate {
   /** Decides a request from its headers and its client address (the listener's client key). Never throws. */
   check(headers: IncomingHttpHeaders, clientAddress: string): Promise<AccessVerdict>;
-  /** Counts an answered keyed request (its status and bytes sent) into the key's usage. */
-  finish(access: Access, outcome: { status: number; bytes: number }): void;
+  /** Counts an answered keyed request (whether it failed, bytes sent) into the key's usage. */
+  finish(access: Access, outcome: { error: boolean; bytes: number }): void;
 }
 
 type Credentials = { kind: 'none' } | { kind: 'key'; presented: string } | { kind: 'bad'; reason: string };
@@ -126,7 +126,7 @@ export function createAccessGate(options: AccessGateOptions): AccessGate {
     },
     finish(access, outcome) {
       if (access.kind !== 'key') return;
-      const error = outcome.status >= 400 ? 1 : 0;
+      const error = outcome.error ? 1 : 0;
       if (error) metrics.errors.inc({ key: access.key.name });
       if (outcome.bytes > 0) metrics.bytes.inc({ key: access.key.name }, outcome.bytes);
       quota.record(access.key.prefix, { errors: error, bytes: outcome.bytes });

@@ -41,6 +41,8 @@ export interface Quota {
   take(key: QuotaKey): Promise<QuotaDecision>;
   /** Counts an answered request's outcome (errors, bytes) into the day's usage. Never throws or waits. */
   record(prefix: string, counts: { errors?: number; bytes?: number }): void;
+  /** Connects to Redis if not yet done (it is done on first use: a gateway without keys holds no connection). */
+  connect(): void;
   /** redis, local (no Redis), or fallback (Redis failing). */
   mode(): QuotaMode;
   /** Requests decided by the stand-in buckets since the start. */
@@ -69,6 +71,7 @@ export function createQuota(options: QuotaOptions): Quota {
   if (!options.redisUrl) {
     return {
       take: async (key) => local.take(key.prefix, key.limits, 'local', now()),
+      connect: () => {},
       record: () => {},
       mode: () => 'local',
       fallbackDecisions: () => 0,
@@ -84,7 +87,7 @@ export function createQuota(options: QuotaOptions): Quota {
 function redisQuota(options: QuotaOptions, url: string, local: ReturnType<typeof createLocalQuota>, now: () => number): Quota {
   const { logger } = options;
   const redis = new Redis(url, {
-    lazyConnect: false,
+    lazyConnect: true,
     // a quota check must never hold a request up: nothing queued while disconnected, nothing retried
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -144,12 +147,20 @@ function redisQuota(options: QuotaOptions, url: string, local: ReturnType<typeof
   };
   const timer = setInterval(() => void flush(), options.flushMs ?? 1_000);
   timer.unref();
+  let connecting = false;
+  const connect = () => {
+    if (connecting) return;
+    connecting = true;
+    // a failed first connect is retried by ioredis (retryStrategy); requests meanwhile go to the stand-in
+    redis.connect().catch(() => {});
+  };
 
   return {
     async take(key) {
       const nowMs = now();
       const day = utcDay(nowMs);
       if (!breaker.allows() || redis.status !== 'ready') {
+        connect();
         noteMode('fallback', `redis ${redis.status}`);
         return standIn(key, day, nowMs);
       }
@@ -165,12 +176,14 @@ function redisQuota(options: QuotaOptions, url: string, local: ReturnType<typeof
         return standIn(key, day, nowMs);
       }
     },
+    connect,
     record(prefix, counts) {
       const day = utcDay(now());
       if (counts.errors) addPending(pending, day, prefix, 'errors', counts.errors);
       if (counts.bytes) addPending(pending, day, prefix, 'bytes', counts.bytes);
     },
-    mode: () => (breaker.allows() && redis.status === 'ready' ? 'redis' : 'fallback'),
+    // not connected yet (no key used so far): nothing has failed
+    mode: () => (!connecting || (breaker.allows() && redis.status === 'ready') ? 'redis' : 'fallback'),
     fallbackDecisions: () => fallbacks,
     breakerState: () => breaker.state,
     retain(prefixes) {
