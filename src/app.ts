@@ -247,6 +247,7 @@ export function createGateway(
     onError: hooks.onError ?? ((error, method) => logFailure(logger, error, { rpcMethod: method }, 'rpc')),
     cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null,
     onCall: rpcObserver(metrics),
+    publicUrl: settings.PUBLIC_URL,
   });
   const freshness = () => {
     const snapshot = watcher.current();

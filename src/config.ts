@@ -9,115 +9,131 @@ const bool = z
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
 export const configSchema = z.object({
-  PORT: int(0, 65535).default(8080),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  // the primary (libpq multi-host URLs accepted: the first host is the primary, the others read replicas)
-  DATABASE_URL: postgresUrls(expandHosts).optional(),
-  // read replicas: comma-separated URLs (each may be multi-host); queries go to those within the lag budget
-  DATABASE_READ_URLS: postgresUrls(expandUrlList).optional(),
-  MAX_REPLICA_LAG_MS: int(0, 86_400_000).default(5_000),
-  // pgbouncer: transaction pooling in front (no prepared statements, no startup parameters, read-only and
-  // statement_timeout set in a transaction around each statement, no LISTEN)
-  DB_POOLER: z.enum(['none', 'pgbouncer']).default('none'),
-  // serve even when a source's session turns out writable or without statement_timeout (start-up check)
-  DB_ALLOW_UNSAFE_SESSION: bool.default(false),
-  EMBEDDED_DATA_DIR: z.string().min(1).default('.data/pglite'),
-  SEED: z.enum(['auto', 'true', 'false']).default('auto'),
-  DB_POOL_MAX: int(1, 200).default(10),
-  DB_STATEMENT_TIMEOUT_MS: int(100, 600_000).default(5_000),
-  DB_CONNECT_TIMEOUT_S: int(1, 120).default(5),
-  // fair use of the pool (src/db/client.ts): statements waiting for a connection are bounded in number
-  // and in wait ("server busy"); one request may fetch so many rows and run so many statements at once
-  DB_MAX_QUEUE: int(0, 1_000_000).default(1_000),
-  DB_QUEUE_TIMEOUT_MS: int(10, 600_000).default(2_000),
-  REQUEST_MAX_ROWS: int(1, 100_000_000).default(20_000),
-  REQUEST_MAX_CONCURRENT_STATEMENTS: int(1, 200).default(3),
-  DEFAULT_PAGE_SIZE: int(1, 10_000).default(10),
-  MAX_PAGE_SIZE: int(1, 100_000).default(1_000),
-  RPC_MAX_BODY_BYTES: int(1_024, 100 * 1024 * 1024).default(1024 * 1024),
-  RPC_MAX_BATCH: int(1, 10_000).default(100),
-  GRAPHQL_INTROSPECTION: bool.default(true),
-  // hostile-query guards: nesting depth, aliases, lexer tokens (graphql-armor) and estimated cost per operation
-  // (with its variables: src/graphql/cost.ts)
-  GRAPHQL_MAX_BODY_BYTES: int(1_024, 100 * 1024 * 1024).default(1024 * 1024),
-  GRAPHQL_MAX_DEPTH: int(1, 1_000).default(15),
-  GRAPHQL_MAX_ALIASES: int(0, 1_000).default(15),
-  GRAPHQL_MAX_TOKENS: int(10, 1_000_000).default(2_000),
-  GRAPHQL_MAX_COST: int(1, 1_000_000_000_000).default(250_000),
-  // the hard cap while an operation runs (GraphQL and each JSON-RPC call): objects and list items, and
-  // estimated bytes of its result (src/graphql/context.ts)
-  GRAPHQL_MAX_RESULT_NODES: int(100, 100_000_000).default(100_000),
-  GRAPHQL_MAX_RESPONSE_BYTES: int(65_536, 1024 * 1024 * 1024).default(16 * 1024 * 1024),
-  // SIGTERM/SIGINT: how long in-flight requests may take to finish before connections are cut
-  SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(10_000),
-  // `*` (any origin, never with credentials) or a comma-separated list of exact origins (scheme://host[:port])
+  PORT: int(0, 65535).default(8080).describe('port the HTTP server listens on'),
+  HOST: z.string().min(1).default('127.0.0.1').describe('address the HTTP server listens on (`0.0.0.0`: every interface)'),
+  PUBLIC_URL: z.string().regex(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'must be an http:// or https:// URL without query or fragment')
+    .transform((url) => url.replace(/\/+$/, '')).optional().describe(
+      'the base URL clients reach the gateway at (`https://api.example`, or with a path prefix), which `rpc.discover` advertises (`<PUBLIC_URL>/v2/rpc`); unset = `http://` and the Host header of the request. Set it behind a proxy that terminates TLS'),
+  DATABASE_URL: postgresUrls(expandHosts).optional().describe(
+    'the primary PostgreSQL server; unset = the embedded engine. A libpq multi-host URL (`postgres://u@h1:5432,h2:5433/db`) is accepted: its first host is the primary, the others are read replicas'),
+  DATABASE_READ_URLS: postgresUrls(expandUrlList).optional().describe(
+    'read replicas, comma-separated URLs (each may be multi-host); needs `DATABASE_URL`. Queries go to those within `MAX_REPLICA_LAG_MS`'),
+  MAX_REPLICA_LAG_MS: int(0, 86_400_000).default(5_000).describe('a replica further behind the primary than this is out of rotation until it catches up'),
+  DB_POOLER: z.enum(['none', 'pgbouncer']).default('none').describe(
+    '`pgbouncer`: a transaction pooler in front of the servers (no prepared statements, no startup parameters, read-only and `statement_timeout` set per transaction, no LISTEN)'),
+  DB_ALLOW_UNSAFE_SESSION: bool.default(false).describe('serve even when the start-up check finds a session writable or without `statement_timeout`'),
+  EMBEDDED_DATA_DIR: z.string().min(1).default('.data/pglite').describe('data directory of the embedded engine'),
+  SEED: z.enum(['auto', 'true', 'false']).default('auto').describe(
+    '`auto`: seed the embedded database when empty; `true`: migrate and seed (also on `DATABASE_URL`); `false`: never'),
+  DB_POOL_MAX: int(1, 200).default(10).describe(
+    'connections of the query pool, per server (the primary and each replica), plus one for the data-version watcher and one for its LISTEN'),
+  DB_STATEMENT_TIMEOUT_MS: int(100, 600_000).default(5_000).describe(
+    'PostgreSQL `statement_timeout` of every gateway session, backed by an application timer that starts when the statement has a connection → `-32000` / `SERVICE_UNAVAILABLE` "query timed out"'),
+  DB_CONNECT_TIMEOUT_S: int(1, 120).default(5).describe('connect timeout'),
+  DB_MAX_QUEUE: int(0, 1_000_000).default(1_000).describe(
+    'statements waiting for a pool connection; one more → `-32000` / `SERVICE_UNAVAILABLE` "server busy"'),
+  DB_QUEUE_TIMEOUT_MS: int(10, 600_000).default(2_000).describe(
+    'a statement that waits longer for a connection → `-32000` / `SERVICE_UNAVAILABLE` "server busy"'),
+  REQUEST_MAX_ROWS: int(1, 100_000_000).default(20_000).describe(
+    'rows one HTTP request (a whole JSON-RPC batch, a GraphQL document) may fetch; its later statements → `-32000` / `SERVICE_UNAVAILABLE` "request row budget exceeded"'),
+  REQUEST_MAX_CONCURRENT_STATEMENTS: int(1, 200).default(3).describe(
+    'statements of one request in flight at once (queued or running), and JSON-RPC batch elements answered at once'),
+  DEFAULT_PAGE_SIZE: int(1, 10_000).default(10).describe('list page size when none is given'),
+  MAX_PAGE_SIZE: int(1, 100_000).default(1_000).describe(
+    '`limit` / `first` / `last` above it are clamped (RPC echoes the effective `limit`)'),
+  RPC_MAX_BODY_BYTES: int(1_024, 100 * 1024 * 1024).default(1024 * 1024).describe('JSON-RPC body; over it → HTTP 413 with a `-32600` body'),
+  RPC_MAX_BATCH: int(1, 10_000).default(100).describe('JSON-RPC batch elements; over it → one `-32600`'),
+  GRAPHQL_INTROSPECTION: bool.default(true).describe(
+    '`false`: no GraphiQL, `__schema`/`__type` rejected (`__typename` still works), no "Did you mean …" in errors'),
+  GRAPHQL_MAX_BODY_BYTES: int(1_024, 100 * 1024 * 1024).default(1024 * 1024).describe(
+    'GraphQL body (counted as it arrives, also without Content-Length) → 413 `REQUEST_ENTITY_TOO_LARGE`'),
+  GRAPHQL_MAX_DEPTH: int(1, 1_000).default(15).describe(
+    "selection depth, fragments flattened, introspection included (GraphiQL's own query is 15)"),
+  GRAPHQL_MAX_ALIASES: int(0, 1_000).default(15).describe('aliases per operation'),
+  GRAPHQL_MAX_TOKENS: int(10, 1_000_000).default(2_000).describe('lexer tokens per document (stops parsing early)'),
+  GRAPHQL_MAX_COST: int(1, 1_000_000_000_000).default(250_000).describe(
+    "estimated fields of the result, computed per operation with its variables: every field 1, a list's selection × its length (a connection's effective page size), so nested pages multiply (a full 1000-row `inds_getTicks` page costs 18 001)"),
+  GRAPHQL_MAX_RESULT_NODES: int(100, 100_000_000).default(100_000).describe(
+    "objects and list items one operation's result may hold, counted while it runs (a 1000-row page with its nested tick stats ≈ 3 000) → `BAD_USER_INPUT` / `-32602` \"Response too large\""),
+  GRAPHQL_MAX_RESPONSE_BYTES: int(65_536, 1024 * 1024 * 1024).default(16 * 1024 * 1024).describe(
+    "estimated bytes of one operation's result, counted from the rows as they arrive (a full 1000-row tick page ≈ 1 MB) → the same error"),
+  SHUTDOWN_TIMEOUT_MS: int(0, 600_000).default(10_000).describe(
+    'drain time on SIGTERM/SIGINT: how long in-flight requests may take to finish before connections are cut'),
   CORS_ORIGIN: z.string().regex(/^(\*|[a-z][a-z0-9+.-]*:\/\/[^\s/,*]+(,[a-z][a-z0-9+.-]*:\/\/[^\s/,*]+)*)$/i,
-    'must be * or a comma-separated list of origins such as https://app.example').default('*'),
-  // Access-Control-Allow-Credentials for the listed origins; refused with CORS_ORIGIN=* (see loadConfig)
-  CORS_CREDENTIALS: bool.default(false),
-  // slow and greedy clients (src/server/connections.ts): every connection and request ends in bounded time
-  HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000),
-  HTTP_REQUEST_TIMEOUT_MS: int(100, 600_000).default(30_000),
-  HTTP_MIN_BODY_BYTES_PER_S: int(0, 1_000_000_000).default(1_024), // 0: no minimum rate
-  HTTP_BODY_GRACE_MS: int(0, 600_000).default(5_000),
-  HTTP_IDLE_TIMEOUT_MS: int(100, 600_000).default(30_000),
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(100, 600_000).default(5_000),
-  HTTP_MAX_REQUESTS_PER_SOCKET: int(0, 1_000_000).default(1_000), // 0: unlimited
-  HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(4_096),
-  HTTP_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000).default(64), // 0: no per-client cap
-  // response bytes per client address (token bucket): src/server/connections.ts; 0: no budget
-  HTTP_CLIENT_BYTES_PER_S: int(0, 10_000_000_000).default(4 * 1024 * 1024),
-  HTTP_CLIENT_BURST_BYTES: int(1_024, 10_000_000_000).default(16 * 1024 * 1024),
-  // V8 heap limit of `npm start` (node --max-old-space-size); main.ts logs the limit in effect
-  HEAP_MAX_MB: int(64, 65_536).default(512),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  // auto: JSON lines, human-readable when stdout is a terminal
-  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
-  // response cache (GraphQL and JSON-RPC), keyed on the data version: see src/cache/
-  CACHE: bool.default(true),
-  CACHE_TTL_MS: int(1_000, 86_400_000).default(60_000),
-  CACHE_MAX_ENTRIES: int(10, 10_000_000).default(1_000), // in-memory store only (Redis: its own maxmemory)
-  // in-memory store: total bytes of stored responses (LRU eviction by size); either store: larger
-  // responses are answered but not stored
-  CACHE_MAX_BYTES: int(64 * 1024, 64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024),
-  CACHE_MAX_ENTRY_BYTES: int(1_024, 1024 * 1024 * 1024).default(1024 * 1024),
-  REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').optional(),
-  // Redis fails soft (src/cache/breaker.ts): a short timeout per command, and after this many failures in a
-  // row (spanning at least one timeout) or a lost connection the cache is skipped for REDIS_BREAKER_OPEN_MS,
-  // then probed (one PING) before it is used again
-  REDIS_COMMAND_TIMEOUT_MS: int(1, 60_000).default(50),
-  REDIS_BREAKER_FAILURES: int(1, 10_000).default(5),
-  REDIS_BREAKER_OPEN_MS: int(10, 3_600_000).default(2_000),
-  DATA_VERSION_POLL_MS: int(50, 60_000).default(500),
-  DATA_VERSION_LISTEN: bool.default(true),
-  // clients' caches (README "Clients and caching"): persisted operations (src/graphql/persisted.ts), HTTP
-  // caching headers (src/graphql/http-caching.ts) and compression (src/server/http.ts)
-  PERSISTED_OPERATIONS_DIR: z.string().min(1).optional(),
-  PERSISTED_OPERATIONS_ONLY: bool.default(false),
-  APQ_MAX_ENTRIES: int(1, 10_000_000).default(1_000),
-  APQ_MAX_BYTES: int(1_024, 1024 * 1024 * 1024).default(4 * 1024 * 1024),
-  // Cache-Control of successful GET query answers (POST answers and errors: no-store); "" is not allowed,
-  // `no-store` turns shared caching off
-  GRAPHQL_CACHE_CONTROL: z.string().regex(/^[\x20-\x7e]+$/, 'must be a Cache-Control value').default('public, max-age=5, stale-while-revalidate=30'),
-  HTTP_COMPRESSION: bool.default(true),
-  HTTP_COMPRESSION_MIN_BYTES: int(0, 1024 * 1024 * 1024).default(1_024),
-  // live updates (GraphQL subscriptions over SSE, src/live): open subscriptions per client address and per
-  // connection, and events a subscription may leave unread before it is dropped
-  SUBSCRIPTIONS_MAX_PER_CLIENT: int(0, 1_000_000).default(32), // 0: no per-client cap
-  SUBSCRIPTIONS_MAX_PER_CONNECTION: int(1, 10_000).default(4),
-  SUBSCRIPTIONS_MAX_QUEUE: int(1, 100_000).default(1_000),
-  // distinct GraphQL operation names reported as metric labels (then "other"; each cut to 64 characters)
-  METRICS_MAX_OPERATIONS: int(1, 10_000).default(100),
-  // API keys and quotas (src/access, docs/api-keys.md): requests without a key are served (allow) or 401 (deny)
-  ANONYMOUS_ACCESS: z.enum(['allow', 'deny']).default('allow'),
-  // the keys are reloaded on NOTIFY igw_api_keys and, in case one was lost, this often
-  API_KEYS_RELOAD_MS: int(100, 3_600_000).default(30_000),
-  // gateways sharing the keys' quotas: while Redis fails each admits 1/QUOTA_GATEWAYS of a key's rate, burst
-  // and remaining day (without REDIS_URL each gateway has the full quota)
-  QUOTA_GATEWAYS: int(1, 1_000).default(1),
-  // bad keys one client address may send before its keyed requests wait (1 s, doubling up to the maximum)
-  BAD_KEY_FREE_FAILURES: int(0, 1_000_000).default(10),
-  BAD_KEY_MAX_BLOCK_S: int(1, 86_400).default(60),
+    'must be * or a comma-separated list of origins such as https://app.example').default('*').describe(
+    '`*` (any origin, never with credentials) or a comma-separated list of exact origins (`https://app.example,http://localhost:3000`); both surfaces answer a listed origin by echoing it (`Vary: Origin`) and any other with no CORS grant'),
+  CORS_CREDENTIALS: bool.default(false).describe(
+    '`Access-Control-Allow-Credentials: true` for the listed origins; refused at start with `CORS_ORIGIN=*`'),
+  HTTP_HEADERS_TIMEOUT_MS: int(100, 600_000).default(10_000).describe(
+    'request line and headers (an idle new connection included) → 408 with a body, closed'),
+  HTTP_REQUEST_TIMEOUT_MS: int(100, 600_000).default(30_000).describe(
+    'the whole request, body included (≥ the headers timeout) → 408 with an error body of its surface, closed'),
+  HTTP_MIN_BODY_BYTES_PER_S: int(0, 1_000_000_000).default(1_024).describe(
+    "minimum body rate: after the grace period a body may take `grace + received ÷ rate` (Apache's `MinRate` rule); slower → 408 with an error body of its surface, closed. `0`: off"),
+  HTTP_BODY_GRACE_MS: int(0, 600_000).default(5_000).describe('time a body may take before the minimum rate applies'),
+  HTTP_IDLE_TIMEOUT_MS: int(100, 600_000).default(30_000).describe(
+    'a socket with no traffic either way (a stalled upload, a client that stops reading the answer) is closed; keep it above the 12 s heartbeat of subscriptions'),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: int(100, 600_000).default(5_000).describe('an idle kept-alive connection is closed'),
+  HTTP_MAX_REQUESTS_PER_SOCKET: int(0, 1_000_000).default(1_000).describe(
+    'requests per kept-alive connection: the last one is answered with `Connection: close`, one pipelined past it with 503 and a body. `0`: unlimited'),
+  HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(4_096).describe(
+    'open connections in all; one over it is closed on accept (no reply: no JavaScript runs for it). Keep it well under `ulimit -n` (the start logs a warning when it is within 256 of it)'),
+  HTTP_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000).default(64).describe(
+    'open connections per client address (IPv4 address, IPv6 /64); one over it gets 429 with `Retry-After: 1` and a body, unread, and is closed. Behind a proxy, at least its connection pool. `0`: off'),
+  HTTP_CLIENT_BYTES_PER_S: int(0, 10_000_000_000).default(4 * 1024 * 1024).describe(
+    'response bytes per client address (a token bucket; probes exempt): a client answered more than its burst plus the refill gets 429 with `Retry-After` and an error body of its surface (`-32000` "too much data answered to this client address", GraphQL `TOO_MANY_REQUESTS`) until its bucket is positive again. `0`: off'),
+  HTTP_CLIENT_BURST_BYTES: int(1_024, 10_000_000_000).default(16 * 1024 * 1024).describe(
+    "the byte budget's burst: what a client address may be answered at once before `HTTP_CLIENT_BYTES_PER_S` applies"),
+  HEAP_MAX_MB: int(64, 65_536).default(512).describe(
+    'V8 heap limit of `npm start` (`--max-old-space-size`); the limit in effect is logged at start, and a process started without one logs a warning'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').describe('log level'),
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto').describe(
+    '`json` lines, human-readable `pretty` lines, or `auto` (pretty on a terminal)'),
+  CACHE: bool.default(true).describe('response cache (GraphQL and JSON-RPC, keyed on the data version) on or off'),
+  CACHE_TTL_MS: int(1_000, 86_400_000).default(60_000).describe('entry lifetime'),
+  CACHE_MAX_ENTRIES: int(10, 10_000_000).default(1_000).describe('in-memory entries (LRU); Redis is bounded by its own `maxmemory`'),
+  CACHE_MAX_BYTES: int(64 * 1024, 64 * 1024 * 1024 * 1024).default(64 * 1024 * 1024).describe(
+    'in-memory response cache, keys and response text together (64 MiB); least recently used entries are evicted'),
+  CACHE_MAX_ENTRY_BYTES: int(1_024, 1024 * 1024 * 1024).default(1024 * 1024).describe(
+    'a response larger than this (1 MiB) is answered but not cached (in memory or on Redis)'),
+  REDIS_URL: z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL').optional().describe(
+    '`redis://` or `rediss://`: a response cache shared by all gateways'),
+  REDIS_COMMAND_TIMEOUT_MS: int(1, 60_000).default(50).describe(
+    'per-command timeout; a slower answer counts as a failure (and the request bypasses the cache)'),
+  REDIS_BREAKER_FAILURES: int(1, 10_000).default(5).describe(
+    'failed Redis commands in a row (spanning at least one command timeout) that open the circuit breaker; a lost connection opens it at once'),
+  REDIS_BREAKER_OPEN_MS: int(10, 3_600_000).default(2_000).describe('how long an open breaker skips Redis before probing it (one PING)'),
+  DATA_VERSION_POLL_MS: int(50, 60_000).default(500).describe(
+    "poll interval of the data version when notifications cannot arrive, and of each replica's state"),
+  DATA_VERSION_LISTEN: bool.default(true).describe(
+    'LISTEN for version changes on the primary (off by itself with `DB_POOLER=pgbouncer`, and when a self-notification does not arrive at start); replicas are always polled'),
+  PERSISTED_OPERATIONS_DIR: z.string().min(1).optional().describe(
+    'directory of trusted `.graphql` operations (recursive), hashed with sha256 at start'),
+  PERSISTED_OPERATIONS_ONLY: bool.default(false).describe(
+    "`true`: only the manifest's operations run (needs `PERSISTED_OPERATIONS_DIR`; no APQ registration)"),
+  APQ_MAX_ENTRIES: int(1, 10_000_000).default(1_000).describe("entries of the automatic persisted queries' LRU (per process)"),
+  APQ_MAX_BYTES: int(1_024, 1024 * 1024 * 1024).default(4 * 1024 * 1024).describe("bytes of the automatic persisted queries' LRU (per process)"),
+  GRAPHQL_CACHE_CONTROL: z.string().regex(/^[\x20-\x7e]+$/, 'must be a Cache-Control value').default('public, max-age=5, stale-while-revalidate=30').describe(
+    '`Cache-Control` of GET query answers without errors (POST and errors: `no-store`); `no-store` turns shared caching off'),
+  HTTP_COMPRESSION: bool.default(true).describe('brotli/gzip/deflate compression of answers (a proxy in front may do it instead)'),
+  HTTP_COMPRESSION_MIN_BYTES: int(0, 1024 * 1024 * 1024).default(1_024).describe('smaller bodies are sent as they are'),
+  SUBSCRIPTIONS_MAX_PER_CLIENT: int(0, 1_000_000).default(32).describe(
+    'open subscriptions per client address (IPv4, or IPv6 /64, as the HTTP per-client caps); over it: one error event (`TOO_MANY_REQUESTS`), then `complete`. `0`: none'),
+  SUBSCRIPTIONS_MAX_PER_CONNECTION: int(1, 10_000).default(4).describe(
+    'open subscriptions per connection (same answer); over HTTP/1.1 a connection carries one stream at a time, so this guards a transport that multiplexes'),
+  SUBSCRIPTIONS_MAX_QUEUE: int(1, 100_000).default(1_000).describe(
+    'events a subscription may leave unread; one more and it is dropped: its last event is an error (`SLOW_CONSUMER`), then `complete`, and a client that still reads nothing is disconnected 5 s later'),
+  METRICS_MAX_OPERATIONS: int(1, 10_000).default(100).describe(
+    'distinct GraphQL operation names used as metric labels (then `other`; each cut to 64 characters)'),
+  ANONYMOUS_ACCESS: z.enum(['allow', 'deny']).default('allow').describe(
+    'requests without an API key: served with the per-address limits (`allow`) or answered 401 (`deny`); see [API keys](api-keys.md)'),
+  API_KEYS_RELOAD_MS: int(100, 3_600_000).default(30_000).describe(
+    'the gateway reloads the API keys on their NOTIFY (within a second or two) and, should one be lost, this often'),
+  QUOTA_GATEWAYS: int(1, 1_000).default(1).describe(
+    'gateways sharing the API keys\' quotas: while Redis fails each admits 1/`QUOTA_GATEWAYS` of a key\'s rate, burst and remaining day (without `REDIS_URL` every gateway has the full quota)'),
+  BAD_KEY_FREE_FAILURES: int(0, 1_000_000).default(10).describe(
+    'bad API keys one client address may send before its keyed requests wait (429): 1 s, doubling with each further bad key'),
+  BAD_KEY_MAX_BLOCK_S: int(1, 86_400).default(60).describe('the longest wait of an address sending bad API keys'),
 });
 
 export type Config = z.infer<typeof configSchema>;

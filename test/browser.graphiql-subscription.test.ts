@@ -7,7 +7,7 @@ import { indexMint, startGateway, waitFor, type LiveGateway } from './support/op
 // A subscription in GraphiQL, in headless Chromium: GraphiQL opens with a `blocks` subscription (the
 // ?query= parameter), runs it over SSE, the test commits a block as the indexer would, and the result
 // pane must show it. Screenshot: test/artifacts/graphiql-subscription.png; UPDATE_SCREENSHOT=1 also copies
-// it to docs/graphiql-subscription.png (the README shows it). Skipped where /usr/bin/chromium is missing.
+// it to docs/graphiql-subscription.png (docs/graphql.md shows it). Skipped where /usr/bin/chromium is missing.
 
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'live' };
 const A = '0xAbCd000000000000000000000000000000000001';

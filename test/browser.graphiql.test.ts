@@ -5,7 +5,7 @@ import { startDemoGateway, type LiveGateway } from './support/ops.js';
 // GraphiQL in a real browser: headless Chromium (Debian's package, driven by playwright-core) loads
 // /graphql from the running gateway, runs the pre-filled example query and must show data. The
 // screenshot lands in test/artifacts/graphiql.png; UPDATE_SCREENSHOT=1 also copies it to docs/graphiql.png
-// (the README shows it).
+// (docs/graphql.md shows it).
 // Skipped (reported as skipped) where /usr/bin/chromium is not installed.
 
 
@@ -61,7 +61,7 @@ describe.skipIf(!hasChromium)('GraphiQL in headless Chromium', () => {
     expect(JSON.parse(run!.body).extensions.freshness.indexedHeights.btc).toMatch(/^\d+$/);
     expect(offsite, 'GraphiQL is served whole by the gateway (no CDN)').toEqual([]);
 
-    // the README's copy is refreshed on request only (UPDATE_SCREENSHOT=1), so a test run leaves the work tree clean
+    // the copy in docs/ is refreshed on request only (UPDATE_SCREENSHOT=1), so a test run leaves the work tree clean
     expect(await screenshot(page, 'graphiql.png')).toBeGreaterThan(20_000);
     await page.close();
   }, 120_000);

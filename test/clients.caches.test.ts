@@ -23,9 +23,9 @@ const { cacheExchange } = await import('@urql/exchange-graphcache');
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const sdl = readFileSync(`${root}/schema/schema.graphql`, 'utf8');
-const readme = readFileSync(`${root}/README.md`, 'utf8');
+const readme = ['README.md', 'docs/graphql.md'].map((page) => readFileSync(`${root}/${page}`, 'utf8')).join('\n');
 
-/** The README's example queries: every ```graphql block of the GraphQL and "Clients and caching" sections. */
+/** The documented example queries: every ```graphql block of the README and of docs/graphql.md. */
 const readmeQueries = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]!)
   .filter((q) => !q.includes('$')); // the ones with variables are shown with their own variables below
 

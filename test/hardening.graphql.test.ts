@@ -26,7 +26,7 @@ const SLOWED_TO_A_TIMEOUT_MS = 5_000;
 const documentedCodes = new Set([
   'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST', 'REQUEST_ENTITY_TOO_LARGE',
   'OPERATION_RESOLUTION_FAILURE',
-  // automatic persisted queries: a hash the gateway does not know (README "Clients and caching")
+  // automatic persisted queries: a hash the gateway does not know (docs/graphql.md "Clients and caching")
   'PERSISTED_QUERY_NOT_FOUND',
 ]);
 

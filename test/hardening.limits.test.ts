@@ -328,7 +328,7 @@ describe.skipIf(!onServer)('database limits (real PostgreSQL)', () => {
   it('the minimal read-only role (SELECT only) serves both surfaces, and cannot write even with read-only off', async () => {
     const role = `igw_reader_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
     const [{ database }] = [...(await db.sql<{ database: string }[]>`SELECT current_database() AS database`)] as [{ database: string }];
-    // the SQL the README documents, for this database
+    // the SQL docs/limits-and-faults.md documents, for this database
     await db.sql.unsafe(`
       CREATE ROLE ${role} LOGIN;
       GRANT CONNECT ON DATABASE ${database} TO ${role};

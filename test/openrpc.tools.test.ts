@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,8 +11,10 @@ import { openRpcFiles, type RpcInterface } from '../src/rpc/openrpc.js';
 
 // The OpenRPC documents as the official OpenRPC tooling sees them, offline: @open-rpc/schema-utils-js
 // validates each against the meta-schema and dereferences it (every $ref is local), and
-// @open-rpc/generator generates a TypeScript client from each, which must type-check (strict, with the
-// packages it imports: @open-rpc/client-js, lodash, @open-rpc/meta-schema, @open-rpc/schema-utils-js).
+// @open-rpc/generator, run with the shipped config (examples/openrpc-client/<version>.json), generates a
+// TypeScript client from each that compiles with no edit (strict, with the packages it imports:
+// @open-rpc/client-js, lodash, @open-rpc/meta-schema, @open-rpc/schema-utils-js). v2 uses the generator's
+// stock client; v1's dotted names need the shipped component that quotes member names.
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -56,42 +58,63 @@ describe.each(versions)('the %s document and the OpenRPC tools', (version) => {
     expect(all.filter((r) => !r.startsWith('#/components/'))).toEqual([]);
     const parsed = await parseOpenRPCDocument(structuredClone(document) as never);
     expect(refs(parsed)).toEqual([]);
-    const discover = parsed.methods.find((m) => 'name' in m && m.name === 'rpc.discover') as { result: { schema: { required: string[] } } };
-    expect(discover.result.schema.required).toEqual(['openrpc', 'info', 'methods']);
+    // rpc.discover is answered on the endpoint, not listed (test/openrpc.discover.test.ts)
+    expect(parsed.methods.filter((m) => 'name' in m && m.name.startsWith('rpc.'))).toEqual([]);
   });
 
-  it('@open-rpc/generator writes a TypeScript client that type-checks', async () => {
-    const dir = mkdtempSync(join(tmpdir(), `openrpc-client-${version}-`));
-    dirs.push(dir);
-    await generate({ openrpcDocument: structuredClone(document), outDir: dir, components: [{ type: 'client', language: 'typescript', name: `gateway-${version}` }] });
-    const client = join(dir, 'client', 'typescript');
-    const source = join(client, 'src', 'index.ts');
+  it('@open-rpc/generator, with the shipped config, writes a TypeScript client that compiles with no edit', async () => {
+    const { client, source } = await generateClient(version, shippedConfig(version).components[0]!);
     const generated = readFileSync(source, 'utf8');
-    // The generator's template writes each method name as a bare class member (`public tick.Holders: …`),
-    // which no dotted JSON-RPC name survives: every v1 name and rpc.discover. Quote exactly those members
-    // (`public "tick.Holders": …`, the same member); nothing else of the generated file is touched.
-    const dotted = /^(\s*public )([A-Za-z_$][\w$]*(?:\.[\w$]+)+)(: )/gm;
-    const fixed = generated.replace(dotted, '$1"$2"$3');
-    expect(fixed.match(/^\s*public "[^"]+":/gm)?.length).toBe(document.methods.filter((m: any) => m.name.includes('.')).length);
-    writeFileSync(source, fixed);
-    // every method is a member with a typed signature; positional params before a required one take null
-    for (const method of document.methods) expect(fixed).toContain(method.name.includes('.') ? `public "${method.name}": ` : `public ${method.name}: `);
-    const byAddress = version === 'v2' ? 'IndsGetBalancesByAddress' : 'AddressBalances';
-    expect(fixed).toMatch(new RegExp(`export type ${byAddress} = \\(limit: \\w+, offset: \\w+, address: \\w+, chain\\?: `));
-    // the packages it imports, from this project's node_modules (offline)
-    symlinkSync(join(root, 'node_modules'), join(client, 'node_modules'), 'dir');
-    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-    const result = await run(process.execPath, [tsc, '-p', join(client, 'tsconfig.json'), '--noEmit'], { cwd: client }).then(
-      () => ({ code: 0, output: '' }),
-      (error: { code: number; stdout: string }) => ({ code: error.code, output: error.stdout }),
-    );
-    expect(result.output).toBe('');
-    expect(result.code).toBe(0);
-    // and the check is not vacuous: the unquoted output does not compile
-    if (version === 'v1') {
-      writeFileSync(source, generated);
-      const broken = await run(process.execPath, [tsc, '-p', join(client, 'tsconfig.json'), '--noEmit'], { cwd: client }).then(() => 0, (e: { code: number }) => e.code);
-      expect(broken).not.toBe(0);
+    // every method is a member with a typed signature that calls it by its own name; positional params
+    // before a required one take null
+    for (const method of document.methods) {
+      const member = version === 'v1' ? `public "${method.name}": ` : `public ${method.name}: `;
+      expect(generated).toContain(member);
+      expect(generated).toContain(`return this.request("${method.name}", params);`);
     }
+    const byAddress = version === 'v2' ? 'IndsGetBalancesByAddress' : 'AddressBalances';
+    expect(generated).toMatch(new RegExp(`export type ${byAddress} = \\(limit: \\w+, offset: \\w+, address: \\w+, chain\\?: `));
+    expect(await typeCheck(client)).toEqual({ code: 0, output: '' });
+  }, 120_000);
+
+  it(version === 'v2'
+    ? 'the shipped v2 config is the generator\'s stock client component'
+    : 'v1 needs the shipped component: the stock client does not compile with dotted names', async () => {
+    const component = shippedConfig(version).components[0]!;
+    if (version === 'v2') {
+      expect(component).toMatchObject({ type: 'client', language: 'typescript' });
+      return;
+    }
+    expect(component).toMatchObject({ type: 'custom', customType: 'client' });
+    const { client, source } = await generateClient(version, { type: 'client', name: 'stock-v1', language: 'typescript' });
+    expect(readFileSync(source, 'utf8')).toContain('public tick.Holders: ');
+    expect((await typeCheck(client)).code).not.toBe(0);
   }, 120_000);
 });
+
+interface ComponentConfig { type: string; name: string; language: string; customComponent?: string; customType?: string; outPath?: string }
+
+/** examples/openrpc-client/<version>.json: what `open-rpc-generator generate -c` is given. */
+function shippedConfig(version: RpcInterface): { openrpcDocument: string; components: ComponentConfig[] } {
+  return JSON.parse(readFileSync(join(root, 'examples', 'openrpc-client', `${version}.json`), 'utf8'));
+}
+
+/** Runs the generator for one component into a fresh directory; the client's directory and its source file. */
+async function generateClient(version: RpcInterface, component: ComponentConfig) {
+  const dir = mkdtempSync(join(tmpdir(), `openrpc-client-${version}-`));
+  dirs.push(dir);
+  const custom = component.customComponent ? { customComponent: join(root, component.customComponent) } : {};
+  await generate({ openrpcDocument: structuredClone(read(version)), components: [{ ...component, ...custom, outPath: dir }] });
+  // the packages it imports (@open-rpc/client-js, lodash, @open-rpc/meta-schema, …), from this project (offline)
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return { client: dir, source: join(dir, 'src', 'index.ts') };
+}
+
+/** tsc on a generated client with its own tsconfig (strict): exit code and output. */
+function typeCheck(client: string): Promise<{ code: number; output: string }> {
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  return run(process.execPath, [tsc, '-p', join(client, 'tsconfig.json'), '--noEmit'], { cwd: client }).then(
+    () => ({ code: 0, output: '' }),
+    (error: { code: number; stdout: string }) => ({ code: error.code, output: error.stdout }),
+  );
+}

@@ -70,7 +70,7 @@ export interface RunResult {
   statements: Record<string, { text: string; params: unknown[] }[][]>;
 }
 
-// the run log lives with the benchmark narrative; the main README keeps only a headline table
+// the run log lives with the benchmark narrative and its figures; the main README only links to it
 const readmePath = fileURLToPath(new URL('../README.md', import.meta.url));
 
 /** The p99 limit a scenario is held to, if any (section 3 of the issue). */

@@ -4,7 +4,7 @@
 # slot, and lets the standby connect for streaming replication. Passwords come from the environment
 # (deploy/compose.yaml, deploy/.env), never from this file.
 #   igw_owner      owns the read model: migrations, the sync from the indexer, the demo seed (writes)
-#   gateway_reader the gateways: SELECT only, read-only sessions (README "The database role")
+#   gateway_reader the gateways: SELECT only, read-only sessions (docs/limits-and-faults.md "The database role")
 #   replicator     the standby's streaming replication
 set -euo pipefail
 : "${IGW_OWNER_PASSWORD:?}" "${GATEWAY_DB_PASSWORD:?}" "${REPLICATION_PASSWORD:?}"

@@ -215,6 +215,12 @@ type Data<Document extends string> = string extends Document ? unknown : Result<
 export type Params = Record<string, unknown>;
 
 /** One RPC method: names, positional params, the GraphQL document it runs, the v2 reshape and its docs. */
+/** What a method may know of the HTTP request it answers. */
+export interface RequestInfo {
+  /** Where the client reached the gateway (`PUBLIC_URL`, else `http://` + its Host header), or null if unknown. */
+  baseUrl: string | null;
+}
+
 export interface MethodSpec<Document extends string = string, P = Params> {
   /** Canonical name first, then aliases (renamed or older names). */
   names: readonly string[];
@@ -222,8 +228,11 @@ export interface MethodSpec<Document extends string = string, P = Params> {
   layouts: readonly (readonly ParamSpec[])[];
   document: Document;
   variables(p: P): Record<string, unknown>;
-  reshape(data: Data<Document>, p: P): unknown;
+  /** `request` is where the call came from; only rpc.discover reads it (so twins may leave it out). */
+  reshape(data: Data<Document>, p: P, request?: RequestInfo): unknown;
   doc: MethodDoc;
+  /** Never answered from the response cache (an answer that depends on the request, not only on the data). */
+  uncached?: true;
   /** Per alias: its own summary (and examples); everything else is the canonical name's. */
   aliases?: Readonly<Record<string, { summary: string; examples?: readonly ExampleSpec[] }>>;
   /** v1 methods: the canonical name of the v2 method they are the same operation as. */

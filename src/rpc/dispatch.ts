@@ -4,14 +4,14 @@ import type { Context } from '../graphql/context.js';
 import { prepareOperation } from '../graphql/jit.js';
 import type { CacheOutcome } from '../observability/request.js';
 import { fromGraphqlErrors, isRpcError, rpcErrors, type RpcError } from './errors.js';
-import { decodeParams, type MethodSpec, type PagingLimits } from './declaration.js';
+import { decodeParams, type MethodSpec, type PagingLimits, type RequestInfo } from './declaration.js';
 
 // Dispatch of one checked request to its method through jayson (method lookup, notification semantics):
 // decode the positional params, answer from the cache or run the method's GraphQL document in-process,
 // reshape. Errors are JSON-RPC errors; anything unexpected is -32604 and goes to `onError`.
 
 /** What a method handler gets: the request's GraphQL context and cache, and its own call's outcome. */
-export interface CallContext { graphql: Context; cache: RpcRequestCache | null; outcome: { cache?: CacheOutcome } }
+export interface CallContext { graphql: Context; cache: RpcRequestCache | null; request: RequestInfo; outcome: { cache?: CacheOutcome } }
 
 export interface DispatchOptions {
   limits: PagingLimits;
@@ -43,12 +43,12 @@ function buildServer(table: readonly MethodSpec[], options: DispatchOptions, nam
     const handler = (name: string) => async (params: unknown[], context: CallContext) => {
       try {
         const p = decodeParams(spec.layouts, params, options.limits);
-        const cached = context.cache ? await context.cache.get(name, params) : null;
+        const cached = context.cache && !spec.uncached ? await context.cache.get(name, params) : null;
         context.outcome.cache = cached ? (cached.hit ? 'hit' : 'miss') : 'bypass';
         if (cached?.hit) return cached.value;
         const result = await run(spec.variables(p), context.graphql);
         if (result.errors?.length) throw fromGraphqlErrors(result.errors);
-        const value = spec.reshape(result.data, p);
+        const value = spec.reshape(result.data, p, context.request);
         return cached ? context.cache!.set(cached.key, value) : value;
       } catch (error) {
         if (isRpcError(error)) throw error;

@@ -34,11 +34,11 @@ const maxInt32 = 2_147_483_647;
 export const rpcPaths: Record<RpcInterface, string> = { v2: '/v2/rpc', v1: '/v1/rpc' };
 
 // The meta-schema wants an absolute URI (format uri): a relative one or a {variable} is rejected by the
-// validator. The default listen address (HOST, PORT) stands for the deployment's own.
-const servers = (version: RpcInterface) => [{
+// validator. The checked-in files name the default listen address; rpc.discover names the one it was asked on.
+const servers = (version: RpcInterface, baseUrl = 'http://127.0.0.1:8080') => [{
   name: version,
-  url: `http://127.0.0.1:8080${rpcPaths[version]}`,
-  description: `Interface ${version} at ${rpcPaths[version]} of the gateway (the default listen address; use your deployment's).`,
+  url: `${baseUrl}${rpcPaths[version]}`,
+  description: `Interface ${version} at ${rpcPaths[version]} of the gateway.`,
 }];
 
 const errors = {
@@ -118,11 +118,15 @@ function examplePairings(method: string, spec: MethodSpec, examples: readonly Ex
   });
 }
 
-/** Every name of a table (canonical names and aliases, in table order) with the doc it is described by. */
+/**
+ * Every name of a table (canonical names and aliases, in table order) with the doc it is described by.
+ * The reserved rpc.* names (rpc.discover) are answered but not listed: OpenRPC does not ask for them, and a
+ * client generator would make each name a class member, which a dotted name cannot be.
+ */
 function entries(table: readonly MethodSpec[]) {
   return table.flatMap((spec) => {
     const [canonical, ...aliases] = spec.names;
-    return spec.names.map((name) => {
+    return spec.names.filter((name) => !isReserved(name)).map((name) => {
       const alias = name === canonical ? undefined : spec.aliases?.[name];
       const doc: MethodDoc = alias
         ? { ...spec.doc, summary: alias.summary, examples: alias.examples ?? [] }
@@ -134,6 +138,9 @@ function entries(table: readonly MethodSpec[]) {
     });
   });
 }
+
+/** A JSON-RPC 2.0 system extension name (rpc.discover): answered on every endpoint, never listed as a method. */
+export const isReserved = (name: string) => name.startsWith('rpc.');
 
 /** The OpenRPC document of one interface, from its method table. */
 export function buildOpenRpcDocument(
@@ -170,8 +177,9 @@ export function buildOpenRpcDocument(
       version: version === 'v2' ? '2.0.0' : '1.0.0',
       description:
         `Read-only queries over an index of token inscriptions: interface ${version}, served at ${rpcPaths[version]} ` +
-        `(interface ${other} is at ${rpcPaths[other]}, with its own document; rpc.discover on each endpoint answers that ` +
-        "endpoint's). Params are positional (paramStructure by-position; x-position is the 0-based index): trailing " +
+        `(interface ${other} is at ${rpcPaths[other]}, with its own document). rpc.discover, OpenRPC's service discovery ` +
+        "method, answers this document on its endpoint, with servers naming the address it was asked on (it is not " +
+        'listed among the methods). Params are positional (paramStructure by-position; x-position is the 0-based index): trailing ' +
         'params may be left out or null and take their default; a param before a required one is declared required ' +
         'and takes null for its default; x-layouts lists every accepted arity when there are several. Every method may ' +
         'also answer the transport errors -32700, -32600 and -32601 (components.errors).',
@@ -205,7 +213,10 @@ function readOpenRpcDocument(version: RpcInterface): Json {
   return (cached[version] ??= JSON.parse(readFileSync(openRpcFiles[version], 'utf8')) as Json);
 }
 
-/** rpc.discover: answers with the checked-in document of its endpoint (kept fresh by test/openrpc.test.ts). */
+/**
+ * rpc.discover: the checked-in document of its endpoint (kept fresh by test/openrpc.test.ts), its server URL
+ * where the request was sent (PUBLIC_URL, else the Host header). Never cached: the answer depends on the request.
+ */
 export function discoverMethod(version: RpcInterface): MethodSpec {
   return {
     names: ['rpc.discover'],
@@ -213,8 +224,12 @@ export function discoverMethod(version: RpcInterface): MethodSpec {
     // no data needed: the cheapest valid operation, so the method fits the table's one-document form
     document: 'query Discover { __typename }',
     variables: () => ({}),
-    reshape: () => readOpenRpcDocument(version),
-    doc: { summary: 'This OpenRPC document.', resultName: 'OpenRPC Schema', result: { $ref: '#/components/schemas/OpenrpcDocument' } },
+    reshape: (_data, _p, request) => {
+      const document = readOpenRpcDocument(version);
+      return request?.baseUrl ? { ...document, servers: servers(version, request.baseUrl) } : document;
+    },
+    uncached: true,
+    doc: { summary: 'This OpenRPC document.', result: { type: 'object' } },
   };
 }
 

@@ -5,9 +5,9 @@ import type { CacheOutcome, RpcCallInfo } from '../observability/request.js';
 import { createDispatch, type CallContext, type Dispatch } from './dispatch.js';
 import { checkRequest, parseBody, serialise, type Reply } from './envelope.js';
 import { rpcErrors } from './errors.js';
-import type { MethodSpec, PagingLimits } from './declaration.js';
+import type { MethodSpec, PagingLimits, RequestInfo } from './declaration.js';
 
-// JSON-RPC 2.0 over HTTP (reference notes §1): POST only, body and batch size capped, every batch
+// JSON-RPC 2.0 over HTTP: POST only, body and batch size capped, every batch
 // element answered, notifications get no reply. The envelope (parsing, request checks, reply text) is
 // src/rpc/envelope.ts; calling a method is src/rpc/dispatch.ts; this file is the transport and the batch.
 
@@ -27,6 +27,18 @@ export interface RpcOptions {
   cache?: RpcCache | null;
   /** Called once per answered call (metrics and the request log). */
   onCall?: (call: RpcCallInfo) => void;
+  /** The gateway's public base URL (`PUBLIC_URL`), which rpc.discover advertises instead of the Host header. */
+  publicUrl?: string;
+}
+
+// a Host header that is a plain host[:port] (a name, IPv4 or [IPv6]); anything else is not advertised
+const plainHost = /^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i;
+
+/** Where this request reached the gateway, as rpc.discover advertises it. */
+export function requestInfo(req: IncomingMessage, publicUrl: string | undefined): RequestInfo {
+  if (publicUrl) return { baseUrl: publicUrl };
+  const host = req.headers.host;
+  return { baseUrl: host && host.length <= 255 && plainHost.test(host) ? `http://${host}` : null };
 }
 
 export function createRpcHandler(options: RpcOptions) {
@@ -92,7 +104,7 @@ export function createRpcHandler(options: RpcOptions) {
     req.on('error', () => res.destroy());
     req.on('end', () => {
       if (tooLarge) return;
-      respond(Buffer.concat(chunks), version).then(
+      respond(Buffer.concat(chunks), version, requestInfo(req, options.publicUrl)).then(
         ({ status, text, cache }) => send(res, status, text, { 'x-cache': cache }),
         (error: unknown) => {
           options.onError?.(error, '(transport)');
@@ -102,18 +114,18 @@ export function createRpcHandler(options: RpcOptions) {
     });
   };
 
-  async function respond(body: Buffer, version: 'v1' | 'v2'): Promise<{ status: number; text: string | null; cache: CacheOutcome }> {
+  async function respond(body: Buffer, version: 'v1' | 'v2', request: RequestInfo): Promise<{ status: number; text: string | null; cache: CacheOutcome }> {
     const outcomes: CacheOutcome[] = [];
-    const reply = await respondTo(body, version, outcomes);
+    const reply = await respondTo(body, version, request, outcomes);
     return { ...reply, cache: replyCacheOutcome(outcomes) };
   }
 
-  async function respondTo(body: Buffer, version: 'v1' | 'v2', outcomes: CacheOutcome[]): Promise<{ status: number; text: string | null }> {
+  async function respondTo(body: Buffer, version: 'v1' | 'v2', request: RequestInfo, outcomes: CacheOutcome[]): Promise<{ status: number; text: string | null }> {
     const read = parseBody(body);
     if ('reply' in read) return { status: 200, text: serialise(read.reply) };
     const parsed = read.value;
     const dispatch = dispatchers[version];
-    const context = { graphql: options.newContext(), cache: options.cache?.forRequest(version) ?? null };
+    const context = { graphql: options.newContext(), cache: options.cache?.forRequest(version) ?? null, request };
     if (Array.isArray(parsed)) {
       if (parsed.length === 0) return { status: 200, text: serialise({ id: null, error: rpcErrors.invalidRequest('empty batch') }) };
       if (parsed.length > options.maxBatch) {

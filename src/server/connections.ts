@@ -170,7 +170,7 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
 // thread serialising that client's answers while everyone else waits. Each client address has a token
 // bucket of response bytes (refilled at `bytesPerS`, holding at most `burstBytes`); the bytes of every
 // answer are charged when it ends, and a client in debt gets 429 with Retry-After until the bucket is
-// positive again. Counted on the TCP peer, like the connection cap (behind a proxy: see the README).
+// positive again. Counted on the TCP peer, like the connection cap (behind a proxy: see docs/limits-and-faults.md).
 
 export interface ClientBudgetSettings {
   /** Refill rate; 0 turns the budget off. */

@@ -12,7 +12,7 @@
 //   sweep pass minus --poll-overlap-s (statement time is not commit time); a pass ends at the highest id;
 // - chain_info and block: read whole (a lowered or deleted block row is seen too).
 // Balances equal to the read model's are left out (writing them would bump the data version). Deletes of
-// other rows are invisible here; see the README.
+// other rows are invisible here; see docs/sync.md.
 import type { Sql } from '../db/client.js';
 import { chainFingerprints, changedBalances, indexedFingerprints, type Tx } from '../db/sync-apply.js';
 import * as state from '../db/sync-state.js';

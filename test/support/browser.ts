@@ -39,7 +39,7 @@ export async function launchChromium(): Promise<Browser> {
 }
 
 /**
- * Saves a screenshot as test/artifacts/<name>; with UPDATE_SCREENSHOT=1 also as docs/<name> (the README
+ * Saves a screenshot as test/artifacts/<name>; with UPDATE_SCREENSHOT=1 also as docs/<name> (docs/graphql.md
  * shows those). Returns its size in bytes.
  */
 export async function screenshot(page: Page, name: string): Promise<number> {

@@ -39,7 +39,7 @@ export const addressMethods: MethodSpec[] = [
       offset: p.offset,
     }),
     doc: {
-      summary: "An address's movement log (spec 4.2), newest first.",
+      summary: "An address's movement log, newest first.",
       description: 'One row per address per transaction leg. Sent with 7 params (event at index 6) or 8 (a key at index 6, event at index 7).',
       result: page('transactions', ref('AddressTransaction')),
       examples: [{ name: 'crazydog-deployer', params: [2, 0, crazydogDeployer, '', '', '', 0] }],
@@ -76,7 +76,7 @@ export const addressMethods: MethodSpec[] = [
       offset: p.offset,
     }),
     doc: {
-      summary: 'Positive balances of an address (spec 4.3), by balance; the tick breaks ties.',
+      summary: 'Positive balances of an address, by balance; the tick breaks ties.',
       result: page('inscriptions', ref('BalanceEntry')),
       examples: [{ name: 'scripted-address', params: [5, 0, scripted, '', '', '', '', 2] }],
     },

@@ -24,7 +24,7 @@ const goTime = (iso: string | null): string =>
 
 const windowFields = 'transactions addresses ticks';
 
-/** A chain and its latest indexed block (spec 2.8), in the v2 key order; inds_getChain adds its totals after. */
+/** A chain and its latest indexed block, in the v2 key order; inds_getChain adds its totals after. */
 interface ChainNode {
   chainId: number; chain: string; outerChain: string; name: string; logo: string; networkId: number; ext: string;
   latestBlock: { number: string; time: string | null; indexedAt: string | null } | null;
@@ -53,7 +53,7 @@ export const chainMethods: MethodSpec[] = [
     reshape: (d) =>
       d.chains.map(chainEntry),
     doc: {
-      summary: 'Indexed chains with their latest indexed block (spec 4.8), in display order.',
+      summary: 'Indexed chains with their latest indexed block, in display order.',
       result: listOf('Chain'),
       examples: [{ name: 'all', params: [[]] }],
     },
@@ -111,7 +111,7 @@ export const chainMethods: MethodSpec[] = [
       };
     },
     doc: {
-      summary: 'A chain (spec 2.8) with its totals.',
+      summary: 'A chain with its totals.',
       description: 'tick_count = ticks deployed; address_count = distinct addresses holding a positive balance; deploy/mint/' +
         'transfer_count = transactions by operation; transaction_count = all indexed transactions of the chain. Computed from ' +
         'the read model on each call. An unknown chain is -32603.',

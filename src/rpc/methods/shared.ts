@@ -72,57 +72,48 @@ export const componentSchemas: Record<string, Schema> = {
     minted_percent: ref('MintedPercent'), limit_per_mint: ref('Decimal'), holders: count, transfer_type: ref('TransferType'),
     status: int({ enum: [1, 2], description: '1 minting, 2 fully minted.' }), minted: ref('Decimal'), tx_cnt: count,
     created_at: ref('UnixTime'),
-  }, [], { description: 'Spec 2.1: a tick in a list.' }),
+  }, [], { description: 'A tick in a list.' }),
   TickList: page('inscriptions', ref('TickListEntry')),
   TickDetail: object({
     chain: str(), protocol: str(), tick: str(), name: str(), limit_per_mint: ref('Decimal'), deploy_by: str(),
     total_supply: ref('Decimal'), deploy_hash: str(), deploy_time: ref('UnixTime'), transfer_type: ref('TransferType'),
     created_at: ref('UnixTime'), updated_at: ref('UnixTime'), decimals: count,
-  }, [], { description: 'Spec 2.2: tick detail.' }),
+  }, [], { description: 'Tick detail.' }),
   TickDetailWithStats: object({
     chain: str(), protocol: str(), tick: str(), name: str(), limit_per_mint: ref('Decimal'), deploy_by: str(),
     total_supply: ref('Decimal'), deploy_hash: str(), deploy_time: ref('UnixTime'), transfer_type: ref('TransferType'),
     created_at: ref('UnixTime'), updated_at: ref('UnixTime'), decimals: count, minted: ref('Decimal'), holders: count,
     tx_cnt: count, progress: ref('Decimal'),
-  }, [], { description: 'Spec 2.2 plus the live stats; progress = minted ÷ total supply capped at 1, trimmed.' }),
+  }, [], { description: 'Tick detail plus the live stats; progress = minted ÷ total supply capped at 1, trimmed.' }),
   TickBrief: object({
     id: count, chain: str(), protocol: str(), tick: str(), name: str(), limit_per_mint: ref('Decimal'), deploy_by: str(),
     total_supply: ref('Decimal'), deploy_hash: str(), deploy_time: ref('IsoTime'), transfer_type: ref('TransferType'),
     created_at: ref('IsoTime'), updated_at: ref('IsoTime'), decimals: count, holders: count, minted: ref('Decimal'),
     tx_cnt: count, progress: ref('Decimal'),
-  }, [], { description: 'Spec 2.3: tick brief.' }),
+  }, [], { description: 'Tick brief.' }),
   BalanceEntry: object({
     chain: str(), protocol: str(), tick: str(), address: str(), balance: ref('Decimal'), deploy_hash: str(),
     transfer_type: ref('TransferType'),
-  }, [], { description: 'Spec 2.4: a balance of an address.' }),
+  }, [], { description: 'A balance of an address.' }),
   HolderEntry: object({
     chain: str(), protocol: str(), tick: str(), deploy_hash: str(), address: str(), balance: ref('Decimal'),
     total_supply: ref('Decimal'),
-  }, [], { description: 'Spec 2.5: a holder of a tick.' }),
+  }, [], { description: 'A holder of a tick.' }),
   AddressTransaction: object({
     chain: str(), protocol: str(), tick: str(), address: str(), tx_hash: str(), amount: ref('Decimal'),
     event: int({ enum: [1, 2, 3, 4], description: '1 deploy, 2 mint, 3 transfer in, 4 transfer out.' }), operate: str(),
     created_at: ref('UnixTime'), updated_at: ref('UnixTime'),
-  }, [], { description: "Spec 2.6: one leg of a transaction in an address's movement log." }),
+  }, [], { description: "One leg of a transaction in an address's movement log." }),
   Transaction: object({
     id: count, chain: str(), protocol: str(), block_height: count, position_in_block: count, block_time: ref('IsoTime'),
     tx_hash: str({ description: 'As stored for its chain (EVM 0x + 64 hex, btc 64 hex).' }), from: str(), to: str(), op: str(),
     tick: str(), amt: ref('Decimal'), gas: count, gas_price: count, status: int(), created_at: ref('IsoTime'),
     updated_at: ref('IsoTime'),
-  }, [], { description: 'Spec 2.7: a raw transaction.' }),
+  }, [], { description: 'A raw transaction.' }),
   Chain: object({
     chain_id: count, chain: str(), outer_chain: str(), name: str(), logo: str(), network_id: count, ext: str(),
     block_number: str({ pattern: '^[0-9]+$' }), block_time: ref('IsoTime'), timestamp: ref('IsoTime'),
-  }, [], { description: 'Spec 2.8: an indexed chain with its latest indexed block.' }),
-  // rpc.discover's result, kept local: a remote $ref to the meta-schema cannot be dereferenced offline. The
-  // full check is the meta-schema of @open-rpc/meta-schema, run by test/openrpc.test.ts on each document.
-  OpenrpcDocument: object({
-    openrpc: str({ pattern: '^1\\.3\\.[0-9]+$' }),
-    info: { type: 'object', required: ['title', 'version'] },
-    servers: array({ type: 'object', required: ['name', 'url'] }),
-    methods: array({ type: 'object', required: ['name', 'params', 'result'] }),
-    components: { type: 'object' },
-  }, ['servers', 'components'], { description: 'An OpenRPC 1.3 document (the one of the endpoint asked).' }),
+  }, [], { description: 'An indexed chain with its latest indexed block.' }),
 };
 
 // --- the demo records the examples use -----------------------------------------------------------

@@ -40,7 +40,7 @@ export const tickMethods: MethodSpec[] = [
     }),
     reshape: (d, p) => ({ inscriptions: list(d.ticks).map(tickListEntry), total: d.ticks.totalCount, limit: p.limit, offset: p.offset }),
     doc: {
-      summary: 'List ticks (spec 4.1).',
+      summary: 'List ticks.',
       description: 'Exact-match filters; sort 0 = deploy order (record id), 1 = deploy time, 2 = mint progress, 3 = holders, ' +
         '4 = transaction count; the record id breaks ties. Also sent with 7 params (no sort_mode = descending).',
       result: ref('TickList'),
@@ -87,7 +87,7 @@ export const tickMethods: MethodSpec[] = [
       };
     },
     doc: {
-      summary: 'Holders of a tick (spec 4.4), by balance; the address breaks ties.',
+      summary: 'Holders of a tick, by balance; the address breaks ties.',
       result: page('holders', ref('HolderEntry')),
       notFound: notFoundTick,
       examples: [{ name: 'tomray', params: [3, 0, 'avalanche', 'asc-20', 'tomray', 2] }],
@@ -110,7 +110,7 @@ export const tickMethods: MethodSpec[] = [
       return tickEntry(t);
     },
     doc: {
-      summary: 'Tick detail by (chain, protocol, tick) (spec 4.5).',
+      summary: 'Tick detail by (chain, protocol, tick).',
       result: ref('TickDetail'),
       notFound: notFoundTick,
       examples: [{ name: 'crazydog', params: ['avalanche', 'asc-20', 'crazydog'] }],
@@ -150,7 +150,7 @@ export const tickMethods: MethodSpec[] = [
       })),
     }),
     doc: {
-      summary: 'Tick briefs by (chain, deploy hash) (spec 4.7), in selector order; unknown selectors are left out.',
+      summary: 'Tick briefs by (chain, deploy hash), in selector order; unknown selectors are left out.',
       result: object({ inscriptions: array(ref('TickBrief')) }),
       examples: [{ name: 'avas', params: [[{ chain: 'avalanche', deploy_hash: avasHash }]] }],
     },

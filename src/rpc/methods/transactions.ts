@@ -31,7 +31,7 @@ export const transactionMethods: MethodSpec[] = [
       msg: 0,
     }),
     doc: {
-      summary: 'Raw transactions (spec 4.6) in chain order (block height, position).',
+      summary: 'Raw transactions in chain order (block height, position).',
       description: 'The address matches the sender or the recipient; total is the real count; code and msg are 0.',
       result: page('data', ref('Transaction'), { code: int({ const: 0 }), msg: int({ const: 0 }) }),
       examples: [{ name: 'avalanche-newest', params: [2, 0, '', 'avalanche', '', '', 2] }],
@@ -66,7 +66,7 @@ export const transactionMethods: MethodSpec[] = [
     doc: {
       summary: 'A transaction by hash with the tick it touched, its address movements and the decoded operation.',
       description: 'is_inscription is true for an inscription operation; inscriptions (the tick detail with stats) is present ' +
-        'when the transaction touched an indexed tick; address lists every address leg (spec 2.6, possibly empty); data is ' +
+        'when the transaction touched an indexed tick; address lists every address leg (possibly empty); data is ' +
         'the operation {p, op, tick, amt}. Hashes are hex strings as stored for the chain.',
       result: object({
         is_inscription: { type: 'boolean' },
@@ -140,7 +140,7 @@ export const transactionMethods: MethodSpec[] = [
     doc: {
       summary: 'Search by keyword: ticks by name prefix, an address, or a transaction hash.',
       description: 'Decided by the shape of the keyword: 64 hex digits (optionally after 0x) = TxHash (the transactions with that ' +
-        'hash, spec 2.7); 0x + 40 hex or a btc address = Address (positive balances summed per chain, largest first); anything ' +
+        'hash); 0x + 40 hex or a btc address = Address (positive balances summed per chain, largest first); anything ' +
         'else = Inscription (ticks whose name starts with the keyword, the exact name first, then by holders; at most 100, ' +
         'total counts all). Nothing found is an empty list, not an error.',
       result: {
