@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { createClient, type Client } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../src/access/key-format.js';
@@ -173,6 +174,34 @@ describe('API keys on the surfaces', () => {
       expect(rr.json.result).toBeDefined();
     } finally {
       await deny.close();
+    }
+  });
+
+  it('bad keys from one loopback address slow that address down (429), not another address', async () => {
+    const strict = await startGateway(db, { BAD_KEY_FREE_FAILURES: 2, BAD_KEY_MAX_BLOCK_S: 30 });
+    const from = (localAddress: string, key: string) => new Promise<{ status: number; retryAfter?: string; body: string }>((resolve, reject) => {
+      const url = new URL(`${strict.base}/v2/rpc`);
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'inds_getTicks', params: [] });
+      const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress, agent: false,
+        headers: { 'content-type': 'application/json', 'x-api-key': key } }, (res) => {
+        let text = '';
+        res.on('data', (c) => { text += c; });
+        res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined, body: text }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    try {
+      const bad = generateKey().key;
+      expect((await from('127.0.0.2', bad)).status).toBe(401);
+      expect((await from('127.0.0.2', bad)).status).toBe(401);
+      expect((await from('127.0.0.2', bad)).status).toBe(401); // the third: answered, and the address waits 1 s
+      const blocked = await from('127.0.0.2', keys.partner!);
+      expect(blocked).toMatchObject({ status: 429, retryAfter: '1' });
+      expect(JSON.parse(blocked.body).error).toMatchObject({ code: -32005, data: { retryAfter: 1 } });
+      expect((await from('127.0.0.3', keys.partner!)).status).toBe(200);
+    } finally {
+      await strict.close();
     }
   });
 
