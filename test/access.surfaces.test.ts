@@ -64,7 +64,7 @@ beforeAll(async () => {
   await db.sql`UPDATE api_keys SET revoked_at = now() WHERE name = 'gone'`;
   await db.sql`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE name = 'old'`;
   const settings = {
-    REDIS_URL: redis.url, QUOTA_GATEWAYS: 2, MAX_PAGE_SIZE: 2, GRAPHQL_MAX_COST: 15, SUBSCRIPTIONS_MAX_PER_CLIENT: 1, BAD_KEY_FREE_FAILURES: 1_000, LOG_LEVEL: 'debug' as const,
+    REDIS_URL: redis.url, QUOTA_GATEWAYS: 2, MAX_PAGE_SIZE: 2, GRAPHQL_MAX_COST: 15, SUBSCRIPTIONS_MAX_PER_CLIENT: 1, BAD_KEY_FREE_FAILURES: 1_000,
   };
   a = await startGateway(db, settings, { logger: logs.logger });
   b = await startGateway(db, settings);
