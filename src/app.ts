@@ -173,7 +173,7 @@ export function createGateway(
     badKeyFree: settings.BAD_KEY_FREE_FAILURES, badKeyMaxBlockS: settings.BAD_KEY_MAX_BLOCK_S, redisUrl: settings.REDIS_URL,
     redisCommandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS, redisBreakerFailures: settings.REDIS_BREAKER_FAILURES, redisBreakerOpenMs: settings.REDIS_BREAKER_OPEN_MS,
   }, {
-    sql: sources.primaryStateSql, listen: !target.socketPath && settings.DATA_VERSION_LISTEN && settings.DB_POOLER !== 'pgbouncer',
+    sql: sources.primaryStateSql, readTimeoutMs: sources.stateReadMs, listen: !target.socketPath && settings.DATA_VERSION_LISTEN && settings.DB_POOLER !== 'pgbouncer',
     registry: metrics.registry, logger, clientKey,
   });
   const yogaPlugins = [

@@ -87,7 +87,7 @@ describe('the key registry', () => {
     if (db.engine === 'embedded') ctx.skip(); // the embedded engine delivers no notifications
     const a = await registry(true);
     const b = await registry(true);
-    expect(a.listening() && b.listening()).toBe(true);
+    await until(() => a.listening() && b.listening(), 5_000);
     const g = await newKey('notified');
     const seen = await Promise.all([until(() => a.lookup(g.key).status === 'valid', 2_000), until(() => b.lookup(g.key).status === 'valid', 2_000)]);
     await revokeApiKey(db.sql, 'notified');

@@ -40,6 +40,8 @@ export interface AccessControl {
 export function createAccessControl(settings: AccessSettings, deps: {
   /** A connection of the primary that is not the request pool's (the state connection: LISTEN shares it). */
   sql: Sql;
+  /** The bound on one read of the keys, and on setting up their LISTEN (the sources' state-read bound). */
+  readTimeoutMs: number;
   listen: boolean;
   registry: Registry;
   logger: Logger;
@@ -51,7 +53,7 @@ export function createAccessControl(settings: AccessSettings, deps: {
     breakerOpenMs: settings.redisBreakerOpenMs, gateways: settings.gateways, logger,
   });
   const registry = createKeyRegistry({
-    sql: deps.sql, listen: deps.listen, reloadMs: settings.reloadMs,
+    sql: deps.sql, listen: deps.listen, reloadMs: settings.reloadMs, readTimeoutMs: deps.readTimeoutMs,
     onReload: (keys, via) => {
       quota.retain(registry.prefixes());
       if (keys > 0) quota.connect();

@@ -124,22 +124,21 @@ export function createKeyRegistry(options: KeyRegistryOptions): KeyRegistry {
     loaded: () => byPrefix !== null,
     listening: () => listener !== null,
     reload: () => load('poll'),
+    // settles once the first read is done (or failed); LISTEN is set up meanwhile and does not hold the start
     async start() {
-      await load('start');
       if (options.listen) {
-        try {
-          const established = await within(listenApiKeys(options.sql, () => void load('notify'), () => void load('notify')),
-            options.readTimeoutMs ?? 10_000, 'API keys LISTEN');
-          if (stopped) await established.unlisten().catch(() => {});
+        // established late it is still kept, or dropped if the registry stopped meanwhile
+        const listening = listenApiKeys(options.sql, () => void load('notify'), () => void load('notify')).then((established) => {
+          if (stopped) void established.unlisten().catch(() => {});
           else listener = established;
-        } catch (error) {
-          options.onError?.(error, 'listen');
-        }
+        });
+        void within(listening, options.readTimeoutMs ?? 10_000, 'API keys LISTEN').catch((error: unknown) => options.onError?.(error, 'listen'));
       }
       if (!stopped) {
         timer = setInterval(() => void load('poll'), options.reloadMs);
         timer.unref();
       }
+      await load('start');
     },
     async stop() {
       stopped = true;
