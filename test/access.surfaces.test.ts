@@ -132,7 +132,7 @@ describe('API keys on the surfaces', () => {
   });
 
   it('two gateways share one quota: together they admit about rate x seconds + burst', async () => {
-    const key = await addKey('shared', { ratePerS: 5, burst: 5 });
+    const key = await addKey('shared', { ratePerS: 1, burst: 3 });
     await waitFor(async () => a.gateway.access.registry.prefixes().has(key.slice(0, 11)) && b.gateway.access.registry.prefixes().has(key.slice(0, 11)), 2_000);
     const started = performance.now();
     const end = started + 2_000;
@@ -148,8 +148,9 @@ describe('API keys on the surfaces', () => {
     })));
     const seconds = (performance.now() - started) / 1000;
     expect(limited).toBeGreaterThan(0);
-    expect(admitted).toBeLessThanOrEqual(Math.ceil(5 * seconds + 5) + 1);
-    expect(admitted).toBeGreaterThanOrEqual(5);
+    // two separate buckets would admit up to twice that (2 x (3 + 2))
+    expect(admitted).toBeLessThanOrEqual(Math.floor(1 * seconds + 3) + 1);
+    expect(admitted).toBeGreaterThanOrEqual(3);
   });
 
   it('a key created and revoked reaches the second gateway within 2 s', async () => {
