@@ -8,6 +8,9 @@
 //   db            SQL, pools, sources, the data-version watcher, the request-scope accessor (db/scope.ts)
 //   observability logger, metrics, per-request bookkeeping and the hooks that record it
 //   cache         response cache (uses the logger and metrics)
+//   access        API keys and quotas: the key registry, token buckets (Redis or in process), the per-request
+//                 access decision and the RateLimit headers (uses db for the keys, the cache's Redis breaker,
+//                 the logger); the layers above read its access class (per-key overrides), the server calls it
 //   live          subscription events' fan-out
 //   loaders       DataLoaders over the store
 //   graphql       schema, yoga
@@ -22,6 +25,7 @@ const layers = [
   ['db', '^src/db/'],
   ['observability', '^src/observability/'],
   ['cache', '^src/cache/'],
+  ['access', '^src/access/'],
   ['live', '^src/live/'],
   ['loaders', '^src/loaders/'],
   ['graphql', '^src/graphql/'],

@@ -32,6 +32,9 @@ import { rpcRefusalBody } from './rpc/errors.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
 import { clientKey, type HttpSettings } from './server/connections.js';
+import { createAccessControl, type AccessControl } from './access/control.js';
+import { accessOf } from './access/request-access.js';
+import { keyOverridesPlugin } from './graphql/key-overrides.js';
 import { closeGracefully, corsPolicy, createHttpServer } from './server/http.js';
 
 // The composition root: the only module that builds the gateway's parts (sql clients and sources with the
@@ -53,6 +56,8 @@ export interface Gateway {
   ops: { logger: Logger; metrics: Metrics; watcher: VersionWatcher; cache: CacheStore | null };
   /** Live events of subscriptions: the fan-out and where its notifications come from (src/live). */
   live: { hub: LiveHub; source: LiveSource | null; open(): number };
+  /** API keys and quotas (src/access). */
+  access: AccessControl;
   /** Settles once the data version is known (before it, answers bypass the cache). */
   ready: Promise<void>;
   /**
@@ -72,7 +77,8 @@ export type GatewayConfig = Pick<Config,
     'GRAPHQL_CACHE_CONTROL' | 'HTTP_COMPRESSION' | 'HTTP_COMPRESSION_MIN_BYTES'>> &
   Partial<Pick<Config, 'DATABASE_READ_URLS' | 'DATABASE_READ_NAMES' | 'MAX_REPLICA_LAG_MS' | 'DB_POOLER' | 'DB_ALLOW_UNSAFE_SESSION'>> &
   Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PER_CLIENT' | 'SUBSCRIPTIONS_MAX_PER_CONNECTION' | 'SUBSCRIPTIONS_MAX_QUEUE'>> &
-  Partial<OperationsConfig> & Partial<StoreLimits> & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>>;
+  Partial<OperationsConfig> & Partial<StoreLimits> & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>> &
+  Partial<Pick<Config, 'ANONYMOUS_ACCESS' | 'API_KEYS_RELOAD_MS' | 'QUOTA_GATEWAYS' | 'BAD_KEY_FREE_FAILURES' | 'BAD_KEY_MAX_BLOCK_S'>>;
 
 /** Running the gateway rather than answering for it: logging, metrics, the data version, the response cache. */
 export type OperationsConfig = Pick<Config,
@@ -86,7 +92,7 @@ export type OperationsConfig = Pick<Config,
  */
 const configDefaults: Config = configSchema.parse({});
 
-const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-request-id' };
+const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-request-id, authorization, x-api-key' };
 
 /** Everything but listening: tests build their own gateway on their own database. */
 export function createGateway(
@@ -171,7 +177,19 @@ export function createGateway(
     })
     : null;
   const snapshots = createRequestSnapshots(() => sources.router.pin().snapshot);
+  // API keys: the registry on the primary's state connection (LISTEN shares it; none on the embedded engine
+  // or behind a transaction pooler: reloads only), the quota in Redis when there is one
+  const access = createAccessControl({
+    anonymous: settings.ANONYMOUS_ACCESS, reloadMs: settings.API_KEYS_RELOAD_MS, gateways: settings.QUOTA_GATEWAYS,
+    badKeyFree: settings.BAD_KEY_FREE_FAILURES, badKeyMaxBlockS: settings.BAD_KEY_MAX_BLOCK_S, redisUrl: settings.REDIS_URL,
+    redisCommandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS, redisBreakerFailures: settings.REDIS_BREAKER_FAILURES, redisBreakerOpenMs: settings.REDIS_BREAKER_OPEN_MS,
+  }, {
+    sql: sources.primaryStateSql, readTimeoutMs: sources.stateReadMs, listen: !target.socketPath && settings.DATA_VERSION_LISTEN && settings.DB_POOLER !== 'pgbouncer',
+    registry: metrics.registry, logger, clientKey,
+  });
   const yogaPlugins = [
+    // before the response cache: a key's raised page size is answered without it
+    keyOverridesPlugin({ paging, maxCost: settings.GRAPHQL_MAX_COST, accessOf, noCache: (request) => snapshots.bypass(request) }),
     graphqlPrometheus(metrics),
     graphqlObservability({ snapshots, metrics, caching: cache !== null, fromCache: isServedFromCache }),
     ...(cache ? [graphqlResponseCache(cache, snapshots)] : []),
@@ -199,6 +217,11 @@ export function createGateway(
     maxPerClient: settings.SUBSCRIPTIONS_MAX_PER_CLIENT,
     maxPerConnection: settings.SUBSCRIPTIONS_MAX_PER_CONNECTION,
     clientKey,
+    // a keyed stream counts against its key (max_streams, else the per-client cap), not its address
+    keyedCap: (req) => {
+      const who = accessOf(req);
+      return who?.kind === 'key' ? { id: who.key.prefix, max: who.key.overrides.maxStreams ?? settings.SUBSCRIPTIONS_MAX_PER_CLIENT } : null;
+    },
   });
   const yoga = createGraphqlServer({
     store,
@@ -250,6 +273,7 @@ export function createGateway(
     metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
     wrap: observeRequests({ logger, metrics, pool }), compression, graphiql: settings.GRAPHQL_INTROSPECTION, freshness,
     errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
+    access: access.hook,
   }, settings);
   return {
     sql,
@@ -259,8 +283,9 @@ export function createGateway(
     server,
     ops: { logger, metrics, watcher, cache },
     live: { hub, source, open: subscriptionLimits.open },
+    access,
     // bounded like the sources' start-up steps: a LISTEN a pooler never answers
-    ready: Promise.all([opsReady, source && within(source.start(), sources.stateReadMs, 'live events LISTEN').catch((error: unknown) =>
+    ready: Promise.all([opsReady, access.start(), source && within(source.start(), sources.stateReadMs, 'live events LISTEN').catch((error: unknown) =>
       logger.warn({ err: (error as Error).message }, 'live events: no source'))]).then(() => {}),
     async close(options = {}) {
       // subscriptions end first (each stream sends `complete`), so that closing the server is not held up by them
@@ -269,6 +294,7 @@ export function createGateway(
       await closeGracefully(server, options.drainIdleMs ?? 0);
       await opsReady.catch(() => {});
       schema.stop();
+      await access.stop();
       await cache?.close();
       await sources.stop();
     },

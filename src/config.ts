@@ -140,6 +140,15 @@ export const configSchema = z.object({
     'events a subscription may leave unread; one more and it is dropped: its last event is an error (`SLOW_CONSUMER`), then `complete`, and a client that still reads nothing is disconnected 5 s later'),
   METRICS_MAX_OPERATIONS: int(1, 10_000).default(100).describe(
     'distinct GraphQL operation names used as metric labels (then `other`; each cut to 64 characters)'),
+  ANONYMOUS_ACCESS: z.enum(['allow', 'deny']).default('allow').describe(
+    'requests without an API key: served with the per-address limits (`allow`) or answered 401 (`deny`); see [API keys](api-keys.md)'),
+  API_KEYS_RELOAD_MS: int(100, 3_600_000).default(30_000).describe(
+    'the gateway reloads the API keys on their NOTIFY (within a second or two) and, should one be lost, this often'),
+  QUOTA_GATEWAYS: int(1, 1_000).default(1).describe(
+    'gateways sharing the API keys\' quotas: while Redis fails each admits 1/`QUOTA_GATEWAYS` of a key\'s rate, burst and remaining day (without `REDIS_URL` every gateway has the full quota)'),
+  BAD_KEY_FREE_FAILURES: int(0, 1_000_000).default(10).describe(
+    'bad API keys one client address may send before its keyed requests wait (429): 1 s, doubling with each further bad key'),
+  BAD_KEY_MAX_BLOCK_S: int(1, 86_400).default(60).describe('the longest wait of an address sending bad API keys'),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -76,7 +76,8 @@ export function graphqlResponseCache(store: CacheStore, snapshots: RequestSnapsh
   return {
     onParams({ params, request, setResult }) {
       const snapshot = snapshots.capture(request);
-      if (!snapshot || typeof params.query !== 'string') return;
+      // a request marked to bypass before it got here (an API key's raised page size: src/graphql/key-overrides.ts)
+      if (!snapshot || typeof params.query !== 'string' || snapshots.bypassed(request)) return;
       if (!store.available()) return snapshots.bypass(request); // Redis breaker open: not even a key
       let key: string;
       try {

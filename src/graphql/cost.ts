@@ -88,16 +88,21 @@ function computeCost(view: DocumentNode, args: { schema: GraphQLSchema; variable
   }
 }
 
+/** An API key's own cost limit (`maxCost` in the context: src/graphql/key-overrides.ts), else the gateway's. */
+const limitOf = (context: unknown, maxCost: number) => (context as { maxCost?: number } | null)?.maxCost ?? maxCost;
+
 export function costLimitPlugin(maxCost: number): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const cost = operationCost(args);
-      if (cost !== null && cost > maxCost) setResultAndStopExecution({ errors: [costRejection(cost, maxCost)] });
+      const limit = limitOf(args.contextValue, maxCost);
+      if (cost !== null && cost > limit) setResultAndStopExecution({ errors: [costRejection(cost, limit)] });
     },
     // a subscription: the cost of one event's selection
     onSubscribe({ args, setResultAndStopExecution }) {
       const cost = operationCost(args);
-      if (cost !== null && cost > maxCost) setResultAndStopExecution({ errors: [costRejection(cost, maxCost)] });
+      const limit = limitOf(args.contextValue, maxCost);
+      if (cost !== null && cost > limit) setResultAndStopExecution({ errors: [costRejection(cost, limit)] });
     },
   };
 }

@@ -27,10 +27,21 @@ const refusals = {
   'unavailable': { message: 'Service unavailable', code: 'SERVICE_UNAVAILABLE' },
   'too-many-requests': { message: 'Service unavailable', code: 'TOO_MANY_REQUESTS' },
   'bad-request': { message: 'Invalid request', code: 'BAD_REQUEST' },
+  'unauthenticated': { message: 'Unauthenticated', code: 'UNAUTHENTICATED' },
 } as const;
 
-/** The GraphQL body of a refusal by the HTTP listener on a /graphql path (src/server/http.ts's Refusal). */
-export function graphqlRefusalBody(refusal: { kind: keyof typeof refusals; reason: string }): unknown {
-  const { message, code } = refusals[refusal.kind];
-  return { errors: [{ message: refusal.reason ? `${message}: ${refusal.reason}` : message, extensions: { code } }] };
+/**
+ * The GraphQL body of a refusal by the HTTP listener on a /graphql path (src/server/http.ts's Refusal). An
+ * API key's quota (a refusal with `retryAfterS`) is "Too many requests" with `extensions.retryAfter`.
+ */
+export function graphqlRefusalBody(refusal: { kind: keyof typeof refusals; reason: string; retryAfterS?: number }): unknown {
+  const quota = refusal.kind === 'too-many-requests' && refusal.retryAfterS !== undefined;
+  const { code } = refusals[refusal.kind];
+  const message = quota ? 'Too many requests' : refusals[refusal.kind].message;
+  return {
+    errors: [{
+      message: refusal.reason ? `${message}: ${refusal.reason}` : message,
+      extensions: quota ? { code, retryAfter: refusal.retryAfterS } : { code },
+    }],
+  };
 }

@@ -14,6 +14,11 @@ export interface SubscriptionLimits {
   maxPerConnection: number;
   /** A client address's key, the same as the HTTP listener's per-client caps use (src/server/connections.ts). */
   clientKey: (address: string) => string;
+  /**
+   * A request made with an API key: its streams are counted per key (whatever its addresses) against the
+   * key's own cap (its max_streams, else maxPerClient), not per address. Null: counted per address.
+   */
+  keyedCap?: (req: IncomingMessage | undefined) => { id: string; max: number } | null;
 }
 
 const tooMany = (what: string) =>
@@ -31,9 +36,11 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
     onSubscribe({ args, setResultAndStopExecution }) {
       const req = (args.contextValue as { req?: IncomingMessage }).req;
       const socket = req?.socket;
-      const key = socket?.remoteAddress !== undefined ? limits.clientKey(socket.remoteAddress) : null;
-      if (key !== null && limits.maxPerClient > 0 && (perClient.get(key) ?? 0) >= limits.maxPerClient) {
-        return setResultAndStopExecution({ errors: [tooMany('from this client address (SUBSCRIPTIONS_MAX_PER_CLIENT)')] });
+      const keyed = limits.keyedCap?.(req) ?? null;
+      const key = keyed ? `key:${keyed.id}` : socket?.remoteAddress !== undefined ? limits.clientKey(socket.remoteAddress) : null;
+      const cap = keyed ? keyed.max : limits.maxPerClient;
+      if (key !== null && cap > 0 && (perClient.get(key) ?? 0) >= cap) {
+        return setResultAndStopExecution({ errors: [tooMany(keyed ? 'for this API key (its stream count)' : 'from this client address (SUBSCRIPTIONS_MAX_PER_CLIENT)')] });
       }
       if (socket && (perSocket.get(socket) ?? 0) >= limits.maxPerConnection) {
         return setResultAndStopExecution({ errors: [tooMany('on this connection (SUBSCRIPTIONS_MAX_PER_CONNECTION)')] });

@@ -21,6 +21,10 @@ export const rpcErrors = {
   notFound: (reason: string): RpcError => ({ code: -32603, message: 'Record not found', data: { reason } }),
   internal: (): RpcError => ({ code: -32604, message: 'Internal error' }),
   unavailable: (reason: string): RpcError => ({ code: -32000, message: 'Service unavailable', data: { reason, retryable: true } }),
+  /** No valid API key (HTTP 401): unknown, revoked, expired, or none where ANONYMOUS_ACCESS=deny. */
+  unauthorized: (reason: string): RpcError => ({ code: -32001, message: 'Unauthorized', data: { reason } }),
+  /** Over an API key's quota (HTTP 429): retry after this many seconds. */
+  tooManyRequests: (reason: string, retryAfter: number): RpcError => ({ code: -32005, message: 'Too many requests', data: { reason, retryAfter } }),
 };
 
 function withData(code: number, message: string, reason?: string): RpcError {
@@ -47,7 +51,13 @@ export function fromGraphqlErrors(errors: readonly GraphQLError[]): RpcError {
 }
 
 /** The JSON-RPC body of a refusal by the HTTP listener on an RPC path (src/server/http.ts's Refusal). */
-export function rpcRefusalBody(refusal: { kind: 'unavailable' | 'bad-request' | 'too-many-requests'; reason: string }): unknown {
-  const error = refusal.kind === 'bad-request' ? rpcErrors.invalidRequest(refusal.reason) : rpcErrors.unavailable(refusal.reason);
+export function rpcRefusalBody(
+  refusal: { kind: 'unavailable' | 'bad-request' | 'too-many-requests' | 'unauthenticated'; reason: string; retryAfterS?: number },
+): unknown {
+  const error = refusal.kind === 'bad-request' ? rpcErrors.invalidRequest(refusal.reason)
+    : refusal.kind === 'unauthenticated' ? rpcErrors.unauthorized(refusal.reason)
+    // an API key's quota (src/access) says how long to wait; the listener's own limits keep -32000
+    : refusal.kind === 'too-many-requests' && refusal.retryAfterS !== undefined ? rpcErrors.tooManyRequests(refusal.reason, refusal.retryAfterS)
+    : rpcErrors.unavailable(refusal.reason);
   return { jsonrpc: '2.0', error, id: null };
 }

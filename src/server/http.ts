@@ -18,9 +18,18 @@ import { graphiqlPage, wantsGraphiql } from './graphiql.js';
  * surface words it in its own shape (src/rpc/errors.ts, src/graphql/errors.ts): the listener imports none.
  */
 export interface Refusal {
-  kind: 'unavailable' | 'bad-request' | 'too-many-requests';
+  kind: 'unavailable' | 'bad-request' | 'too-many-requests' | 'unauthenticated';
   reason: string;
+  /** Seconds to wait, said in the body too (an API key's quota: JSON-RPC -32005 data.retryAfter). */
+  retryAfterS?: number;
 }
+
+/**
+ * Who a request is (an API key or anonymous) and whether it may go on, decided before a surface runs it
+ * (src/access/http-hook.ts, built in src/app.ts). null: go on at once; else a promise of null (go on) or a
+ * refusal with its status, answered here in the surface's error shape. It sets its own response headers.
+ */
+export type AccessHook = (req: IncomingMessage, res: ServerResponse) => Promise<(Refusal & { status: number }) | null> | null;
 
 /** A surface's error body for a refusal. */
 export type RefusalBody = (refusal: Refusal) => unknown;
@@ -44,6 +53,8 @@ export interface HttpDeps {
   compression?: CompressionSettings;
   /** Error bodies of the surfaces, for refusals on their paths (elsewhere, and without one: a plain body). */
   errorBodies?: { rpc?: RefusalBody; graphql?: RefusalBody };
+  /** API keys and quotas: called once per GraphQL or JSON-RPC request (not preflights, not the GraphiQL page). */
+  access?: AccessHook;
 }
 
 /** The CORS headers of the GraphQL surface (yoga's own CORS is off: one policy for both surfaces). */
@@ -168,6 +179,17 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
       }),
     );
   });
+  /** A surface's request, once the access hook lets it through (a preflight carries no credentials). */
+  const guarded = (req: IncomingMessage, res: ServerResponse, path: string, run: () => void) => {
+    const pending = deps.access && req.method !== 'OPTIONS' ? deps.access(req, res) : null;
+    if (pending === null) return run();
+    void pending.then((refusal) => {
+      if (!refusal) return run();
+      req.resume();
+      if (refusal.retryAfterS !== undefined) res.setHeader('retry-after', String(refusal.retryAfterS));
+      sendJson(res, refusal.status, surfaceError(path, refusal));
+    });
+  };
   /** The surfaces, behind compression. */
   const route = (req: IncomingMessage, res: ServerResponse, path: string) => {
     if (path === '/metrics' && deps.metrics) {
@@ -180,8 +202,8 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
       );
       return;
     }
-    if (deps.rpc && (path === '/v2' || path.startsWith('/v2/'))) return deps.rpc(req, res, 'v2');
-    if (deps.rpc && (path === '/v1' || path.startsWith('/v1/'))) return deps.rpc(req, res, 'v1');
+    if (deps.rpc && (path === '/v2' || path.startsWith('/v2/'))) return guarded(req, res, path, () => deps.rpc!(req, res, 'v2'));
+    if (deps.rpc && (path === '/v1' || path.startsWith('/v1/'))) return guarded(req, res, path, () => deps.rpc!(req, res, 'v1'));
     if (path === '/graphql' || path === '/graphql/') {
       for (const [name, value] of Object.entries(cors.headers(req.headers, graphqlCors))) res.setHeader(name, value);
       if (req.method === 'OPTIONS') {
@@ -196,7 +218,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
         const vary = res.getHeader('vary');
         res.setHeader('vary', vary ? `${String(vary)}, Accept` : 'Accept');
       }
-      return deps.yoga(req, res);
+      return guarded(req, res, path, () => deps.yoga(req, res));
     }
     if (path.startsWith('/graphql/')) {
       // yoga would answer an empty 404 here

@@ -1,0 +1,151 @@
+import { readApiKeys, listenApiKeys, type ApiKeyRow } from '../db/api-keys.js';
+import type { Sql } from '../db/client.js';
+import { within } from '../db/deadline.js';
+import { parseKey, secretMatches } from './key-format.js';
+import type { QuotaLimits } from './limits.js';
+
+// The gateway's copy of api_keys (sql/018), read with its read-only role and kept in memory: a lookup costs
+// a map read and one SHA-256, never a round trip. Reloaded whole (a few rows per partner) when the
+// trigger's NOTIFY igw_api_keys arrives — within a second or two on every gateway — and every `reloadMs`
+// in case a notification was lost (a reconnect, a pooler that drops LISTEN, the embedded engine).
+
+/** A valid key as the rest of the gateway sees it: its name and prefix may be logged, nothing else of it. */
+export interface AccessKey {
+  id: string;
+  name: string;
+  prefix: string;
+  limits: QuotaLimits;
+  /** Per-key overrides of the gateway's limits (null: the default). */
+  overrides: { maxPageSize: number | null; maxCost: number | null; maxStreams: number | null };
+}
+
+export type KeyLookup =
+  | { status: 'valid'; key: AccessKey }
+  /** Not a key at all, or no key has this prefix and secret. */
+  | { status: 'unknown'; prefix: string | null }
+  | { status: 'revoked' | 'expired'; prefix: string; name: string }
+  /** The keys were never read (database down since the start): neither valid nor invalid. */
+  | { status: 'unavailable'; prefix: string | null };
+
+export interface KeyRegistryOptions {
+  sql: Sql;
+  /** LISTEN for changes (off behind a transaction pooler and on the embedded engine: polling only). */
+  listen: boolean;
+  /** Fallback reload interval (ms). */
+  reloadMs: number;
+  /** Client-side bound on one read (ms). */
+  readTimeoutMs?: number;
+  onReload?: (keys: number, via: 'start' | 'notify' | 'poll') => void;
+  onError?: (error: unknown, where: 'read' | 'listen') => void;
+  now?: () => number;
+}
+
+export interface KeyRegistry {
+  lookup(presented: string): KeyLookup;
+  /** The valid-or-not keys held, by prefix. */
+  prefixes(): ReadonlySet<string>;
+  size(): number;
+  loaded(): boolean;
+  listening(): boolean;
+  /** Reads the table now. */
+  reload(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface Entry {
+  row: ApiKeyRow;
+  key: AccessKey;
+}
+
+function toEntry(row: ApiKeyRow): Entry {
+  return {
+    row,
+    key: {
+      id: row.id, name: row.name, prefix: row.prefix,
+      limits: { ratePerS: row.ratePerS, burst: row.burst, dailyAllowance: row.dailyAllowance },
+      overrides: { maxPageSize: row.maxPageSize, maxCost: row.maxCost, maxStreams: row.maxStreams },
+    },
+  };
+}
+
+export function createKeyRegistry(options: KeyRegistryOptions): KeyRegistry {
+  const now = options.now ?? Date.now;
+  let byPrefix: Map<string, Entry> | null = null;
+  let prefixSet: ReadonlySet<string> = new Set();
+  let inflight: Promise<void> | null = null;
+  let again = false;
+  let stopped = false;
+  let errorReported = false;
+  let listener: { unlisten(): Promise<void> } | null = null;
+  let timer: NodeJS.Timeout | undefined;
+
+  // reads coalesce; a notification during a read asks for one more (the running read may predate the commit)
+  const load = (via: 'start' | 'notify' | 'poll'): Promise<void> => {
+    if (inflight) {
+      again = true;
+      return inflight;
+    }
+    inflight = (async () => {
+      do {
+        again = false;
+        try {
+          const rows = await within(readApiKeys(options.sql), options.readTimeoutMs ?? 10_000, 'API keys read');
+          byPrefix = new Map(rows.map((row) => [row.prefix, toEntry(row)]));
+          prefixSet = new Set(byPrefix.keys());
+          errorReported = false;
+          options.onReload?.(rows.length, via);
+        } catch (error) {
+          // the keys last read stay in force
+          if (!errorReported) options.onError?.(error, 'read');
+          errorReported = true;
+        }
+      } while (again && !stopped);
+    })().finally(() => {
+      inflight = null;
+    });
+    return inflight;
+  };
+
+  return {
+    lookup(presented) {
+      const parsed = parseKey(presented);
+      if (!parsed) return { status: 'unknown', prefix: null };
+      if (!byPrefix) return { status: 'unavailable', prefix: parsed.prefix };
+      const entry = byPrefix.get(parsed.prefix);
+      // the hash is compared even for an unknown prefix (against a dummy), in constant time
+      if (!secretMatches(parsed.secret, entry?.row.secretSha256) || !entry) return { status: 'unknown', prefix: parsed.prefix };
+      if (entry.row.revokedAt) return { status: 'revoked', prefix: entry.row.prefix, name: entry.row.name };
+      if (entry.row.expiresAt && entry.row.expiresAt.getTime() <= now()) return { status: 'expired', prefix: entry.row.prefix, name: entry.row.name };
+      return { status: 'valid', key: entry.key };
+    },
+    prefixes: () => prefixSet,
+    size: () => byPrefix?.size ?? 0,
+    loaded: () => byPrefix !== null,
+    listening: () => listener !== null,
+    reload: () => load('poll'),
+    // settles once the first read is done (or failed); LISTEN is set up meanwhile and does not hold the start
+    async start() {
+      if (options.listen) {
+        // established late it is still kept, or dropped if the registry stopped meanwhile
+        const listening = listenApiKeys(options.sql, () => void load('notify'), () => void load('notify')).then((established) => {
+          if (stopped) void established.unlisten().catch(() => {});
+          else listener = established;
+        });
+        void within(listening, options.readTimeoutMs ?? 10_000, 'API keys LISTEN').catch((error: unknown) => options.onError?.(error, 'listen'));
+      }
+      if (!stopped) {
+        timer = setInterval(() => void load('poll'), options.reloadMs);
+        timer.unref();
+      }
+      await load('start');
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await listener?.unlisten().catch(() => {});
+      listener = null;
+      await inflight?.catch(() => {});
+    },
+  };
+}
