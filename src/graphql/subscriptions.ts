@@ -52,6 +52,7 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
       const release = () => {
         if (released) return;
         released = true;
+        socket?.removeListener('close', release);
         open -= 1;
         if (key !== null) {
           const left = (perClient.get(key) ?? 1) - 1;
@@ -60,8 +61,13 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
         }
         if (socket) perSocket.set(socket, (perSocket.get(socket) ?? 1) - 1);
       };
-      // the response closing (client gone) releases too, whether or not the stream noticed yet
+      // the response closing (client gone) releases too, whether or not the stream noticed yet; and the
+      // connection closing: a response pipelined behind another one never emits 'close'
       (args.contextValue as { res?: { once(e: string, f: () => void): void } }).res?.once('close', release);
+      if (socket) {
+        if (socket.destroyed) release();
+        else socket.once('close', release);
+      }
       return {
         onSubscribeResult({ result }) {
           if (!(Symbol.asyncIterator in result)) return release();

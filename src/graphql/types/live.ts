@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { GraphQLError } from 'graphql';
 import { enterEventScope } from '../../observability/request.js';
 import { isDropped, type LiveBlock, type LiveMovement, type Topic } from '../../live/hub.js';
@@ -18,13 +19,29 @@ const dropGraceMs = 5_000;
 function subscribe<T>(ctx: Context, topic: Topic): AsyncIterable<T> {
   if (!ctx.live) throw new GraphQLError('Subscriptions are not available here', { extensions: { code: 'BAD_REQUEST' } });
   const { req, res } = ctx as Context & { req?: IncomingMessage; res?: ServerResponse };
-  return ctx.live.subscribe<T>(topic, {
+  const subscription = ctx.live.subscribe<T>(topic, {
     beforeEvent: () => renewContext(ctx),
     // a client that does not read gets its error event if it ever reads again, and is cut after a grace
     dropped: () => setTimeout(() => {
       if (res && !res.writableEnded) req?.socket.destroy();
     }, dropGraceMs).unref(),
-  }) as AsyncIterable<T>;
+  });
+  // the stream ends with its connection: a response pipelined behind another on a kept-alive connection
+  // has no socket of its own and never hears the client leave (Node emits no 'close' for it)
+  const detach = endWithSocket(req?.socket, () => subscription.end());
+  subscription.onEnd(detach);
+  return subscription as AsyncIterable<T>;
+}
+
+/** Calls `end` once `socket` closes (at once if it has already); returns what removes the listener. */
+export function endWithSocket(socket: Socket | undefined, end: () => void): () => void {
+  if (!socket) return () => {};
+  if (socket.destroyed) {
+    end();
+    return () => {};
+  }
+  socket.once('close', end);
+  return () => socket.removeListener('close', end);
 }
 
 /** The event itself, or the drop error as the stream's last event. */
