@@ -77,6 +77,7 @@ export type GatewayConfig = Pick<Config,
     'GRAPHQL_CACHE_CONTROL' | 'HTTP_COMPRESSION' | 'HTTP_COMPRESSION_MIN_BYTES'>> &
   Partial<Pick<Config, 'DATABASE_READ_URLS' | 'DATABASE_READ_NAMES' | 'MAX_REPLICA_LAG_MS' | 'DB_POOLER' | 'DB_ALLOW_UNSAFE_SESSION'>> &
   Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PER_CLIENT' | 'SUBSCRIPTIONS_MAX_PER_CONNECTION' | 'SUBSCRIPTIONS_MAX_QUEUE'>> &
+  Partial<Pick<Config, 'GRAPHQL_MAX_VARIABLES_BYTES' | 'GRAPHQL_MAX_STRING_LENGTH' | 'GRAPHQL_MAX_LIST_LENGTH'>> &
   Partial<OperationsConfig> & Partial<StoreLimits> & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>> &
   Partial<Pick<Config, 'ANONYMOUS_ACCESS' | 'API_KEYS_RELOAD_MS' | 'QUOTA_GATEWAYS' | 'BAD_KEY_FREE_FAILURES' | 'BAD_KEY_MAX_BLOCK_S'>>;
 
@@ -228,6 +229,11 @@ export function createGateway(
     paging,
     introspection: settings.GRAPHQL_INTROSPECTION,
     maxBodyBytes: settings.GRAPHQL_MAX_BODY_BYTES,
+    inputLimits: {
+      maxVariablesBytes: settings.GRAPHQL_MAX_VARIABLES_BYTES,
+      maxStringLength: settings.GRAPHQL_MAX_STRING_LENGTH,
+      maxListLength: settings.GRAPHQL_MAX_LIST_LENGTH,
+    },
     limits: {
       maxDepth: settings.GRAPHQL_MAX_DEPTH,
       maxAliases: settings.GRAPHQL_MAX_ALIASES,

@@ -58,6 +58,12 @@ export const configSchema = z.object({
     '`false`: no GraphiQL, `__schema`/`__type` rejected (`__typename` still works), no "Did you mean …" in errors'),
   GRAPHQL_MAX_BODY_BYTES: int(1_024, 100 * 1024 * 1024).default(1024 * 1024).describe(
     'GraphQL body (counted as it arrives, also without Content-Length) → 413 `REQUEST_ENTITY_TOO_LARGE`'),
+  GRAPHQL_MAX_VARIABLES_BYTES: int(1_024, 100 * 1024 * 1024).default(128 * 1024).describe(
+    "an operation's variables, as JSON (queries and subscriptions, POST, GET and SSE) → 400 `BAD_USER_INPUT`; a subscription keeps its variables for its lifetime"),
+  GRAPHQL_MAX_STRING_LENGTH: int(64, 100 * 1024 * 1024).default(16_384).describe(
+    'characters of one string argument, in the variables or a literal of the document (hex call data of 4096 bytes is 8 194) → 400 `BAD_USER_INPUT` (variables) or `GRAPHQL_VALIDATION_FAILED` (literals)'),
+  GRAPHQL_MAX_LIST_LENGTH: int(1, 10_000_000).default(1_000).describe(
+    'items of one list argument (`blocks(chains:)`, `nodes(ids:)`, `ticksByDeployHash(selectors:)`), in the variables or the document → the same errors'),
   GRAPHQL_MAX_DEPTH: int(1, 1_000).default(15).describe(
     "selection depth, fragments flattened, introspection included (GraphiQL's own query is 15)"),
   GRAPHQL_MAX_ALIASES: int(0, 1_000).default(15).describe('aliases per operation'),

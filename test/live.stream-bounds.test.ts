@@ -57,3 +57,59 @@ describe('a stream ends with its connection', () => {
     expect(metrics).toMatch(/^igw_subscriptions_open\{field="blocks"\} 0$/m);
   });
 });
+
+/** POSTs a GraphQL request, as JSON or as an event stream; returns status and body text. */
+async function post(base: string, body: unknown, stream = false) {
+  const reply = await fetch(`${base}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: reply.status, text: await reply.text() };
+}
+
+describe('argument and variable sizes', () => {
+  let live: LiveGateway;
+  beforeAll(async () => {
+    live = await startGateway(db);
+  });
+  afterAll(async () => live?.close());
+
+  const chains = Array.from({ length: 90_000 }, (_, i) => `c${i}`);
+  const big = 'a'.repeat(200_000);
+
+  it('refuses a 90,000-name list, a 200 KB string and oversized variables, for queries and subscriptions alike', async () => {
+    const cases: { body: unknown; code: string; says: RegExp }[] = [
+      { body: { query: 'subscription($c: [String!]) { blocks(chains: $c) { height } }', variables: { c: chains.slice(0, 5_000) } },
+        code: 'BAD_USER_INPUT', says: /list of 5000 items: at most 1000 \(GRAPHQL_MAX_LIST_LENGTH\)/ },
+      { body: { query: 'subscription($c: [String!]) { blocks(chains: $c) { height } }', variables: { c: chains } },
+        code: 'BAD_USER_INPUT', says: /GRAPHQL_MAX_VARIABLES_BYTES/ },
+      { body: { query: 'subscription($a: String!) { addressActivity(address: $a) { id } }', variables: { a: 'b'.repeat(20_000) } },
+        code: 'BAD_USER_INPUT', says: /string of 20000 characters: at most 16384 \(GRAPHQL_MAX_STRING_LENGTH\)/ },
+      { body: { query: `subscription { addressActivity(address: "${big}") { id } }` },
+        code: 'GRAPHQL_VALIDATION_FAILED', says: /GRAPHQL_MAX_STRING_LENGTH/ },
+      { body: { query: `{ chain(name: "${big}") { name } }` }, code: 'GRAPHQL_VALIDATION_FAILED', says: /GRAPHQL_MAX_STRING_LENGTH/ },
+      { body: { query: 'query($n: [String!]) { chains(names: $n) { name } }', variables: { n: chains.slice(0, 1_001) } },
+        code: 'BAD_USER_INPUT', says: /GRAPHQL_MAX_LIST_LENGTH/ },
+    ];
+    for (const { body, code, says } of cases) {
+      for (const stream of [false, true]) {
+        const reply = await post(live.base, body, stream);
+        expect(reply.text).toContain(`"code":"${code}"`);
+        expect(reply.text).toMatch(says);
+        // a document error is answered 200 to `accept: application/json` (GraphQL over HTTP), like every validation error
+        if (!stream && code === 'BAD_USER_INPUT') expect(reply.status).toBe(400);
+      }
+    }
+    // over GET too
+    const get = await fetch(`${live.base}/graphql?query=${encodeURIComponent('query($n: [String!]) { chains(names: $n) { name } }')}` +
+      `&variables=${encodeURIComponent(JSON.stringify({ n: Array(1_001).fill('e') }))}`);
+    expect(get.status).toBe(400);
+    expect(await get.text()).toMatch(/GRAPHQL_MAX_LIST_LENGTH/);
+    expect(live.gateway.live.hub.stats().subscriptions).toBe(0);
+    // within the bounds: answered
+    const ok = await post(live.base, { query: 'query($n: [String!]) { chains(names: $n) { chain } }', variables: { n: ['eth'] } });
+    expect(ok.status).toBe(200);
+    expect(JSON.parse(ok.text).data).toEqual({ chains: [{ chain: 'eth' }] });
+  });
+});

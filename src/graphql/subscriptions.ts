@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { onSocketClose } from './socket-close.js';
 
 // Caps on open subscriptions, counted from the moment one is admitted until its stream ends (client gone,
 // dropped, or shutdown): per client address (the same key as the HTTP per-client caps) and per connection.
@@ -49,10 +50,11 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
       if (socket) perSocket.set(socket, (perSocket.get(socket) ?? 0) + 1);
       open += 1;
       let released = false;
+      let detach = () => {};
       const release = () => {
         if (released) return;
         released = true;
-        socket?.removeListener('close', release);
+        detach();
         open -= 1;
         if (key !== null) {
           const left = (perClient.get(key) ?? 1) - 1;
@@ -64,10 +66,7 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
       // the response closing (client gone) releases too, whether or not the stream noticed yet; and the
       // connection closing: a response pipelined behind another one never emits 'close'
       (args.contextValue as { res?: { once(e: string, f: () => void): void } }).res?.once('close', release);
-      if (socket) {
-        if (socket.destroyed) release();
-        else socket.once('close', release);
-      }
+      detach = onSocketClose(socket, release);
       return {
         onSubscribeResult({ result }) {
           if (!(Symbol.asyncIterator in result)) return release();

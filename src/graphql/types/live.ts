@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { GraphQLError } from 'graphql';
 import { enterEventScope } from '../../observability/request.js';
 import { isDropped, type LiveBlock, type LiveMovement, type Topic } from '../../live/hub.js';
 import { builder } from '../builder.js';
+import { onSocketClose } from '../socket-close.js';
 import { renewContext, type Context } from '../context.js';
 import { ChainRef } from './chain.js';
 import { AddressTransactionRef } from './movement.js';
@@ -28,20 +28,8 @@ function subscribe<T>(ctx: Context, topic: Topic): AsyncIterable<T> {
   });
   // the stream ends with its connection: a response pipelined behind another on a kept-alive connection
   // has no socket of its own and never hears the client leave (Node emits no 'close' for it)
-  const detach = endWithSocket(req?.socket, () => subscription.end());
-  subscription.onEnd(detach);
+  subscription.onEnd(onSocketClose(req?.socket, () => subscription.end()));
   return subscription as AsyncIterable<T>;
-}
-
-/** Calls `end` once `socket` closes (at once if it has already); returns what removes the listener. */
-export function endWithSocket(socket: Socket | undefined, end: () => void): () => void {
-  if (!socket) return () => {};
-  if (socket.destroyed) {
-    end();
-    return () => {};
-  }
-  socket.once('close', end);
-  return () => socket.removeListener('close', end);
 }
 
 /** The event itself, or the drop error as the stream's last event. */
