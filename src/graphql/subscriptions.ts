@@ -9,6 +9,8 @@ import { onSocketClose } from './socket-close.js';
 // A subscription over a cap gets one error event (TOO_MANY_REQUESTS) and its stream ends.
 
 export interface SubscriptionLimits {
+  /** Open subscriptions in all: SUBSCRIPTIONS_MAX_OPEN, within SUBSCRIPTIONS_MAX_CONNECTION_SHARE of the connection table. */
+  maxOpen?: number;
   /** SUBSCRIPTIONS_MAX_PER_CLIENT; 0: none. */
   maxPerClient: number;
   /** SUBSCRIPTIONS_MAX_PER_CONNECTION. */
@@ -21,6 +23,13 @@ export interface SubscriptionLimits {
    */
   keyedCap?: (req: IncomingMessage | undefined) => { id: string; max: number } | null;
 }
+
+/** Seconds a client refused for the gateway's stream count is told to wait. */
+const busyRetryAfterS = 5;
+const tooManyInAll = () => new GraphQLError(
+  'Too many open subscriptions on this gateway (SUBSCRIPTIONS_MAX_OPEN, SUBSCRIPTIONS_MAX_CONNECTION_SHARE): retry later',
+  { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', http: { status: 503, headers: { 'retry-after': String(busyRetryAfterS) } } } },
+);
 
 const tooMany = (what: string) =>
   new GraphQLError(`Too many open subscriptions ${what}: close one first`, { extensions: { code: 'TOO_MANY_REQUESTS' } });
@@ -40,6 +49,7 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
       const keyed = limits.keyedCap?.(req) ?? null;
       const key = keyed ? `key:${keyed.id}` : socket?.remoteAddress !== undefined ? limits.clientKey(socket.remoteAddress) : null;
       const cap = keyed ? keyed.max : limits.maxPerClient;
+      if (limits.maxOpen !== undefined && open >= limits.maxOpen) return setResultAndStopExecution({ errors: [tooManyInAll()] });
       if (key !== null && cap > 0 && (perClient.get(key) ?? 0) >= cap) {
         return setResultAndStopExecution({ errors: [tooMany(keyed ? 'for this API key (its stream count)' : 'from this client address (SUBSCRIPTIONS_MAX_PER_CLIENT)')] });
       }

@@ -57,7 +57,8 @@ export interface YogaOptions {
   logging?: YogaServerOptions<object, object>['logging'];
   /** Live events for subscriptions (src/live/hub.ts) and their limits (src/graphql/subscriptions.ts). */
   live?: LiveHub;
-  subscriptionPlugin?: Plugin;
+  /** Subscriptions' limits and event streams (src/graphql/subscriptions.ts, src/graphql/streams.ts). */
+  subscriptionPlugins?: Plugin[];
 }
 
 export function createGraphqlServer(options: YogaOptions) {
@@ -81,7 +82,7 @@ export function createGraphqlServer(options: YogaOptions) {
       ...persistedOperationsPlugins(options.persisted ?? persistedDefaults),
       httpCachingPlugin(options.cacheControl ?? defaultCacheControl),
       ...(options.plugins ?? []), jitPlugin(), bodyLimitPlugin(options.maxBodyBytes),
-      ...(options.subscriptionPlugin ? [options.subscriptionPlugin] : [])],
+      ...(options.subscriptionPlugins ?? [])],
     context: () => ({ ...createContext(options.store, options.paging, options.resultLimits), live: options.live }),
   });
 }
