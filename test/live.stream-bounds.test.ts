@@ -245,6 +245,7 @@ describe('the streams\' share of the connection table', () => {
       await waitFor(async () => refused.state.done, 5_000);
       expect(refused.state.status).toBe(503);
       expect(refused.state.headers.get('retry-after')).toBe('5');
+      expect(refused.state.headers.get('connection')).toBe('close'); // its place in the connection table is given back
       expect(refused.state.text).toContain('"code":"TOO_MANY_SUBSCRIPTIONS"');
       // the other half of the table still serves requests
       const probe = await fetch(`${live.base}/graphql?query=${encodeURIComponent('{ __typename }')}`);

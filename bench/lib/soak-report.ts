@@ -95,7 +95,9 @@ export function soakMarkdown(r: SoakResult): string {
   const probe = r.attacks['stream-probe'];
   if (probe) {
     lines.push('', `**Stream attacks' probe** (${probe.what}): ${probe.sent} sent, ${probe.successPercent} % answered 200, ` +
-      `p50 ${probe.p50Ms} ms, p99 ${probe.p99Ms} ms. Idle streams open at most at once: ${r.attacks['stream-idle']?.maxOpenStreams ?? '—'}.`);
+      `p50 ${probe.p50Ms} ms, p99 ${probe.p99Ms} ms. Idle streams open at most at once: ${r.attacks['stream-idle']?.maxOpenStreams ?? '—'}. ` +
+      `Stream figures of the gateway: at most ${(((probe.maxPendingBytes as number) ?? 0) / 1e6).toFixed(1)} MB waiting for slow clients, ` +
+      `${probe.slowConsumers} streams cut as SLOW_CONSUMER, ${probe.eventExecutions} executions for ${probe.eventsDelivered} events delivered.`);
   }
   if (r.subscriptionsDrain !== undefined) {
     const d = r.subscriptionsDrain;

@@ -145,16 +145,18 @@ export function buildStreamAttacks(ctx: AttackContext & { dbUrl?: string; idleAd
 
   // 2: 32 streams from one address that never read, a ~1 MB selection (and the events above)
   attacks.push(attack('stream-slow-readers',
-    '32 streams from 127.0.0.6 that never read (after the response head), tickActivity of the top tick with 14 × holders(first: 1000) (~1 MB per event); each reopened once the gateway closes it',
+    '32 streams from 127.0.0.6 that never read after the response head, tickActivity of the top tick with 14 × holders(first: 1000) (~1 MB per event); each held 15 s (the gateway cuts it: igw_subscriptions_slow_consumers_total), then reopened',
     async (clock, tally) => {
       const query = bigTickSelection(ctx);
       const one = async () => {
         while (!clock.stopped) {
           const s = openRaw(ctx, '127.0.0.6', sseRequest(query), false);
-          await Promise.race([s.closed, clock.sleep(60_000)]);
-          if (!clock.stopped) tally.add(`closed by the gateway: ${outcomeOf(s)}`, s.received());
+          const started = performance.now();
+          while (!clock.stopped && s.status() === null && performance.now() - started < 10_000) await clock.sleep(50);
+          if (s.status() === 200) await Promise.race([s.closed, clock.sleep(15_000)]);
+          tally.add(outcomeOf(s), s.received(), performance.now() - started);
           s.socket.destroy();
-          await clock.sleep(500);
+          await clock.sleep(1_000);
         }
       };
       await Promise.all(Array.from({ length: 32 }, one));
@@ -242,6 +244,17 @@ export function buildStreamAttacks(ctx: AttackContext & { dbUrl?: string; idleAd
       const ms: number[] = [];
       let ok = 0;
       let sent = 0;
+      // the gateway's stream figures, once a second
+      extra.maxPendingBytes = 0;
+      const scrape = setInterval(() => {
+        void fetch(`${ctx.base}/metrics`).then((r) => r.text()).then((text) => {
+          const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+          extra.maxPendingBytes = Math.max(extra.maxPendingBytes as number, value('igw_subscription_pending_bytes') || 0);
+          extra.slowConsumers = value('igw_subscriptions_slow_consumers_total');
+          extra.eventExecutions = value('igw_live_event_executions_total');
+          extra.eventsDelivered = value('igw_live_events_delivered_total');
+        }, () => {});
+      }, 1_000);
       while (!clock.stopped) {
         const o = await request({ url: `${ctx.base}/graphql`, body: JSON.stringify({ query: '{ __typename }' }), localAddress: probeAddress, timeoutMs: 5_000 });
         sent++;
@@ -257,6 +270,7 @@ export function buildStreamAttacks(ctx: AttackContext & { dbUrl?: string; idleAd
         extra.p99Ms = Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? 0);
         await clock.sleep(250);
       }
+      clearInterval(scrape);
     }));
   return attacks;
 }

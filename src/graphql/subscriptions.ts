@@ -28,7 +28,8 @@ export interface SubscriptionLimits {
 const busyRetryAfterS = 5;
 const tooManyInAll = () => new GraphQLError(
   'Too many open subscriptions on this gateway (SUBSCRIPTIONS_MAX_OPEN, SUBSCRIPTIONS_MAX_CONNECTION_SHARE): retry later',
-  { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', http: { status: 503, headers: { 'retry-after': String(busyRetryAfterS) } } } },
+  // the connection is closed with the answer: a refused client must not keep its place in the connection table
+  { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', http: { status: 503, headers: { 'retry-after': String(busyRetryAfterS), connection: 'close' } } } },
 );
 
 const tooMany = (what: string) =>
