@@ -1,8 +1,11 @@
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from './support/db.js';
 import { Fixture } from './support/fixtures.js';
 import { indexMint, startGateway, waitFor, type LiveGateway } from './support/ops.js';
+import { clientBudget } from '../src/server/connections.js';
 
 // Bounds on live streams (issue 23): a stream ends with its connection whatever was pipelined on it.
 
@@ -259,5 +262,24 @@ describe('the streams\' share of the connection table', () => {
     } finally {
       await live.close();
     }
+  });
+});
+
+describe('the byte budget and streams', () => {
+  it('charges stream bytes as they are written and not again when the response ends', () => {
+    let t = 0;
+    const budget = clientBudget({ bytesPerS: 1_000, burstBytes: 10_000 }, () => t);
+    const socket = Object.assign(new EventEmitter(), { remoteAddress: '127.0.0.9', bytesWritten: 0 });
+    const req = { socket } as unknown as IncomingMessage;
+    const res = new EventEmitter() as unknown as ServerResponse;
+    budget.charge(req, res);
+    expect(budget.chargeNow(req, 6_000)).toBe(false);
+    expect(budget.chargeNow(req, 6_000)).toBe(true); // 12,000 of a 10,000 burst: in debt at once
+    expect(budget.retryAfterS(req)).toBe(2);
+    socket.bytesWritten = 12_100; // the stream's bytes and 100 of headers
+    res.emit('finish');
+    expect(budget.retryAfterS(req)).toBe(3); // 2,100 in debt: only the 100 bytes were charged again
+    t = 3_000;
+    expect(budget.retryAfterS(req)).toBe(0);
   });
 });
