@@ -201,7 +201,7 @@ export function createGateway(
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
   const store = instrumentStore(createStore(sql, {
-    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => schema.unready() ?? sources.unready(), scope: dbRequestScope,
+    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => whyUnready(schema.unready(), sources.unready()), scope: dbRequestScope,
     servers: 1 + sources.replicas.length,
   }), metrics);
   const hub = createLiveHub({ store, maxQueue: settings.SUBSCRIPTIONS_MAX_QUEUE, logger });
@@ -303,4 +303,13 @@ export function createGateway(
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * The schema's own reasons (behind, not migrated) first; when the schema check only saw the database
+ * unreachable, the sources know why (a pooler refusing startup parameters, a replica lag) and say it better.
+ */
+function whyUnready(schema: string | null, sources: string | null): string | null {
+  if (schema?.startsWith('database schema')) return schema;
+  return sources ?? schema;
 }
