@@ -249,5 +249,9 @@ describe('API keys on the surfaces', () => {
     expect(logs.raw.length).toBeGreaterThan(10);
     for (const key of Object.values(keys)) expect(everything).not.toContain(key.slice(12));
     expect(everything).not.toMatch(/igw[0-9a-f]{8}_[A-Za-z0-9_-]{43}/);
+    // the request lines name the key a request came with, by its name
+    const lines = logs.raw.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    expect(lines.some((l) => l.key === 'partner')).toBe(true);
+    expect(lines.some((l) => l.key === undefined && l.surface === 'graphql')).toBe(true);
   });
 });

@@ -56,6 +56,8 @@ export interface RequestScope {
    * may not have replayed its rows yet (src/db/sources.ts).
    */
   primaryOnly?: boolean;
+  /** The API key's name (set by the access hook, src/access/http-hook.ts): never the key itself. */
+  keyName?: string;
 }
 
 interface Clock { open: number; since: number }
@@ -330,6 +332,7 @@ function logLine(scope: RequestScope, req: IncomingMessage, res: ServerResponse,
     queueMs: round(scope.queueMs),
     dbStatements: scope.dbStatements,
   };
+  if (scope.keyName !== undefined) line.key = scope.keyName;
   if (!res.writableFinished) line.aborted = true;
   if (scope.surface === 'graphql') {
     line.operation = scope.operation ?? 'none';
