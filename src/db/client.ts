@@ -45,7 +45,7 @@ export function createSql(options: DbOptions): Sql {
     // resets on a successful connect, so after a few seconds of outage every connection waits up to 20 s
     // before trying again; capped at 0.5 s (jittered), service is back right after the database is.
     backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 0.5),
-    // prepared statements: planned once per connection; also required by the embedded engine (stack notes).
+    // prepared statements: planned once per connection; also required by the embedded engine.
     // Behind a transaction pooler a statement prepared on one server session is not there in the next.
     prepare: !pooled,
     onnotice: () => {},

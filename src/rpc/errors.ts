@@ -1,6 +1,6 @@
 import type { GraphQLError } from 'graphql';
 
-// The JSON-RPC error codes and messages of the v2 interface (reference notes §2). Errors are plain
+// The JSON-RPC error codes and messages of the v2 interface (docs/json-rpc.md). Errors are plain
 // objects: jayson passes a thrown `{code, message, data}` to the wire verbatim.
 
 export interface RpcError {
