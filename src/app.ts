@@ -34,7 +34,7 @@ import { createRpcTables } from './rpc/tables.js';
 import { clientKey, type HttpSettings } from './server/connections.js';
 import { createAccessControl, type AccessControl } from './access/control.js';
 import { accessOf } from './access/request-access.js';
-import { keyOverridesPlugin } from './graphql/key-overrides.js';
+import { keyOverridesPlugin, raisedPaging } from './graphql/key-overrides.js';
 import { closeGracefully, corsPolicy, createHttpServer } from './server/http.js';
 
 // The composition root: the only module that builds the gateway's parts (sql clients and sources with the
@@ -262,6 +262,7 @@ export function createGateway(
     cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null,
     onCall: rpcObserver(metrics),
     publicUrl: settings.PUBLIC_URL,
+    pagingFor: (req) => raisedPaging(accessOf(req), paging),
   });
   const freshness = () => {
     const snapshot = watcher.current();

@@ -220,6 +220,18 @@ describe('API keys on the surfaces', () => {
     expect(ticksOf((await gql(a.base, ticksQuery, undefined, bearer(keys.partner!))).json)).toHaveLength(3);
   });
 
+  it('a key\'s max page size raises the JSON-RPC clamp too, never through the shared cache', async () => {
+    const call = { jsonrpc: '2.0', id: 1, method: 'inds_getTicks', params: [10, 0, 'eth', '', '', '', 0, 1] };
+    const names = (reply: { json: any }) => reply.json.result.inscriptions.map((t: { tick: string }) => t.tick);
+    const anonymous = names(await rpc(a.base, call));
+    expect(anonymous).toHaveLength(2);
+    const wide = await rpc(a.base, call, '/v2/rpc', bearer(keys.partner!));
+    expect(names(wide)).toHaveLength(3);
+    expect(wide.headers.get('x-cache')).toBe('bypass');
+    expect(names(await rpc(a.base, call))).toEqual(anonymous);
+    expect(names(await rpc(a.base, call, '/v2/rpc', bearer(keys.rich!)))).toEqual(anonymous);
+  });
+
   it('a key\'s cost limit raises GRAPHQL_MAX_COST', async () => {
     const heavy = '{ ticks(first: 2) { edges { node { tick holders(first: 2) { edges { node { address } } } } } } }';
     const anonymous = await gql(a.base, heavy);
