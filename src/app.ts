@@ -203,6 +203,8 @@ export function createGateway(
   const store = instrumentStore(createStore(sql, {
     timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => whyUnready(schema.unready(), sources.unready()), scope: dbRequestScope,
     servers: 1 + sources.replicas.length,
+    // keyed clients keep the rest of the pool whatever anonymous traffic does, once any key exists
+    anonymousShare: () => (access.registry.size() > 0 ? settings.ANONYMOUS_SHARE : 1),
   }), metrics);
   const hub = createLiveHub({ store, maxQueue: settings.SUBSCRIPTIONS_MAX_QUEUE, logger });
   // the embedded engine's notifications come from the engine itself (target.notifications), never over

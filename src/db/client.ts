@@ -131,6 +131,11 @@ export interface RunnerOptions {
   requestMaxConcurrent: number;
   /** The request a statement belongs to and where its time is recorded (none: every statement stands alone). */
   scope?: RequestScopeAccessor;
+  /**
+   * The share of each pool that anonymous requests' statements may hold together now (1: all of it), so
+   * that keyed requests always find the rest (ANONYMOUS_SHARE, in force while any API key exists).
+   */
+  anonymousShare?: () => number;
 }
 
 /** What one request has used of the pool: its own line of statements and the rows fetched so far. */
@@ -159,6 +164,17 @@ export function createRunner(options: RunnerOptions, router: Router) {
     if (!gate) gates.set(source, gate = new Semaphore({ size: options.poolMax, maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs }));
     return gate;
   };
+  // anonymous requests' own gate per source, in front of the pool's: at most the share of its permits
+  const reserves = new Map<RoutedSource, Semaphore>();
+  const reserveOf = (source: RoutedSource, anonymous: boolean): Semaphore | null => {
+    const fraction = anonymous ? options.anonymousShare?.() ?? 1 : 1;
+    if (fraction >= 1) return null;
+    const size = Math.max(1, Math.floor(options.poolMax * fraction));
+    let reserve = reserves.get(source);
+    if (!reserve) reserves.set(source, reserve = new Semaphore({ size, maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs }));
+    reserve.resize(size);
+    return reserve;
+  };
   const shares = new WeakMap<object, RequestShare>();
   const shareOf = (scope: object) => {
     let share = shares.get(scope);
@@ -177,7 +193,7 @@ export function createRunner(options: RunnerOptions, router: Router) {
       spend(share);
       const source = router.pinned();
       try {
-        return await attempt(query, source, share);
+        return await attempt(query, source, share, isAnonymous(scope));
       } catch (error) {
         if (!isRetryable(error)) throw mapError(error);
         source.failed(error);
@@ -185,7 +201,7 @@ export function createRunner(options: RunnerOptions, router: Router) {
         const other = router.retryTarget(source, error);
         if (!other) throw mapError(error);
         try {
-          return await attempt(query, other, share);
+          return await attempt(query, other, share, isAnonymous(scope));
         } catch (again) {
           if (isRetryable(again)) other.failed(again);
           throw mapError(again);
@@ -197,27 +213,35 @@ export function createRunner(options: RunnerOptions, router: Router) {
   }
 
   /** Waits (bounded) for a connection of `source`, then sends; errors come back as the driver gave them. */
-  async function attempt<T>(query: PromiseLike<T>, source: RoutedSource, share: RequestShare | undefined): Promise<T> {
+  async function attempt<T>(query: PromiseLike<T>, source: RoutedSource, share: RequestShare | undefined, anonymous: boolean): Promise<T> {
     const gate = gateOf(source);
+    const reserve = reserveOf(source, anonymous);
     const track = scopes.track();
+    const queued = () => (track.queued(), noop);
+    const rank = share ? () => share.connections : undefined;
     try {
-      await gate.acquire(() => (track.queued(), noop), share ? () => share.connections : undefined);
+      await reserve?.acquire(queued, rank);
+      await gate.acquire(queued, rank).catch((error: unknown) => {
+        reserve?.release();
+        throw error;
+      });
     } catch (error) {
       track.done();
       throw error;
     }
+    const permits = { release: () => (gate.release(), reserve?.release()) };
     if (share && share.rows >= options.requestMaxRows) {
       // the budget ran out while this statement waited: the connection goes to the next one unused
-      gate.release();
+      permits.release();
       track.done();
       throw new RequestBudgetError();
     }
     if (share) share.connections++;
     track.running();
-    return execute(() => source.send(query), gate, share, track);
+    return execute(() => source.send(query), permits, share, track);
   }
 
-  function execute<T>(send: () => Promise<T>, gate: Semaphore, share: RequestShare | undefined, track: DbStatementTrack): Promise<T> {
+  function execute<T>(send: () => Promise<T>, gate: { release(): void }, share: RequestShare | undefined, track: DbStatementTrack): Promise<T> {
     // the permit is given back when the driver is done with the statement, not when the caller gives up
     // on it: a timed-out statement still occupies its connection until the server's statement_timeout
     // ends it. (No driver cancel here: postgres.js leaves a failed cancel as an unhandled rejection.)
@@ -278,6 +302,9 @@ export function createRunner(options: RunnerOptions, router: Router) {
   };
   return Object.assign(run, { pool });
 }
+
+/** A statement of a request made without an API key (statements outside a request are the gateway's own). */
+const isAnonymous = (scope: { keyName?: string } | undefined) => scope !== undefined && scope.keyName === undefined;
 
 /** What a client may be told about a failed statement (never the driver's error, which may carry SQL). */
 function mapError(error: unknown): unknown {
@@ -364,7 +391,22 @@ export class Semaphore {
     });
   }
 
+  /** Changes the number of permits; growing hands the new ones to waiters at once. */
+  resize(size: number): void {
+    if (size === this.options.size) return;
+    (this.options as { size: number }).size = size;
+    while (this.held < size && this.waiters.length > 0) {
+      this.held++;
+      this.release();
+    }
+  }
+
   release(): void {
+    // shrunk (resize) below the permits held: this one is retired rather than handed on
+    if (this.held > this.options.size) {
+      this.held--;
+      return;
+    }
     const next = this.next();
     if (next) {
       // the permit passes to the next waiter: `held` stays the same

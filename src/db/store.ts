@@ -35,6 +35,8 @@ export function createStore(sql: Sql, options: {
   servers?: number;
   /** Per-request budgets and time accounting (src/db/scope.ts); none: every statement stands alone. */
   scope?: RequestScopeAccessor;
+  /** The share of each pool anonymous requests may hold now (src/db/client.ts); default all of it. */
+  anonymousShare?: () => number;
 }) {
   const { limits } = options;
   const run = createRunner({
@@ -46,6 +48,7 @@ export function createStore(sql: Sql, options: {
     requestMaxRows: limits.REQUEST_MAX_ROWS,
     requestMaxConcurrent: limits.REQUEST_MAX_CONCURRENT_STATEMENTS,
     servers: options.servers ?? 1,
+    anonymousShare: options.anonymousShare,
   }, options.router ?? singleSource());
   return {
     sql,

@@ -83,7 +83,7 @@ export function newScope(id: string, surface: Surface, pool?: PoolMeter): Reques
  */
 export function enterEventScope(): void {
   const parent = storage.getStore();
-  if (parent) storage.enterWith({ ...newScope(parent.id, parent.surface, parent.pool), primaryOnly: true });
+  if (parent) storage.enterWith({ ...newScope(parent.id, parent.surface, parent.pool), primaryOnly: true, keyName: parent.keyName });
 }
 
 /**
