@@ -275,6 +275,8 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
   // (one at a time on the bulk connection, at most `copiesAhead` ranges waiting: a few MB of Buffers)
   const readRange = async (from: bigint) => {
     const out = new CopyChunks();
+    // the source id of each COPY line: a row the read model refuses is named by it (namedCopyError)
+    const ids: string[] = [];
     let rows = 0;
     let lastRowId: unknown = null;
     await conn.each(`${selectRows(t.source, !t.stage)} WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`, [String(from), String(top), c.batchSize],
@@ -283,12 +285,13 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
         lastRowId = row.id;
         try {
           out.push(line(row));
+          ids.push(String(row.id));
         } catch (error) {
           if (!(error instanceof BadRowError) || !c.apply.skipBadRows) throw error;
           c.apply.onBadRow(error);
         }
       });
-    return { chunks: out.done(), lines: out.lines, rows, end: rows < c.batchSize ? top : BigInt(String(lastRowId)) };
+    return { chunks: out.done(), ids, lines: out.lines, rows, end: rows < c.batchSize ? top : BigInt(String(lastRowId)) };
   };
   const copies: Promise<void>[] = [];
   let copying: Promise<void> = Promise.resolve();
@@ -303,7 +306,8 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
       // the range and the record of it commit together, after the ranges before it
       // (a staged table is done once moved from its stage)
       copying = copying.then(() => bulk.copyRange(t.stage ?? t.target, t.columns, r.chunks,
-        { source: t.source, lastId: String(r.end), done: !t.stage && r.end >= top, rows: r.lines })).then(() => {
+        { source: t.source, lastId: String(r.end), done: !t.stage && r.end >= top, rows: r.lines })
+        .catch((error: unknown) => { throw namedCopyError(t.source, r.ids, error); })).then(() => {
         c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, r.lines);
         bar.add(r.rows);
       });
@@ -319,6 +323,21 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
     await copying.catch(() => {});
     bar.stop();
   }
+}
+
+/**
+ * A COPY the read model refused for one of its rows (a value out of a column's range, a key it already
+ * holds: PostgreSQL classes 22 and 23), named by the source row: the error's `where` gives the line ("COPY
+ * transactions, line 3, column position_in_block: …") and, for a key, `detail` its columns ("Key (chain,
+ * protocol, tick)=(…) already exists."). Any other error is returned as it is.
+ */
+export function namedCopyError(table: string, ids: readonly string[], error: unknown): unknown {
+  const e = error as { code?: string; where?: string; detail?: string; message?: string };
+  const line = /, line (\d+)/.exec(e?.where ?? '');
+  if (!/^2[23]/.test(e?.code ?? '') || !line) return error;
+  const column = /, column (\w+)/.exec(e.where ?? '')?.[1] ?? /^Key \(([^)]+)\)/.exec(e.detail ?? '')?.[1] ?? 'unknown';
+  return new BadRowError(table, ids[Number(line[1]) - 1] ?? 'unknown', `${column}: the read model refused it: ${e.message}${
+    e.detail ? ` (${e.detail})` : ''}`, column);
 }
 
 /** Moves the staged history into balance_history with its intervals unless done while the copy went on,

@@ -13,7 +13,7 @@ export type {
 
 /** A source row that cannot be mapped: named by table and id so an operator can find it. */
 export class BadRowError extends Error {
-  constructor(readonly table: string, readonly id: string, reason: string) {
+  constructor(readonly table: string, readonly id: string, reason: string, readonly column?: string) {
     super(`${table} row ${id}: ${reason}`);
   }
 }

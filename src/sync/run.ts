@@ -101,7 +101,7 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
     onBadRow: (error) => {
       metrics.badRows.inc({ table: error.table });
       metrics.errors.inc({ kind: 'bad_row' });
-      log.error({ table: error.table, id: error.id, err: error.message }, 'bad row skipped');
+      log.error({ table: error.table, id: error.id, column: error.column, err: error.message }, 'bad row skipped');
     },
     onApplied: (table, n) => metrics.rowsApplied.inc({ table, phase: 'follow' }, n),
     onDuplicateDeployHash: (d) => log.warn({ chain: d.chain, deployHash: d.deploy_hash, tickId: d.tick_id, firstId: d.first_id },
@@ -153,7 +153,7 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
         sql = connectTarget();
         if (error instanceof BadRowError) {
           metrics.errors.inc({ kind: 'bad_row' });
-          log.error({ table: error.table, id: error.id, err: error.message },
+          log.error({ table: error.table, id: error.id, column: error.column, err: error.message },
             'a source row cannot be mapped: the sync stops (fix the row, or run with --skip-bad-rows to report and skip it)');
           return 1;
         }
