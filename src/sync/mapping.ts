@@ -261,11 +261,23 @@ export function mapMovement(row: SourceRow, ctx: MapContext): MovementRow {
   };
 }
 
+/** PostgreSQL's bigint: the source's `bigint unsigned` columns go up to 2^64 - 1. */
+const bigintMax = 9_223_372_036_854_775_807n;
+
+/** A `bigint unsigned` source value the read model's bigint column cannot hold is a bad row (named), not a failed COPY. */
+function bigintValue(table: string, row: SourceRow, column: string): string {
+  const v = str(row[column]);
+  if (/^\d+$/.test(v) && BigInt(v) > bigintMax) {
+    throw new BadRowError(table, id(row), `${column} ${v} is above the read model's bigint range (2^63 - 1)`, column);
+  }
+  return v;
+}
+
 export function mapTransaction(row: SourceRow, ctx: MapContext): TransactionRow {
   const t = 'txs';
   return {
     id: id(row), chain: str(row.chain).toLowerCase(), protocol: str(row.protocol).toLowerCase(),
-    block_height: str(row.block_height), position_in_block: str(row.position_in_block),
+    block_height: bigintValue(t, row, 'block_height'), position_in_block: bigintValue(t, row, 'position_in_block'),
     block_time: time(t, row, 'block_time', ctx)!, tx_hash: normalizeHash(row.tx_hash), from_address: str(row.from),
     to_address: str(row.to), op: str(row.op), tick: str(row.tick).toLowerCase(), amt: decimal(t, row, 'amt'),
     gas: str(row.gas), gas_price: str(row.gas_price), status: Number(row.status),

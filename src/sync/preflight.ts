@@ -17,6 +17,33 @@ export interface PreflightReport {
   state: SyncSourceState | null;
   /** reasons the sync must not run; empty = go */
   refusals: string[];
+  /** source rows the read model cannot hold as they are (bad rows: the sync stops on them, or skips them
+   *  with --skip-bad-rows), found by sampling the source */
+  warnings: string[];
+}
+
+/** How many of the newest txs rows the preflight samples for out-of-range values (the table may hold 20 M). */
+const hazardSample = 10_000;
+
+/**
+ * The known hazards, sampled: inscriptions differing only in the case of their tick (the whole table: it
+ * holds one row per tick), and txs heights or positions above PostgreSQL's bigint (the newest rows).
+ */
+async function sampleHazards(conn: SourceConnection): Promise<string[]> {
+  const warnings: string[] = [];
+  const [dups] = await conn.query(`SELECT lower(chain) AS chain, lower(protocol) AS protocol, lower(tick) AS tick, count(*) AS n,
+      min(id) AS first_id FROM inscriptions GROUP BY lower(chain), lower(protocol), lower(tick) HAVING count(*) > 1 ORDER BY 5 LIMIT 10`);
+  for (const d of dups as { chain: string; protocol: string; tick: string; n: number | string; first_id: number | string }[]) {
+    warnings.push(`inscriptions: ${d.n} ticks ${d.chain}/${d.protocol}/${d.tick} differ only in case (the indexer lower-cases ticks): ` +
+      `inscription ${d.first_id} is kept, the others and their rows are bad rows`);
+  }
+  const [big] = await conn.query(`SELECT id, block_height, position_in_block FROM (SELECT id, block_height, position_in_block FROM txs
+      ORDER BY id DESC LIMIT ${hazardSample}) s WHERE block_height > 9223372036854775807 OR position_in_block > 9223372036854775807 LIMIT 10`);
+  for (const b of big as { id: unknown; block_height: unknown; position_in_block: unknown }[]) {
+    warnings.push(`txs row ${String(b.id)}: block_height ${String(b.block_height)} / position_in_block ${String(b.position_in_block)} ` +
+      'above the read model\'s bigint range: a bad row');
+  }
+  return warnings;
 }
 
 export async function preflight(conn: SourceConnection, sql: Sql, database: string | { database: string; path?: string },
@@ -25,6 +52,7 @@ export async function preflight(conn: SourceConnection, sql: Sql, database: stri
   database = target.database;
   const identity = await sourceIdentity(conn, target);
   const schemaProblems = await checkSourceSchema(conn, database);
+  const warnings = schemaProblems.length ? [] : await sampleHazards(conn);
   const [applied] = await sql<{ v: string | null; n: string }[]>`
     SELECT max(version) AS v, count(*)::text AS n FROM schema_migrations`.catch(() => [{ v: null, n: '0' }]);
   const done = new Set((await sql<{ version: string }[]>`SELECT version FROM schema_migrations`.catch(() => [])).map((r) => r.version));
@@ -60,7 +88,7 @@ export async function preflight(conn: SourceConnection, sql: Sql, database: stri
     source: { version: identity.version, serverUuid: identity.serverUuid, database },
     schemaProblems, cdc, mode,
     target: { schemaVersion: applied?.v ?? null, pending },
-    state, refusals,
+    state, refusals, warnings,
   };
 }
 
@@ -76,6 +104,7 @@ export function formatPreflight(r: PreflightReport): string {
     `state         ${r.state ? `backfill ${r.state.backfill_done ? 'done' : 'in progress'}, mode ${r.state.mode ?? '-'}, ` +
       `position ${r.state.binlog_file ?? '-'}:${r.state.binlog_pos ?? '-'}` : 'first run'}`,
   ];
+  for (const warning of r.warnings) lines.push(`WARNING       ${warning}`);
   for (const refusal of r.refusals) lines.push(`REFUSED       ${refusal}`);
   return lines.join('\n');
 }

@@ -120,6 +120,7 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
           await conn.end().catch(() => {});
         }
         log.info({ preflight: { ...report, state: undefined } }, 'preflight');
+        for (const warning of report.warnings) log.warn({ warning }, 'preflight: a source row the read model cannot hold as it is');
         if (options['dry-run'] || report.refusals.length) process.stdout.write(`${formatPreflight(report)}\n`);
         if (report.refusals.length) {
           log.error({ refusals: report.refusals }, 'preflight refused');
