@@ -110,9 +110,9 @@ async function applyBatch(tx: write.Tx, table: string, kind: ChangeKind, changes
         // a re-keyed balance (address, chain, protocol or tick changed): the old key goes
         const moved = changes.filter((c) => c.before && ['address', 'chain', 'protocol', 'tick']
           .some((k) => String(c.before![k]).toLowerCase() !== String(c.row[k]).toLowerCase()));
-        if (moved.length) await write.deleteBalances(tx, mapOrReport(moved.map((c) => c.before!), mapBalance, o));
+        if (moved.length) await write.deleteBalances(tx, mapOrReport(moved.map((c) => c.before!), (r) => mapBalance(r, o.ctx), o));
       }
-      const mapped = mapOrReport(rows, mapBalance, o);
+      const mapped = mapOrReport(rows, (r) => mapBalance(r, o.ctx), o);
       if (upsert) await write.upsertBalances(tx, await knownTicks(tx, table, mapped, o));
       else await write.deleteBalances(tx, mapped);
       break;

@@ -261,7 +261,7 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
           m.deploy_time, m.transfer_type, m.decimals, m.created_at, m.updated_at]);
       }
       case 'balances': {
-        const m = mapBalance(row);
+        const m = mapBalance(row, ctx);
         return `${tickId(row, m)}\t${esc(m.address)}\t${m.balance}\t${m.available}\t${m.updated_at}\n`;
       }
       case 'address_txs': {

@@ -47,19 +47,22 @@ async function sampleHazards(conn: SourceConnection): Promise<string[]> {
 }
 
 export async function preflight(conn: SourceConnection, sql: Sql, database: string | { database: string; path?: string },
-  requested: 'auto' | 'binlog' | 'polling'): Promise<PreflightReport> {
+  requested: 'auto' | 'binlog' | 'polling', serverId?: number): Promise<PreflightReport> {
   const target = typeof database === 'string' ? { database } : database;
   database = target.database;
   const identity = await sourceIdentity(conn, target);
   const schemaProblems = await checkSourceSchema(conn, database);
   const warnings = schemaProblems.length ? [] : await sampleHazards(conn);
+  // the target answers (an unreachable server, a missing database or role throws: reported by the caller)
+  // and the role can do what the sync does there
+  const targetRefusals = await checkTarget(sql);
   const [applied] = await sql<{ v: string | null; n: string }[]>`
     SELECT max(version) AS v, count(*)::text AS n FROM schema_migrations`.catch(() => [{ v: null, n: '0' }]);
   const done = new Set((await sql<{ version: string }[]>`SELECT version FROM schema_migrations`.catch(() => [])).map((r) => r.version));
   const pending = listMigrations().map((m) => m.version).filter((v) => !done.has(v));
   const state = done.has('008_sync') ? await readSourceState(sql) : null;
   const cdc = await checkCdc(conn, { file: state?.mode === 'binlog' ? state.binlog_file : null });
-  const refusals: string[] = [];
+  const refusals: string[] = [...targetRefusals];
   for (const p of schemaProblems) {
     refusals.push(p.column
       ? `source column ${p.table}.${p.column} is missing (added by the indexer's db/${p.addedBy})`
@@ -79,6 +82,10 @@ export async function preflight(conn: SourceConnection, sql: Sql, database: stri
     mode = 'binlog';
     refusals.push(`--mode binlog is not possible: ${cdc.reasons.join('; ')}`);
   } else mode = 'polling';
+  if (mode === 'binlog' && serverId !== undefined) {
+    const clash = await serverIdClash(conn, serverId);
+    if (clash) refusals.push(`--server-id ${serverId} is ${clash}: the source would drop one of the two binlog connections; pick another --server-id`);
+  }
   // a backfill followed by the binlog needs the saved file; if it was purged, changes since are gone
   if (state?.mode === 'binlog' && mode === 'binlog' && cdc.savedPositionAvailable === false) {
     refusals.push(`the saved binlog position ${state.binlog_file}:${state.binlog_pos} was purged on the source: ` +
@@ -90,6 +97,35 @@ export async function preflight(conn: SourceConnection, sql: Sql, database: stri
     target: { schemaVersion: applied?.v ?? null, pending },
     state, refusals, warnings,
   };
+}
+
+/** Who else uses `serverId` on the source: the server itself, or a replica it lists (SHOW SLAVE HOSTS: those
+ *  that register; another sync does not, and is found by the follow instead, which retries). */
+async function serverIdClash(conn: SourceConnection, serverId: number): Promise<string | null> {
+  const [own] = await conn.query('SELECT @@server_id AS id');
+  if (Number((own as { id: unknown }[])[0]?.id) === serverId) return 'the source server\'s own server_id';
+  const [hosts] = await conn.query('SHOW SLAVE HOSTS').catch(() => [[]] as unknown[]);
+  const replica = (hosts as Record<string, unknown>[]).find((h) => Number(h.Server_id) === serverId);
+  return replica ? `used by the replica ${String(replica.Host ?? '')}:${String(replica.Port ?? '')}` : null;
+}
+
+/** What the sync needs of the target role: a writable primary, CREATE in its schema while migrations are
+ *  to apply, and writes to the read model's tables once they exist. */
+async function checkTarget(sql: Sql): Promise<string[]> {
+  const [t] = await sql<{ user: string; db: string; standby: boolean; create: boolean; schema: string | null; tables: boolean | null;
+    migrated: boolean }[]>`
+    SELECT current_user AS user, current_database() AS db, pg_is_in_recovery() AS standby, current_schema() AS schema,
+           coalesce(has_schema_privilege(current_schema(), 'CREATE'), false) AS create,
+           to_regclass('schema_migrations') IS NOT NULL AS migrated,
+           CASE WHEN to_regclass('ticks') IS NULL THEN NULL
+                ELSE has_table_privilege('ticks', 'INSERT, UPDATE, DELETE, TRUNCATE') END AS tables`;
+  const refusals: string[] = [];
+  const who = `role ${t!.user} on database ${t!.db}`;
+  if (t!.standby) refusals.push(`the target (${who}) is a read-only standby: point --database-url at its primary`);
+  else if (t!.schema === null) refusals.push(`the target (${who}) has no schema on its search_path to create the read model in`);
+  else if (!t!.migrated && !t!.create) refusals.push(`the target ${who} may not CREATE in schema ${t!.schema}: the read model cannot be created`);
+  else if (t!.tables === false) refusals.push(`the target ${who} may not write the read model's tables (INSERT, UPDATE, DELETE, TRUNCATE on ticks)`);
+  return refusals;
 }
 
 export function formatPreflight(r: PreflightReport): string {
