@@ -11,9 +11,10 @@ import { blockTimesReader } from './db/block-times.js';
 import { dataAgeSeconds, type VersionWatcher } from './db/version.js';
 import { contextFactory } from './graphql/context.js';
 import { graphqlRefusalBody } from './graphql/errors.js';
+import { streamsPlugin, type StreamStats } from './graphql/streams.js';
 import { subscriptionLimitsPlugin } from './graphql/subscriptions.js';
 import { createLiveHub, type LiveHub } from './live/hub.js';
-import { registerLiveMetrics } from './live/metrics.js';
+import { registerLiveMetrics, registerStreamMetrics } from './live/metrics.js';
 import { createLiveSource, type LiveSource } from './live/source.js';
 import { createRequestSnapshots, graphqlResponseCache, isServedFromCache } from './cache/graphql.js';
 import { buildFingerprint, keyVersion, namespaceFor } from './cache/keys.js';
@@ -31,7 +32,7 @@ import { dbRequestScope, instrumentStore, observeRequests, rpcObserver, type Poo
 import { rpcRefusalBody } from './rpc/errors.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
-import { clientKey, type HttpSettings } from './server/connections.js';
+import { clientBudget, clientKey, type HttpSettings } from './server/connections.js';
 import { createAccessControl, type AccessControl } from './access/control.js';
 import { accessOf } from './access/request-access.js';
 import { keyOverridesPlugin, raisedPaging } from './graphql/key-overrides.js';
@@ -55,7 +56,7 @@ export interface Gateway {
   /** Logger, metrics, the primary's data-version watcher (built with the sources, src/db), response cache. */
   ops: { logger: Logger; metrics: Metrics; watcher: VersionWatcher; cache: CacheStore | null };
   /** Live events of subscriptions: the fan-out and where its notifications come from (src/live). */
-  live: { hub: LiveHub; source: LiveSource | null; open(): number };
+  live: { hub: LiveHub; source: LiveSource | null; open(): number; streams(): StreamStats };
   /** API keys and quotas (src/access). */
   access: AccessControl;
   /** Settles once the data version is known (before it, answers bypass the cache). */
@@ -77,6 +78,9 @@ export type GatewayConfig = Pick<Config,
     'GRAPHQL_CACHE_CONTROL' | 'HTTP_COMPRESSION' | 'HTTP_COMPRESSION_MIN_BYTES'>> &
   Partial<Pick<Config, 'DATABASE_READ_URLS' | 'DATABASE_READ_NAMES' | 'MAX_REPLICA_LAG_MS' | 'DB_POOLER' | 'DB_ALLOW_UNSAFE_SESSION'>> &
   Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PER_CLIENT' | 'SUBSCRIPTIONS_MAX_PER_CONNECTION' | 'SUBSCRIPTIONS_MAX_QUEUE'>> &
+  Partial<Pick<Config, 'GRAPHQL_MAX_VARIABLES_BYTES' | 'GRAPHQL_MAX_STRING_LENGTH' | 'GRAPHQL_MAX_LIST_LENGTH'>> &
+  Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PENDING_BYTES' | 'SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES' | 'SUBSCRIPTIONS_MAX_OPEN' |
+    'SUBSCRIPTIONS_MAX_CONNECTION_SHARE'>> &
   Partial<OperationsConfig> & Partial<StoreLimits> & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>> &
   Partial<Pick<Config, 'ANONYMOUS_ACCESS' | 'ANONYMOUS_SHARE' | 'API_KEYS_RELOAD_MS' | 'QUOTA_GATEWAYS' | 'BAD_KEY_FREE_FAILURES' | 'BAD_KEY_MAX_BLOCK_S'>>;
 
@@ -215,7 +219,17 @@ export function createGateway(
     onPayload: (payload) => hub.dispatch(payload),
   });
   registerLiveMetrics(metrics.registry, hub, source);
+  // one byte budget per client address for answers and event streams alike (src/server/connections.ts)
+  const budget = clientBudget({ bytesPerS: settings.HTTP_CLIENT_BYTES_PER_S, burstBytes: settings.HTTP_CLIENT_BURST_BYTES });
+  const streams = streamsPlugin({
+    maxPendingBytes: settings.SUBSCRIPTIONS_MAX_PENDING_BYTES,
+    maxPendingTotalBytes: settings.SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES,
+    charge: (req, bytes) => budget.chargeNow(req, bytes),
+  });
+  registerStreamMetrics(metrics.registry, streams.stats);
   const subscriptionLimits = subscriptionLimitsPlugin({
+    // streams hold their connections: at most a share of the connection table
+    maxOpen: Math.min(settings.SUBSCRIPTIONS_MAX_OPEN, Math.floor(settings.SUBSCRIPTIONS_MAX_CONNECTION_SHARE * settings.HTTP_MAX_CONNECTIONS)),
     maxPerClient: settings.SUBSCRIPTIONS_MAX_PER_CLIENT,
     maxPerConnection: settings.SUBSCRIPTIONS_MAX_PER_CONNECTION,
     clientKey,
@@ -230,6 +244,11 @@ export function createGateway(
     paging,
     introspection: settings.GRAPHQL_INTROSPECTION,
     maxBodyBytes: settings.GRAPHQL_MAX_BODY_BYTES,
+    inputLimits: {
+      maxVariablesBytes: settings.GRAPHQL_MAX_VARIABLES_BYTES,
+      maxStringLength: settings.GRAPHQL_MAX_STRING_LENGTH,
+      maxListLength: settings.GRAPHQL_MAX_LIST_LENGTH,
+    },
     limits: {
       maxDepth: settings.GRAPHQL_MAX_DEPTH,
       maxAliases: settings.GRAPHQL_MAX_ALIASES,
@@ -247,7 +266,7 @@ export function createGateway(
     cacheControl: settings.GRAPHQL_CACHE_CONTROL,
     logging: yogaLogger(logger),
     live: hub,
-    subscriptionPlugin: subscriptionLimits.plugin,
+    subscriptionPlugins: [subscriptionLimits.plugin, streams.plugin],
   });
   // one CORS policy for both surfaces (src/server/http.ts)
   const cors = corsPolicy(settings.CORS_ORIGIN, settings.CORS_CREDENTIALS);
@@ -277,6 +296,7 @@ export function createGateway(
     wrap: observeRequests({ logger, metrics, pool }), compression, graphiql: settings.GRAPHQL_INTROSPECTION, freshness,
     errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
     access: access.hook,
+    budget,
   }, settings);
   return {
     sql,
@@ -285,7 +305,7 @@ export function createGateway(
     yoga,
     server,
     ops: { logger, metrics, watcher, cache },
-    live: { hub, source, open: subscriptionLimits.open },
+    live: { hub, source, open: subscriptionLimits.open, streams: streams.stats },
     access,
     // bounded like the sources' start-up steps: a LISTEN a pooler never answers
     ready: Promise.all([opsReady, access.start(), source && within(source.start(), sources.stateReadMs, 'live events LISTEN').catch((error: unknown) =>

@@ -58,6 +58,12 @@ export const configSchema = z.object({
     '`false`: no GraphiQL, `__schema`/`__type` rejected (`__typename` still works), no "Did you mean …" in errors'),
   GRAPHQL_MAX_BODY_BYTES: int(1_024, 100 * 1024 * 1024).default(1024 * 1024).describe(
     'GraphQL body (counted as it arrives, also without Content-Length) → 413 `REQUEST_ENTITY_TOO_LARGE`'),
+  GRAPHQL_MAX_VARIABLES_BYTES: int(1_024, 100 * 1024 * 1024).default(128 * 1024).describe(
+    "an operation's variables, as JSON (queries and subscriptions, POST, GET and SSE) → 400 `BAD_USER_INPUT`; a subscription keeps its variables for its lifetime"),
+  GRAPHQL_MAX_STRING_LENGTH: int(64, 100 * 1024 * 1024).default(16_384).describe(
+    'characters of one string argument, in the variables or a literal of the document (hex call data of 4096 bytes is 8 194) → 400 `BAD_USER_INPUT` (variables) or `GRAPHQL_VALIDATION_FAILED` (literals)'),
+  GRAPHQL_MAX_LIST_LENGTH: int(1, 10_000_000).default(1_000).describe(
+    'items of one list argument (`blocks(chains:)`, `nodes(ids:)`, `ticksByDeployHash(selectors:)`), in the variables or the document → the same errors'),
   GRAPHQL_MAX_DEPTH: int(1, 1_000).default(15).describe(
     "selection depth, fragments flattened, introspection included (GraphiQL's own query is 15)"),
   GRAPHQL_MAX_ALIASES: int(0, 1_000).default(15).describe('aliases per operation'),
@@ -138,6 +144,14 @@ export const configSchema = z.object({
     'open subscriptions per connection (same answer); over HTTP/1.1 a connection carries one stream at a time, so this guards a transport that multiplexes'),
   SUBSCRIPTIONS_MAX_QUEUE: int(1, 100_000).default(1_000).describe(
     'events a subscription may leave unread; one more and it is dropped: its last event is an error (`SLOW_CONSUMER`), then `complete`, and a client that still reads nothing is disconnected 5 s later'),
+  SUBSCRIPTIONS_MAX_PENDING_BYTES: int(1_024, 1024 * 1024 * 1024).default(4 * 1024 * 1024).describe(
+    'rendered event bytes one stream may have waiting for its client (not yet taken by the socket; one event of any size passes when nothing waits); one more event and the stream gets a last error event (`SLOW_CONSUMER`), then `complete`, and its connection is closed 5 s later if it does not take them. The bytes a stream writes are charged to `HTTP_CLIENT_BYTES_PER_S` as they go: a client in debt is cut the same way'),
+  SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES: int(1_024, 64 * 1024 * 1024 * 1024).default(128 * 1024 * 1024).describe(
+    'the same over every stream (an event rendered once for many streams counts once): an event that would take it past this cuts its stream the same way (`SLOW_CONSUMER`)'),
+  SUBSCRIPTIONS_MAX_OPEN: int(0, 1_000_000).default(10_000).describe(
+    'open subscriptions in all, at most `SUBSCRIPTIONS_MAX_CONNECTION_SHARE` × `HTTP_MAX_CONNECTIONS`; one more gets HTTP 503 with `Retry-After` and an error (`TOO_MANY_SUBSCRIPTIONS`)'),
+  SUBSCRIPTIONS_MAX_CONNECTION_SHARE: z.coerce.number().min(0).max(1).default(0.5).describe(
+    'share of `HTTP_MAX_CONNECTIONS` that streams may hold (each stream holds its connection), so idle streams cannot fill the connection table; past it the same answer as `SUBSCRIPTIONS_MAX_OPEN`'),
   METRICS_MAX_OPERATIONS: int(1, 10_000).default(100).describe(
     'distinct GraphQL operation names used as metric labels (then `other`; each cut to 64 characters)'),
   ANONYMOUS_ACCESS: z.enum(['allow', 'deny']).default('allow').describe(

@@ -4,6 +4,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { outcomeKey, rawExchange, request, Tally, type Outcome } from './soak-http.js';
+import { buildStreamAttacks } from './soak-streams.js';
 
 const attackerAddress = '127.0.0.2';
 
@@ -18,6 +19,10 @@ export interface AttackContext {
   slowSockets: number;
   slowEveryMs: number;
   batchWorkers: number;
+  /** The soak database (live events are written there by the stream attacks). */
+  dbUrl?: string;
+  /** Addresses of the idle-streams attack (32 streams each). */
+  idleAddresses?: number;
 }
 
 export interface Attack {
@@ -156,6 +161,7 @@ export function buildAttacks(ctx: AttackContext): Attack[] {
 
   attacks.push(smallProbes(ctx));
   attacks.push(slowClients(ctx));
+  attacks.push(...buildStreamAttacks(ctx));
   return attacks;
 }
 

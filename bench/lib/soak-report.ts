@@ -39,6 +39,8 @@ export interface SoakResult {
   normal: NormalResult | null;
   attacks: Record<string, { what: string } & Record<string, unknown>>;
   metrics: { atStart: MetricsFigures | null; atEnd: MetricsFigures | null };
+  /** After the attacks: seconds until igw_subscriptions_open summed to 0 (null: not within 10 s), and the last sum. */
+  subscriptionsDrain?: { seconds: number | null; open: number | null } | null;
   targets: typeof soakTargets;
   verdicts: { rss: boolean; normalP99: boolean; exits: boolean; normalErrors: boolean };
 }
@@ -89,6 +91,15 @@ export function soakMarkdown(r: SoakResult): string {
     if (name === 'small' || name === 'slow-clients') continue;
     lines.push(`| ${name} | ${a.what} | ${a.completed} | ${outcomes(a.outcomes) || '—'}${a.unfinishedAtEnd ? `; ${a.unfinishedAtEnd} unfinished at the end` : ''} | ` +
       `${((a.maxBytes as number) / 1e6).toFixed(2)} MB | ${((a.maxMs as number) / 1000).toFixed(1)} s |`);
+  }
+  const probe = r.attacks['stream-probe'];
+  if (probe) {
+    lines.push('', `**Stream attacks' probe** (${probe.what}): ${probe.sent} sent, ${probe.successPercent} % answered 200, ` +
+      `p50 ${probe.p50Ms} ms, p99 ${probe.p99Ms} ms. Idle streams open at most at once: ${r.attacks['stream-idle']?.maxOpenStreams ?? '—'}.`);
+  }
+  if (r.subscriptionsDrain !== undefined) {
+    const d = r.subscriptionsDrain;
+    lines.push('', `**Subscriptions after the attacks**: \`igw_subscriptions_open\` ${d === null ? 'not read (gateway gone)' : d.seconds !== null ? `back to 0 within ${d.seconds} s` : `still ${d.open} after 10 s`}.`);
   }
   const slow = r.attacks['slow-clients'];
   if (slow) {

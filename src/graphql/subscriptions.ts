@@ -2,12 +2,15 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { onSocketClose } from './socket-close.js';
 
 // Caps on open subscriptions, counted from the moment one is admitted until its stream ends (client gone,
 // dropped, or shutdown): per client address (the same key as the HTTP per-client caps) and per connection.
 // A subscription over a cap gets one error event (TOO_MANY_REQUESTS) and its stream ends.
 
 export interface SubscriptionLimits {
+  /** Open subscriptions in all: SUBSCRIPTIONS_MAX_OPEN, within SUBSCRIPTIONS_MAX_CONNECTION_SHARE of the connection table. */
+  maxOpen?: number;
   /** SUBSCRIPTIONS_MAX_PER_CLIENT; 0: none. */
   maxPerClient: number;
   /** SUBSCRIPTIONS_MAX_PER_CONNECTION. */
@@ -20,6 +23,13 @@ export interface SubscriptionLimits {
    */
   keyedCap?: (req: IncomingMessage | undefined) => { id: string; max: number } | null;
 }
+
+/** Seconds a client refused for the gateway's stream count is told to wait. */
+const busyRetryAfterS = 5;
+const tooManyInAll = () => new GraphQLError(
+  'Too many open subscriptions on this gateway (SUBSCRIPTIONS_MAX_OPEN, SUBSCRIPTIONS_MAX_CONNECTION_SHARE): retry later',
+  { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', http: { status: 503, headers: { 'retry-after': String(busyRetryAfterS) } } } },
+);
 
 const tooMany = (what: string) =>
   new GraphQLError(`Too many open subscriptions ${what}: close one first`, { extensions: { code: 'TOO_MANY_REQUESTS' } });
@@ -39,6 +49,7 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
       const keyed = limits.keyedCap?.(req) ?? null;
       const key = keyed ? `key:${keyed.id}` : socket?.remoteAddress !== undefined ? limits.clientKey(socket.remoteAddress) : null;
       const cap = keyed ? keyed.max : limits.maxPerClient;
+      if (limits.maxOpen !== undefined && open >= limits.maxOpen) return setResultAndStopExecution({ errors: [tooManyInAll()] });
       if (key !== null && cap > 0 && (perClient.get(key) ?? 0) >= cap) {
         return setResultAndStopExecution({ errors: [tooMany(keyed ? 'for this API key (its stream count)' : 'from this client address (SUBSCRIPTIONS_MAX_PER_CLIENT)')] });
       }
@@ -49,9 +60,11 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
       if (socket) perSocket.set(socket, (perSocket.get(socket) ?? 0) + 1);
       open += 1;
       let released = false;
+      let detach = () => {};
       const release = () => {
         if (released) return;
         released = true;
+        detach();
         open -= 1;
         if (key !== null) {
           const left = (perClient.get(key) ?? 1) - 1;
@@ -60,8 +73,10 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
         }
         if (socket) perSocket.set(socket, (perSocket.get(socket) ?? 1) - 1);
       };
-      // the response closing (client gone) releases too, whether or not the stream noticed yet
+      // the response closing (client gone) releases too, whether or not the stream noticed yet; and the
+      // connection closing: a response pipelined behind another one never emits 'close'
       (args.contextValue as { res?: { once(e: string, f: () => void): void } }).res?.once('close', release);
+      detach = onSocketClose(socket, release);
       return {
         onSubscribeResult({ result }) {
           if (!(Symbol.asyncIterator in result)) return release();

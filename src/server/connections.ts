@@ -191,6 +191,11 @@ export interface ClientBudget {
   retryAfterS(req: IncomingMessage): number;
   /** Charges the bytes of this response to its client once it has been written. */
   charge(req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * Charges `bytes` of a response still being written (an event stream) at once, so that a stream counts
+   * as it goes, not when it ends (those bytes are then not charged again); true when the client is in debt.
+   */
+  chargeNow(req: IncomingMessage, bytes: number): boolean;
 }
 
 export function clientBudget(settings: ClientBudgetSettings, now: () => number = () => performance.now()): ClientBudget {
@@ -210,7 +215,25 @@ export function clientBudget(settings: ClientBudgetSettings, now: () => number =
     return bucket;
   };
 
+  const streamed = new WeakMap<IncomingMessage, number>();
+  /** Takes `bytes` from the bucket of `key`; the tokens left. */
+  const take = (key: string, bytes: number): number => {
+    const t = now();
+    const bucket = refill(key, t) ?? { tokens: settings.burstBytes, at: t };
+    bucket.tokens -= bytes;
+    buckets.delete(key); // re-inserted last: Map order is then least recently charged first
+    buckets.set(key, bucket);
+    if (buckets.size > maxTracked) buckets.delete(buckets.keys().next().value!);
+    return bucket.tokens;
+  };
+
   return {
+    chargeNow(req, bytes) {
+      const address = req.socket.remoteAddress;
+      if (settings.bytesPerS === 0 || address === undefined || bytes <= 0) return false;
+      streamed.set(req, (streamed.get(req) ?? 0) + bytes);
+      return take(clientKey(address), bytes) < 0;
+    },
     retryAfterS(req) {
       if (settings.bytesPerS === 0 || req.socket.remoteAddress === undefined) return 0;
       const bucket = refill(clientKey(req.socket.remoteAddress), now());
@@ -224,15 +247,9 @@ export function clientBudget(settings: ClientBudgetSettings, now: () => number =
       if (address === undefined) return;
       const before = socket.bytesWritten;
       res.once('finish', () => {
-        const bytes = socket.bytesWritten - before;
+        const bytes = socket.bytesWritten - before - (streamed.get(req) ?? 0);
         if (bytes <= 0) return;
-        const key = clientKey(address);
-        const t = now();
-        const bucket = refill(key, t) ?? { tokens: settings.burstBytes, at: t };
-        bucket.tokens -= bytes;
-        buckets.delete(key); // re-inserted last: Map order is then least recently charged first
-        buckets.set(key, bucket);
-        if (buckets.size > maxTracked) buckets.delete(buckets.keys().next().value!);
+        take(clientKey(address), bytes);
       });
     },
   };

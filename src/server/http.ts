@@ -10,7 +10,7 @@ import vary from 'vary';
 import { ServiceUnavailableError } from '../db/errors.js';
 import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
-import { checkInterval, clientBudget, trackConnections, type ConnectionTracker, type HttpSettings } from './connections.js';
+import { checkInterval, clientBudget, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { graphiqlPage, wantsGraphiql } from './graphiql.js';
 
 /**
@@ -55,6 +55,8 @@ export interface HttpDeps {
   errorBodies?: { rpc?: RefusalBody; graphql?: RefusalBody };
   /** API keys and quotas: called once per GraphQL or JSON-RPC request (not preflights, not the GraphiQL page). */
   access?: AccessHook;
+  /** The per-client byte budget, when shared with event streams (they charge it as they write); else one of its own. */
+  budget?: ClientBudget;
 }
 
 /** The CORS headers of the GraphQL surface (yoga's own CORS is off: one policy for both surfaces). */
@@ -148,7 +150,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     if (page.status !== 200) throw new Error(`GraphiQL answered ${page.status}`);
     return { body: Buffer.from(await page.arrayBuffer()), headers };
   }, { compress: deps.compression !== undefined }) : undefined;
-  const budget = clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
+  const budget = deps.budget ?? clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
   const handle = wrap((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     // pipelined past HTTP_MAX_REQUESTS_PER_SOCKET (the response before it closed the connection)
