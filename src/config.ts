@@ -46,7 +46,7 @@ export const configSchema = z.object({
   DB_QUEUE_TIMEOUT_MS: int(10, 600_000).default(2_000).describe(
     'a statement that waits longer for a connection → `-32000` / `SERVICE_UNAVAILABLE` "server busy"'),
   REQUEST_MAX_ROWS: int(1, 100_000_000).default(20_000).describe(
-    'rows one HTTP request (a whole JSON-RPC batch, a GraphQL document) may fetch; its later statements → `-32000` / `SERVICE_UNAVAILABLE` "request row budget exceeded"'),
+    'rows one HTTP request (a whole JSON-RPC batch, a GraphQL document) may fetch; its later statements → `-32005` "limit exceeded" / `LIMIT_EXCEEDED`, reason "request row budget exceeded" (a client error, not retryable as sent)'),
   REQUEST_MAX_CONCURRENT_STATEMENTS: int(1, 200).default(3).describe(
     'statements of one request in flight at once (queued or running), and JSON-RPC batch elements answered at once'),
   DEFAULT_PAGE_SIZE: int(1, 10_000).default(10).describe('list page size when none is given'),
@@ -92,7 +92,7 @@ export const configSchema = z.object({
   HTTP_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000).default(64).describe(
     'open connections per client address (IPv4 address, IPv6 /64); one over it gets 429 with `Retry-After: 1` and a body, unread, and is closed. Behind a proxy, at least its connection pool. `0`: off'),
   HTTP_CLIENT_BYTES_PER_S: int(0, 10_000_000_000).default(4 * 1024 * 1024).describe(
-    'response bytes per client address (a token bucket; probes exempt): a client answered more than its burst plus the refill gets 429 with `Retry-After` and an error body of its surface (`-32000` "too much data answered to this client address", GraphQL `TOO_MANY_REQUESTS`) until its bucket is positive again. `0`: off'),
+    'response bytes per client address (a token bucket; probes exempt): a client answered more than its burst plus the refill gets 429 with `Retry-After` and an error body of its surface (`-32005` "limit exceeded" with `data.reason` "too much data answered to this client address" and `data.retryAfter`, GraphQL `LIMIT_EXCEEDED`) until its bucket is positive again. `0`: off'),
   HTTP_CLIENT_BURST_BYTES: int(1_024, 10_000_000_000).default(16 * 1024 * 1024).describe(
     "the byte budget's burst: what a client address may be answered at once before `HTTP_CLIENT_BYTES_PER_S` applies"),
   HEAP_MAX_MB: int(64, 65_536).default(512).describe(

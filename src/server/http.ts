@@ -22,6 +22,8 @@ export interface Refusal {
   reason: string;
   /** Seconds to wait, said in the body too (an API key's quota: JSON-RPC -32005 data.retryAfter). */
   retryAfterS?: number;
+  /** A per-client limit of the listener (byte budget, load shedding): JSON-RPC -32005 "limit exceeded", GraphQL LIMIT_EXCEEDED. */
+  limit?: boolean;
 }
 
 /**
@@ -249,7 +251,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
         req.resume();
         res.setHeader('retry-after', String(retryAfter));
         return sendJson(res, 429, surfaceError(path,
-          { kind: 'too-many-requests', reason: `too much data answered to this client address: retry after ${retryAfter} s` }));
+          { kind: 'too-many-requests', reason: `too much data answered to this client address: retry after ${retryAfter} s`, retryAfterS: retryAfter, limit: true }));
       }
       budget.charge(req, res);
     }
