@@ -78,7 +78,9 @@ export type GatewayConfig = Pick<Config,
   Partial<Pick<Config, 'DATABASE_READ_URLS' | 'DATABASE_READ_NAMES' | 'MAX_REPLICA_LAG_MS' | 'DB_POOLER' | 'DB_ALLOW_UNSAFE_SESSION'>> &
   Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PER_CLIENT' | 'SUBSCRIPTIONS_MAX_PER_CONNECTION' | 'SUBSCRIPTIONS_MAX_QUEUE'>> &
   Partial<OperationsConfig> & Partial<StoreLimits> & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>> &
-  Partial<Pick<Config, 'ANONYMOUS_ACCESS' | 'API_KEYS_RELOAD_MS' | 'QUOTA_GATEWAYS' | 'BAD_KEY_FREE_FAILURES' | 'BAD_KEY_MAX_BLOCK_S'>>;
+  Partial<Pick<Config, 'ANONYMOUS_ACCESS' | 'API_KEYS_RELOAD_MS' | 'QUOTA_GATEWAYS' | 'BAD_KEY_FREE_FAILURES' | 'BAD_KEY_MAX_BLOCK_S'>> &
+  // issue 23 (pressure): history depth, load shedding
+  Partial<Pick<Config, 'HISTORY_MAX_OFFSET'>>;
 
 /** Running the gateway rather than answering for it: logging, metrics, the data version, the response cache. */
 export type OperationsConfig = Pick<Config,
@@ -125,7 +127,7 @@ export function createGateway(
   const sql = sources.primary.sql;
   // not ready until the schema is at this build's version (a rollout that ran ahead of its migrations)
   const schema = createSchemaCheck({ sql: sources.primaryStateSql, readMs: sources.stateReadMs, logger });
-  const paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE };
+  const paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE, historyMaxOffset: settings.HISTORY_MAX_OFFSET };
   const resultLimits = { maxNodes: settings.GRAPHQL_MAX_RESULT_NODES, maxBytes: settings.GRAPHQL_MAX_RESPONSE_BYTES };
   const watcher = sources.watcher;
   // in-flight statements of this gateway's pools, counted by the request scopes (src/observability/request.ts)

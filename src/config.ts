@@ -47,6 +47,10 @@ export const configSchema = z.object({
     'a statement that waits longer for a connection → `-32000` / `SERVICE_UNAVAILABLE` "server busy"'),
   REQUEST_MAX_ROWS: int(1, 100_000_000).default(20_000).describe(
     'rows one HTTP request (a whole JSON-RPC batch, a GraphQL document) may fetch; its later statements → `-32005` "limit exceeded" / `LIMIT_EXCEEDED`, reason "request row budget exceeded" (a client error, not retryable as sent)'),
+  DB_REQUEST_TIME_BUDGET_MS: int(10, 3_600_000).default(2_000).describe(
+    'database time one HTTP request (a whole JSON-RPC batch, a GraphQL document; one subscription event) may spend: the sum of its statements\' times with a connection. Its later statements → `-32005` "limit exceeded" / `LIMIT_EXCEEDED`, reason "request database time budget exceeded", so aliases and batch elements cannot multiply one request\'s cost'),
+  HISTORY_MAX_OFFSET: int(0, 100_000_000).default(10_000).describe(
+    '`offset` of a list at a block height (`atBlock`), which scans the skipped history: above it → `LIMIT_EXCEEDED` "history offset too deep" (page on with `after` cursors, which cost what the first page does)'),
   REQUEST_MAX_CONCURRENT_STATEMENTS: int(1, 200).default(3).describe(
     'statements of one request in flight at once (queued or running), and JSON-RPC batch elements answered at once'),
   DEFAULT_PAGE_SIZE: int(1, 10_000).default(10).describe('list page size when none is given'),
