@@ -93,6 +93,10 @@ export const configSchema = z.object({
     'requests per kept-alive connection: the last one is answered with `Connection: close`, one pipelined past it with 503 and a body. `0`: unlimited'),
   HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(4_096).describe(
     'open connections in all; one over it is closed on accept (no reply: no JavaScript runs for it). Keep it well under `ulimit -n` (the start logs a warning when it is within 256 of it)'),
+  HTTP_PRESSURE_THRESHOLD_PERCENT: int(1, 100).default(90).describe(
+    'percent of `HTTP_MAX_CONNECTIONS` above which the table is under pressure: each new connection makes room by cutting an older one that has not completed a request (still sending headers or a body; oldest first), else the longest idle kept-alive one (a connection whose request is complete is never cut), and headers and bodies get `HTTP_PRESSURE_TIMEOUT_MS`. `100`: off'),
+  HTTP_PRESSURE_TIMEOUT_MS: int(100, 600_000).default(2_000).describe(
+    'under pressure (`HTTP_PRESSURE_THRESHOLD_PERCENT`), the time a connection has to complete its request (headers and body) before it is cut'),
   HTTP_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000).default(64).describe(
     'open connections per client address (IPv4 address, IPv6 /64); one over it gets 429 with `Retry-After: 1` and a body, unread, and is closed. Behind a proxy, at least its connection pool. `0`: off'),
   HTTP_CLIENT_BYTES_PER_S: int(0, 10_000_000_000).default(4 * 1024 * 1024).describe(
