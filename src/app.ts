@@ -80,7 +80,7 @@ export type GatewayConfig = Pick<Config,
   Partial<OperationsConfig> & Partial<StoreLimits> & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>> &
   Partial<Pick<Config, 'ANONYMOUS_ACCESS' | 'API_KEYS_RELOAD_MS' | 'QUOTA_GATEWAYS' | 'BAD_KEY_FREE_FAILURES' | 'BAD_KEY_MAX_BLOCK_S'>> &
   // issue 23 (pressure): history depth, load shedding
-  Partial<Pick<Config, 'HISTORY_MAX_OFFSET'>>;
+  Partial<Pick<Config, 'HISTORY_MAX_OFFSET' | 'SHED_EVENT_LOOP_LAG_MS' | 'SHED_CLIENT_MIN_BYTES'>>;
 
 /** Running the gateway rather than answering for it: logging, metrics, the data version, the response cache. */
 export type OperationsConfig = Pick<Config,

@@ -14,7 +14,9 @@ export type HttpSettings = Pick<Config,
   'HTTP_IDLE_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_REQUESTS_PER_SOCKET' | 'HTTP_MAX_CONNECTIONS' |
   'HTTP_MAX_CONNECTIONS_PER_CLIENT' | 'HTTP_CLIENT_BYTES_PER_S' | 'HTTP_CLIENT_BURST_BYTES'> &
   // the connection table under pressure (src/server/pressure.ts); defaults 90 % and 2 s
-  Partial<Pick<Config, 'HTTP_PRESSURE_THRESHOLD_PERCENT' | 'HTTP_PRESSURE_TIMEOUT_MS'>>;
+  Partial<Pick<Config, 'HTTP_PRESSURE_THRESHOLD_PERCENT' | 'HTTP_PRESSURE_TIMEOUT_MS'>> &
+  // load shedding by cost (src/server/shedding.ts); default off here, on in the gateway's config
+  Partial<Pick<Config, 'SHED_EVENT_LOOP_LAG_MS' | 'SHED_CLIENT_MIN_BYTES'>>;
 
 /**
  * How often timeouts and body rates are checked: a quarter of the shortest limit, between 0.1 and 1 s
