@@ -82,7 +82,9 @@ export type GatewayConfig = Pick<Config,
   Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PENDING_BYTES' | 'SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES' | 'SUBSCRIPTIONS_MAX_OPEN' |
     'SUBSCRIPTIONS_MAX_CONNECTION_SHARE'>> &
   Partial<OperationsConfig> & Partial<StoreLimits> & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>> &
-  Partial<Pick<Config, 'ANONYMOUS_ACCESS' | 'ANONYMOUS_SHARE' | 'API_KEYS_RELOAD_MS' | 'QUOTA_GATEWAYS' | 'BAD_KEY_FREE_FAILURES' | 'BAD_KEY_MAX_BLOCK_S'>>;
+  Partial<Pick<Config, 'ANONYMOUS_ACCESS' | 'ANONYMOUS_SHARE' | 'API_KEYS_RELOAD_MS' | 'QUOTA_GATEWAYS' | 'BAD_KEY_FREE_FAILURES' | 'BAD_KEY_MAX_BLOCK_S'>> &
+  // issue 23 (pressure): history depth, load shedding
+  Partial<Pick<Config, 'HISTORY_MAX_OFFSET' | 'SHED_EVENT_LOOP_LAG_MS' | 'SHED_CLIENT_MIN_BYTES'>>;
 
 /** Running the gateway rather than answering for it: logging, metrics, the data version, the response cache. */
 export type OperationsConfig = Pick<Config,
@@ -129,7 +131,7 @@ export function createGateway(
   const sql = sources.primary.sql;
   // not ready until the schema is at this build's version (a rollout that ran ahead of its migrations)
   const schema = createSchemaCheck({ sql: sources.primaryStateSql, readMs: sources.stateReadMs, logger });
-  const paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE };
+  const paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE, historyMaxOffset: settings.HISTORY_MAX_OFFSET };
   const resultLimits = { maxNodes: settings.GRAPHQL_MAX_RESULT_NODES, maxBytes: settings.GRAPHQL_MAX_RESPONSE_BYTES };
   const watcher = sources.watcher;
   // in-flight statements of this gateway's pools, counted by the request scopes (src/observability/request.ts)

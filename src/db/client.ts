@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import {
-  InvalidInputError, RequestBudgetError, ServiceUnavailableError, describeUnavailable, isInvalidInput, isRetryable, isUnavailable,
+  InvalidInputError, RequestBudgetError, RequestTimeBudgetError, ServiceUnavailableError, describeUnavailable, isInvalidInput, isRetryable, isUnavailable,
 } from './errors.js';
 import { noRequestScope, type DbStatementTrack, type RequestScopeAccessor } from './scope.js';
 import { digitsAt, utcFieldsMs } from '../domain/utc-time.js';
@@ -129,6 +129,12 @@ export interface RunnerOptions {
   requestMaxRows: number;
   /** Statements of one request in flight (queued or running) at once; the rest wait in the request's own line. */
   requestMaxConcurrent: number;
+  /**
+   * Database time one request may spend: the sum of its statements' times with a connection (overlapping
+   * ones each count: each holds a connection). Its statements after that are refused (RequestTimeBudgetError),
+   * so aliases or batch elements cannot multiply what one request costs the database. Default: unbounded.
+   */
+  requestTimeBudgetMs?: number;
   /** The request a statement belongs to and where its time is recorded (none: every statement stands alone). */
   scope?: RequestScopeAccessor;
   /**
@@ -142,6 +148,8 @@ export interface RunnerOptions {
 interface RequestShare {
   line: Semaphore;
   rows: number;
+  /** Milliseconds its statements have held connections (summed over statements, finished ones). */
+  busyMs: number;
   /** Pool connections its statements hold now (the gate serves requests holding fewer first). */
   connections: number;
 }
@@ -178,11 +186,16 @@ export function createRunner(options: RunnerOptions, router: Router) {
   const shares = new WeakMap<object, RequestShare>();
   const shareOf = (scope: object) => {
     let share = shares.get(scope);
-    if (!share) shares.set(scope, share = { line: new Semaphore({ size: options.requestMaxConcurrent }), rows: 0, connections: 0 });
+    if (!share) shares.set(scope, share = { line: new Semaphore({ size: options.requestMaxConcurrent }), rows: 0, busyMs: 0, connections: 0 });
     return share;
   };
+  const timeBudgetMs = options.requestTimeBudgetMs ?? Infinity;
+  /** Why the request may send no further statement, or null. */
+  const overBudget = (share: RequestShare | undefined) =>
+    !share ? null : share.rows >= options.requestMaxRows ? new RequestBudgetError() : share.busyMs >= timeBudgetMs ? new RequestTimeBudgetError() : null;
   const spend = (share: RequestShare | undefined) => {
-    if (share && share.rows >= options.requestMaxRows) throw new RequestBudgetError();
+    const refusal = overBudget(share);
+    if (refusal) throw refusal;
   };
 
   async function run<T>(query: PromiseLike<T>): Promise<T> {
@@ -230,11 +243,12 @@ export function createRunner(options: RunnerOptions, router: Router) {
       throw error;
     }
     const permits = { release: () => (gate.release(), reserve?.release()) };
-    if (share && share.rows >= options.requestMaxRows) {
-      // the budget ran out while this statement waited: the connection goes to the next one unused
+    const refusal = overBudget(share);
+    if (refusal) {
+      // a budget ran out while this statement waited: the connection goes to the next one unused
       permits.release();
       track.done();
-      throw new RequestBudgetError();
+      throw refusal;
     }
     if (share) share.connections++;
     track.running();
@@ -246,10 +260,14 @@ export function createRunner(options: RunnerOptions, router: Router) {
     // on it: a timed-out statement still occupies its connection until the server's statement_timeout
     // ends it. (No driver cancel here: postgres.js leaves a failed cancel as an unhandled rejection.)
     let released = false;
+    const started = performance.now();
     const release = () => {
       if (released) return;
       released = true;
-      if (share) share.connections--;
+      if (share) {
+        share.connections--;
+        share.busyMs += performance.now() - started;
+      }
       gate.release();
     };
     let result: Promise<T>;

@@ -39,6 +39,8 @@ export interface RequestScope {
   /** Code of a JSON-RPC error answered before any call was dispatched (parse error, bad batch, …). */
   envelopeCode?: number;
   cache?: CacheOutcome;
+  /** The first limit of its own the request ran into (src/db/errors.ts ClientLimitError): its line says `failure: "client"`. */
+  limit?: string;
   /**
    * Database time (ms): wall time during which at least one of the request's statements held a pool
    * connection (from acquiring it to the result). Never counts queueing, and never exceeds the request's
@@ -334,6 +336,10 @@ function logLine(scope: RequestScope, req: IncomingMessage, res: ServerResponse,
   };
   if (scope.keyName !== undefined) line.key = scope.keyName;
   if (!res.writableFinished) line.aborted = true;
+  if (scope.limit !== undefined) {
+    line.failure = 'client';
+    line.limit = scope.limit;
+  }
   if (scope.surface === 'graphql') {
     line.operation = scope.operation ?? 'none';
     if (scope.cache) line.cache = scope.cache;

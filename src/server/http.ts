@@ -12,6 +12,7 @@ import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
 import { checkInterval, clientBudget, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { graphiqlPage, wantsGraphiql } from './graphiql.js';
+import { createShedder } from './shedding.js';
 
 /**
  * Why the listener refuses a request before any surface has it (shutdown, limits, malformed HTTP). Each
@@ -22,6 +23,8 @@ export interface Refusal {
   reason: string;
   /** Seconds to wait, said in the body too (an API key's quota: JSON-RPC -32005 data.retryAfter). */
   retryAfterS?: number;
+  /** A per-client limit of the listener (byte budget, load shedding): JSON-RPC -32005 "limit exceeded", GraphQL LIMIT_EXCEEDED. */
+  limit?: boolean;
 }
 
 /**
@@ -151,6 +154,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     return { body: Buffer.from(await page.arrayBuffer()), headers };
   }, { compress: deps.compression !== undefined }) : undefined;
   const budget = deps.budget ?? clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
+  const shedder = createShedder({ lagMs: limits.SHED_EVENT_LOOP_LAG_MS ?? 0, minBytes: limits.SHED_CLIENT_MIN_BYTES ?? 1_048_576 });
   const handle = wrap((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     // pipelined past HTTP_MAX_REQUESTS_PER_SOCKET (the response before it closed the connection)
@@ -251,12 +255,24 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
         req.resume();
         res.setHeader('retry-after', String(retryAfter));
         return sendJson(res, 429, surfaceError(path,
-          { kind: 'too-many-requests', reason: `too much data answered to this client address: retry after ${retryAfter} s` }));
+          { kind: 'too-many-requests', reason: `too much data answered to this client address: retry after ${retryAfter} s`, retryAfterS: retryAfter, limit: true }));
+      }
+      // the event loop is late: the most expensive clients wait first (src/server/shedding.ts)
+      const shedFor = shedder.retryAfterS(req);
+      if (shedFor > 0) {
+        req.resume();
+        res.setHeader('retry-after', String(shedFor));
+        return sendJson(res, 429, surfaceError(path, {
+          kind: 'too-many-requests', reason: `server overloaded and this client's recent answers are among the most expensive: retry after ${shedFor} s`,
+          retryAfterS: shedFor, limit: true,
+        }));
       }
       budget.charge(req, res);
+      shedder.charge(req, res);
     }
     handle(req, res);
   });
+  server.once('close', () => shedder.stop());
   const tracker = trackConnections(server, limits, { refuse: refuseConnection, cut: cutRequest(surfaceError) });
   server.on('clientError', answerClientError(tracker, surfaceError));
   trackForDrain(server);
