@@ -74,7 +74,7 @@ export function createGraphqlServer(options: YogaOptions) {
     // persisted operations resolve a hash to its document before anything reads the document (the
     // response cache's key, the operation name in the logs)
     plugins: [...guardPlugins({ ...options.limits, introspection: options.introspection }),
-      ...persistedOperationsPlugins(options.persisted ?? persistedDefaults),
+      ...persistedOperationsPlugins({ ...(options.persisted ?? persistedDefaults), maxTokens: options.limits.maxTokens }),
       httpCachingPlugin(options.cacheControl ?? defaultCacheControl),
       ...(options.plugins ?? []), jitPlugin(), bodyLimitPlugin(options.maxBodyBytes),
       ...(options.subscriptionPlugin ? [options.subscriptionPlugin] : [])],
