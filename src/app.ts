@@ -75,6 +75,7 @@ export type GatewayConfig = Pick<Config,
   'GRAPHQL_MAX_BODY_BYTES' | 'GRAPHQL_MAX_DEPTH' | 'GRAPHQL_MAX_ALIASES' | 'GRAPHQL_MAX_TOKENS' | 'GRAPHQL_MAX_COST' |
   'GRAPHQL_MAX_RESULT_NODES' | 'GRAPHQL_MAX_RESPONSE_BYTES'> &
   Partial<Pick<Config, 'PERSISTED_OPERATIONS_DIR' | 'PERSISTED_OPERATIONS_ONLY' | 'APQ_MAX_ENTRIES' | 'APQ_MAX_BYTES' |
+    'APQ_MAX_DOCUMENT_BYTES' | 'APQ_CLIENT_MAX_ENTRIES' | 'APQ_CLIENT_MAX_BYTES' | 'APQ_IDLE_TTL_S' |
     'GRAPHQL_CACHE_CONTROL' | 'HTTP_COMPRESSION' | 'HTTP_COMPRESSION_MIN_BYTES'>> &
   Partial<Pick<Config, 'DATABASE_READ_URLS' | 'DATABASE_READ_NAMES' | 'MAX_REPLICA_LAG_MS' | 'DB_POOLER' | 'DB_ALLOW_UNSAFE_SESSION'>> &
   Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PER_CLIENT' | 'SUBSCRIPTIONS_MAX_PER_CONNECTION' | 'SUBSCRIPTIONS_MAX_QUEUE'>> &
@@ -264,6 +265,16 @@ export function createGateway(
       only: settings.PERSISTED_OPERATIONS_ONLY,
       apqMaxEntries: settings.APQ_MAX_ENTRIES,
       apqMaxBytes: settings.APQ_MAX_BYTES,
+      apqMaxDocumentBytes: settings.APQ_MAX_DOCUMENT_BYTES,
+      apqClient: {
+        clientMaxEntries: settings.APQ_CLIENT_MAX_ENTRIES, clientMaxBytes: settings.APQ_CLIENT_MAX_BYTES, idleTtlMs: settings.APQ_IDLE_TTL_S * 1000,
+      },
+      // a key's registrations count against the key, anonymous ones against the address
+      clientOf: (req) => {
+        const who = accessOf(req);
+        if (who?.kind === 'key') return `key:${who.key.id}`;
+        return req?.socket.remoteAddress === undefined ? 'unknown' : clientKey(req.socket.remoteAddress);
+      },
     },
     cacheControl: settings.GRAPHQL_CACHE_CONTROL,
     logging: yogaLogger(logger),

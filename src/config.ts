@@ -146,6 +146,13 @@ export const configSchema = z.object({
     "`true`: only the manifest's operations run (needs `PERSISTED_OPERATIONS_DIR`; no APQ registration)"),
   APQ_MAX_ENTRIES: int(1, 10_000_000).default(1_000).describe("entries of the automatic persisted queries' LRU (per process)"),
   APQ_MAX_BYTES: int(1_024, 1024 * 1024 * 1024).default(4 * 1024 * 1024).describe("bytes of the automatic persisted queries' LRU (per process)"),
+  APQ_MAX_DOCUMENT_BYTES: int(256, 16 * 1024 * 1024).default(32 * 1024).describe(
+    'a larger APQ document (UTF-8 bytes) is answered but not registered; only documents that parse and validate against the schema are registered'),
+  APQ_CLIENT_MAX_ENTRIES: int(1, 10_000_000).default(100).describe(
+    'APQ entries one client (its API key, else its address: IPv4 or IPv6 /64) may hold; past it, its own oldest entry makes room, never another client\'s'),
+  APQ_CLIENT_MAX_BYTES: int(1_024, 1024 * 1024 * 1024).default(256 * 1024).describe(
+    'APQ bytes (documents in memory) one client may hold, likewise; a full store takes no registration from a client that holds nothing'),
+  APQ_IDLE_TTL_S: int(1, 30 * 86_400).default(3_600).describe('an APQ entry not used for this long expires (how a full store frees room)'),
   GRAPHQL_CACHE_CONTROL: z.string().regex(/^[\x20-\x7e]+$/, 'must be a Cache-Control value').default('public, max-age=5, stale-while-revalidate=30').describe(
     '`Cache-Control` of GET query answers without errors (POST and errors: `no-store`); `no-store` turns shared caching off'),
   HTTP_COMPRESSION: bool.default(true).describe('brotli/gzip/deflate compression of answers (a proxy in front may do it instead)'),

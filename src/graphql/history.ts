@@ -71,6 +71,16 @@ export async function atHeight<T>(ctx: Context, chain: string, h: string, load: 
 
 export interface BalanceAtKey { tickId: string; address: string; atBlock: string }
 
+/**
+ * node(id) of a balance at a height (`…@<height>`): refused above its tick's chain's indexed height, as
+ * `atBlock` is (an answer from today's rows would be kept as the past). An unknown tick: no node.
+ */
+export async function balanceAtNode(ctx: Context, key: BalanceAtKey): Promise<HistoricalBalanceRow | null> {
+  const tick = await ctx.loaders.tickById.load(key.tickId);
+  if (!tick) return null;
+  return atHeight(ctx, tick.chain, key.atBlock, () => balanceAtLoader(ctx).load(key));
+}
+
 /** One (tick, address) balance at a height, zero included; null if the address had no change by then. */
 export function balanceAtLoader(ctx: Context) {
   return requestLoader(ctx, 'balanceOfTickAndAddressAt', () =>

@@ -68,8 +68,8 @@ export function createRpcHandler(options: RpcOptions) {
     const call: CallContext = { ...context, outcome: {} };
     const reply = await answerOne(dispatch, element, call);
     outcomes.push(call.outcome.cache ?? 'bypass');
-    const method = typeof element === 'object' && element !== null ? (element as { method?: unknown }).method : undefined;
-    options.onCall?.({ method, iface, code: reply?.error?.code, cache: call.outcome.cache, ms: performance.now() - started });
+    const sent = typeof element === 'object' && element !== null ? (element as { method?: unknown }).method : undefined;
+    options.onCall?.({ method: call.outcome.method, sent, iface, code: reply?.error?.code, cache: call.outcome.cache, ms: performance.now() - started });
     return reply;
   }
 

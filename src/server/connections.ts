@@ -76,6 +76,8 @@ export interface ConnectionTracker {
   busy(socket: Socket): boolean;
   /** The connection table and its pressure (src/server/pressure.ts). */
   table: ConnectionTable;
+  /** Calls `then` once every response under way on this socket has been written (at once when none is). */
+  afterResponses(socket: Socket, then: () => void): void;
 }
 
 export function trackConnections(server: Server, settings: HttpSettings, hooks: ConnectionHooks): ConnectionTracker {
@@ -86,6 +88,16 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
   const maxRequests = settings.HTTP_MAX_REQUESTS_PER_SOCKET;
   const requests = new WeakMap<Socket, number>();
   const inFlight = new WeakMap<Socket, number>();
+  const waiting = new WeakMap<Socket, (() => void)[]>();
+  const responded = (socket: Socket) => {
+    const left = (inFlight.get(socket) ?? 1) - 1;
+    inFlight.set(socket, left);
+    const then = left === 0 ? waiting.get(socket) : undefined;
+    if (then) {
+      waiting.delete(socket);
+      for (const fn of then) fn();
+    }
+  };
   // a socket with no traffic either way for this long (a stalled upload or a client that stops reading)
   server.timeout = settings.HTTP_IDLE_TIMEOUT_MS;
 
@@ -156,7 +168,7 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
       }
       table.request(req, res, path);
       inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
-      res.once('close', () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
+      res.once('close', () => responded(socket));
       if (maxRequests > 0) {
         const count = (requests.get(socket) ?? 0) + 1;
         requests.set(socket, count);
@@ -180,6 +192,10 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
     },
     busy: (socket) => (inFlight.get(socket) ?? 0) > 0,
     table,
+    afterResponses(socket, then) {
+      if ((inFlight.get(socket) ?? 0) === 0) return then();
+      waiting.set(socket, [...(waiting.get(socket) ?? []), then]);
+    },
   };
 }
 

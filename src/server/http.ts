@@ -106,11 +106,19 @@ function answerClientError(tracker: ConnectionTracker, surfaceError: SurfaceErro
     if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
     const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
     if (timedOut && tracker.cutReceiving(socket as Socket, 'request not received in time')) return;
-    // a pipelined request late or malformed while an earlier response is being written: no room for a reply
-    if (tracker.busy(socket as Socket)) return socket.destroy();
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : timedOut ? 408 : 400;
     const path = /^[A-Z]+ (\/[^\s?]*)/.exec(error.rawPacket?.toString('latin1') ?? '')?.[1] ?? '';
     const reason = status === 431 ? 'request line and headers exceed 16 KB' : status === 408 ? 'request not received in time' : 'malformed HTTP request';
+    // bytes after a complete request that cannot start another (one stray byte after a JSON-RPC body): the
+    // requests before them are answered first, then this error, then the connection closes. (Destroying the
+    // socket at once lost the complete request's reply: the client saw silence.) A timeout stays a cut.
+    if (tracker.busy(socket as Socket)) {
+      if (timedOut) return socket.destroy();
+      return tracker.afterResponses(socket as Socket, () => {
+        if (socket.writable) rawReply(socket, status, surfaceError(path, { kind: 'bad-request', reason }));
+        else socket.destroy();
+      });
+    }
     rawReply(socket, status, surfaceError(path, { kind: 'bad-request', reason }));
   };
 }
@@ -446,6 +454,8 @@ function compressor(settings: CompressionSettings): (req: IncomingMessage, res: 
       if (typeof coding === 'string' && coding !== 'identity' && typeof etag === 'string' && /^"[^"]*"$/.test(etag)) {
         this.setHeader('etag', `${etag.slice(0, -1)}-${coding}"`);
       }
+      // a 304 carries the Vary its 200 would have (compression skips it: a 304 has no content type)
+      if (args[0] === 304) vary(this, 'Accept-Encoding');
       return writeHead.apply(this, args);
     } as ServerResponse['writeHead'];
     compress(req as never, res as never, next);
@@ -473,7 +483,8 @@ function identityVary(req: IncomingMessage, res: ServerResponse): void {
       for (const k of Object.keys(headers)) if (k) this.setHeader(k, headers[k]!);
     }
     const cacheControl = this.getHeader('cache-control');
-    if (compressible(req, this) && !(cacheControl && noTransform.test(String(cacheControl)))) vary(this, 'Accept-Encoding');
+    const transformable = !(cacheControl && noTransform.test(String(cacheControl)));
+    if ((compressible(req, this) || status === 304) && transformable) vary(this, 'Accept-Encoding');
     this.writeHead = writeHead;
     const original = writeHead as (this: ServerResponse, status: number, reason?: string) => ServerResponse;
     return headerIndex === 1 ? original.call(this, this.statusCode, rest[0] as string) : original.call(this, this.statusCode);
