@@ -302,7 +302,7 @@ async function main() {
   console.log('');
   for (const l of summaryLines(result)) console.log(l);
   for (const [name, a] of Object.entries(result.attacks)) {
-    if (name === 'small' || name === 'slow-clients') continue;
+    if (name === 'small' || name === 'slow-clients' || name === 'reconnecting-slow' || !a.outcomes) continue;
     console.log(`  ${name}: ${a.completed} completed, ${a.unfinishedAtEnd ?? 0} cut at the end; ${Object.entries(a.outcomes as Record<string, number>).map(([k, v]) => `${k} ×${v}`).join(', ')}`);
   }
   log(`wrote bench/results/${stamp}.{json,md}`);

@@ -35,7 +35,7 @@ import { createRpcTables } from './rpc/tables.js';
 import { clientBudget, clientKey, type HttpSettings } from './server/connections.js';
 import { createAccessControl, type AccessControl } from './access/control.js';
 import { accessOf } from './access/request-access.js';
-import { keyOverridesPlugin } from './graphql/key-overrides.js';
+import { keyOverridesPlugin, raisedPaging } from './graphql/key-overrides.js';
 import { closeGracefully, corsPolicy, createHttpServer } from './server/http.js';
 
 // The composition root: the only module that builds the gateway's parts (sql clients and sources with the
@@ -75,6 +75,7 @@ export type GatewayConfig = Pick<Config,
   'GRAPHQL_MAX_BODY_BYTES' | 'GRAPHQL_MAX_DEPTH' | 'GRAPHQL_MAX_ALIASES' | 'GRAPHQL_MAX_TOKENS' | 'GRAPHQL_MAX_COST' |
   'GRAPHQL_MAX_RESULT_NODES' | 'GRAPHQL_MAX_RESPONSE_BYTES'> &
   Partial<Pick<Config, 'PERSISTED_OPERATIONS_DIR' | 'PERSISTED_OPERATIONS_ONLY' | 'APQ_MAX_ENTRIES' | 'APQ_MAX_BYTES' |
+    'APQ_MAX_DOCUMENT_BYTES' | 'APQ_CLIENT_MAX_ENTRIES' | 'APQ_CLIENT_MAX_BYTES' | 'APQ_IDLE_TTL_S' |
     'GRAPHQL_CACHE_CONTROL' | 'HTTP_COMPRESSION' | 'HTTP_COMPRESSION_MIN_BYTES'>> &
   Partial<Pick<Config, 'DATABASE_READ_URLS' | 'DATABASE_READ_NAMES' | 'MAX_REPLICA_LAG_MS' | 'DB_POOLER' | 'DB_ALLOW_UNSAFE_SESSION'>> &
   Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PER_CLIENT' | 'SUBSCRIPTIONS_MAX_PER_CONNECTION' | 'SUBSCRIPTIONS_MAX_QUEUE'>> &
@@ -82,7 +83,9 @@ export type GatewayConfig = Pick<Config,
   Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PENDING_BYTES' | 'SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES' | 'SUBSCRIPTIONS_MAX_OPEN' |
     'SUBSCRIPTIONS_MAX_CONNECTION_SHARE'>> &
   Partial<OperationsConfig> & Partial<StoreLimits> & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>> &
-  Partial<Pick<Config, 'ANONYMOUS_ACCESS' | 'API_KEYS_RELOAD_MS' | 'QUOTA_GATEWAYS' | 'BAD_KEY_FREE_FAILURES' | 'BAD_KEY_MAX_BLOCK_S'>>;
+  Partial<Pick<Config, 'ANONYMOUS_ACCESS' | 'ANONYMOUS_SHARE' | 'API_KEYS_RELOAD_MS' | 'QUOTA_GATEWAYS' | 'BAD_KEY_FREE_FAILURES' | 'BAD_KEY_MAX_BLOCK_S'>> &
+  // issue 23 (pressure): history depth, load shedding
+  Partial<Pick<Config, 'HISTORY_MAX_OFFSET' | 'SHED_EVENT_LOOP_LAG_MS' | 'SHED_CLIENT_MIN_BYTES'>>;
 
 /** Running the gateway rather than answering for it: logging, metrics, the data version, the response cache. */
 export type OperationsConfig = Pick<Config,
@@ -129,7 +132,7 @@ export function createGateway(
   const sql = sources.primary.sql;
   // not ready until the schema is at this build's version (a rollout that ran ahead of its migrations)
   const schema = createSchemaCheck({ sql: sources.primaryStateSql, readMs: sources.stateReadMs, logger });
-  const paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE };
+  const paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE, historyMaxOffset: settings.HISTORY_MAX_OFFSET };
   const resultLimits = { maxNodes: settings.GRAPHQL_MAX_RESULT_NODES, maxBytes: settings.GRAPHQL_MAX_RESPONSE_BYTES };
   const watcher = sources.watcher;
   // in-flight statements of this gateway's pools, counted by the request scopes (src/observability/request.ts)
@@ -205,8 +208,10 @@ export function createGateway(
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
   const store = instrumentStore(createStore(sql, {
-    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => schema.unready() ?? sources.unready(), scope: dbRequestScope,
+    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => whyUnready(schema.unready(), sources.unready()), scope: dbRequestScope,
     servers: 1 + sources.replicas.length,
+    // keyed clients keep the rest of the pool whatever anonymous traffic does, once any key exists
+    anonymousShare: () => (access.registry.size() > 0 ? settings.ANONYMOUS_SHARE : 1),
   }), metrics);
   const hub = createLiveHub({ store, maxQueue: settings.SUBSCRIPTIONS_MAX_QUEUE, logger });
   // the embedded engine's notifications come from the engine itself (target.notifications), never over
@@ -260,6 +265,16 @@ export function createGateway(
       only: settings.PERSISTED_OPERATIONS_ONLY,
       apqMaxEntries: settings.APQ_MAX_ENTRIES,
       apqMaxBytes: settings.APQ_MAX_BYTES,
+      apqMaxDocumentBytes: settings.APQ_MAX_DOCUMENT_BYTES,
+      apqClient: {
+        clientMaxEntries: settings.APQ_CLIENT_MAX_ENTRIES, clientMaxBytes: settings.APQ_CLIENT_MAX_BYTES, idleTtlMs: settings.APQ_IDLE_TTL_S * 1000,
+      },
+      // a key's registrations count against the key, anonymous ones against the address
+      clientOf: (req) => {
+        const who = accessOf(req);
+        if (who?.kind === 'key') return `key:${who.key.id}`;
+        return req?.socket.remoteAddress === undefined ? 'unknown' : clientKey(req.socket.remoteAddress);
+      },
     },
     cacheControl: settings.GRAPHQL_CACHE_CONTROL,
     logging: yogaLogger(logger),
@@ -281,6 +296,7 @@ export function createGateway(
     cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null,
     onCall: rpcObserver(metrics),
     publicUrl: settings.PUBLIC_URL,
+    pagingFor: (req) => raisedPaging(accessOf(req), paging),
   });
   const freshness = () => {
     const snapshot = watcher.current();
@@ -323,4 +339,13 @@ export function createGateway(
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * The schema's own reasons (behind, not migrated) first; when the schema check only saw the database
+ * unreachable, the sources know why (a pooler refusing startup parameters, a replica lag) and say it better.
+ */
+function whyUnready(schema: string | null, sources: string | null): string | null {
+  if (schema?.startsWith('database schema')) return schema;
+  return sources ?? schema;
 }

@@ -46,7 +46,11 @@ export const configSchema = z.object({
   DB_QUEUE_TIMEOUT_MS: int(10, 600_000).default(2_000).describe(
     'a statement that waits longer for a connection → `-32000` / `SERVICE_UNAVAILABLE` "server busy"'),
   REQUEST_MAX_ROWS: int(1, 100_000_000).default(20_000).describe(
-    'rows one HTTP request (a whole JSON-RPC batch, a GraphQL document) may fetch; its later statements → `-32000` / `SERVICE_UNAVAILABLE` "request row budget exceeded"'),
+    'rows one HTTP request (a whole JSON-RPC batch, a GraphQL document) may fetch; its later statements → `-32005` "limit exceeded" / `LIMIT_EXCEEDED`, reason "request row budget exceeded" (a client error, not retryable as sent)'),
+  DB_REQUEST_TIME_BUDGET_MS: int(10, 3_600_000).default(2_000).describe(
+    'database time one HTTP request (a whole JSON-RPC batch, a GraphQL document; one subscription event) may spend: the sum of its statements\' times with a connection. Its later statements → `-32005` "limit exceeded" / `LIMIT_EXCEEDED`, reason "request database time budget exceeded", so aliases and batch elements cannot multiply one request\'s cost'),
+  HISTORY_MAX_OFFSET: int(0, 100_000_000).default(10_000).describe(
+    '`offset` of a list at a block height (`atBlock`), which scans the skipped history: above it → `LIMIT_EXCEEDED` "history offset too deep" (page on with `after` cursors, which cost what the first page does)'),
   REQUEST_MAX_CONCURRENT_STATEMENTS: int(1, 200).default(3).describe(
     'statements of one request in flight at once (queued or running), and JSON-RPC batch elements answered at once'),
   DEFAULT_PAGE_SIZE: int(1, 10_000).default(10).describe('list page size when none is given'),
@@ -95,10 +99,18 @@ export const configSchema = z.object({
     'requests per kept-alive connection: the last one is answered with `Connection: close`, one pipelined past it with 503 and a body. `0`: unlimited'),
   HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(4_096).describe(
     'open connections in all; one over it is closed on accept (no reply: no JavaScript runs for it). Keep it well under `ulimit -n` (the start logs a warning when it is within 256 of it)'),
+  HTTP_PRESSURE_THRESHOLD_PERCENT: int(1, 100).default(90).describe(
+    'percent of `HTTP_MAX_CONNECTIONS` above which the table is under pressure: each new connection makes room by cutting an older one that has not completed a request (still sending headers or a body; oldest first), else the longest idle kept-alive one (a connection whose request is complete is never cut), and headers and bodies get `HTTP_PRESSURE_TIMEOUT_MS`. `100`: off'),
+  HTTP_PRESSURE_TIMEOUT_MS: int(100, 600_000).default(2_000).describe(
+    'under pressure (`HTTP_PRESSURE_THRESHOLD_PERCENT`), the time a connection has to complete its request (headers and body) before it is cut'),
+  SHED_EVENT_LOOP_LAG_MS: int(0, 60_000).default(200).describe(
+    'load shedding: while the event loop is later than this (`perf_hooks.monitorEventLoopDelay`, read every 250 ms), the clients whose recent answers cost the most (response bytes per address, half-life 10 s) are refused first, most expensive first: 429 with `Retry-After`, JSON-RPC `-32005` "limit exceeded", GraphQL `LIMIT_EXCEEDED`; probes exempt. `0`: off'),
+  SHED_CLIENT_MIN_BYTES: int(0, 10_000_000_000).default(1_048_576).describe(
+    'load shedding never refuses a client whose recent answers (decayed, half-life 10 s) total less than this: cheap clients are always served'),
   HTTP_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000).default(64).describe(
     'open connections per client address (IPv4 address, IPv6 /64); one over it gets 429 with `Retry-After: 1` and a body, unread, and is closed. Behind a proxy, at least its connection pool. `0`: off'),
   HTTP_CLIENT_BYTES_PER_S: int(0, 10_000_000_000).default(4 * 1024 * 1024).describe(
-    'response bytes per client address (a token bucket; probes exempt): a client answered more than its burst plus the refill gets 429 with `Retry-After` and an error body of its surface (`-32000` "too much data answered to this client address", GraphQL `TOO_MANY_REQUESTS`) until its bucket is positive again. `0`: off'),
+    'response bytes per client address (a token bucket; probes exempt): a client answered more than its burst plus the refill gets 429 with `Retry-After` and an error body of its surface (`-32005` "limit exceeded" with `data.reason` "too much data answered to this client address" and `data.retryAfter`, GraphQL `LIMIT_EXCEEDED`) until its bucket is positive again. `0`: off'),
   HTTP_CLIENT_BURST_BYTES: int(1_024, 10_000_000_000).default(16 * 1024 * 1024).describe(
     "the byte budget's burst: what a client address may be answered at once before `HTTP_CLIENT_BYTES_PER_S` applies"),
   HEAP_MAX_MB: int(64, 65_536).default(512).describe(
@@ -134,6 +146,13 @@ export const configSchema = z.object({
     "`true`: only the manifest's operations run (needs `PERSISTED_OPERATIONS_DIR`; no APQ registration)"),
   APQ_MAX_ENTRIES: int(1, 10_000_000).default(1_000).describe("entries of the automatic persisted queries' LRU (per process)"),
   APQ_MAX_BYTES: int(1_024, 1024 * 1024 * 1024).default(4 * 1024 * 1024).describe("bytes of the automatic persisted queries' LRU (per process)"),
+  APQ_MAX_DOCUMENT_BYTES: int(256, 16 * 1024 * 1024).default(32 * 1024).describe(
+    'a larger APQ document (UTF-8 bytes) is answered but not registered; only documents that parse and validate against the schema are registered'),
+  APQ_CLIENT_MAX_ENTRIES: int(1, 10_000_000).default(100).describe(
+    'APQ entries one client (its API key, else its address: IPv4 or IPv6 /64) may hold; past it, its own oldest entry makes room, never another client\'s'),
+  APQ_CLIENT_MAX_BYTES: int(1_024, 1024 * 1024 * 1024).default(256 * 1024).describe(
+    'APQ bytes (documents in memory) one client may hold, likewise; a full store takes no registration from a client that holds nothing'),
+  APQ_IDLE_TTL_S: int(1, 30 * 86_400).default(3_600).describe('an APQ entry not used for this long expires (how a full store frees room)'),
   GRAPHQL_CACHE_CONTROL: z.string().regex(/^[\x20-\x7e]+$/, 'must be a Cache-Control value').default('public, max-age=5, stale-while-revalidate=30').describe(
     '`Cache-Control` of GET query answers without errors (POST and errors: `no-store`); `no-store` turns shared caching off'),
   HTTP_COMPRESSION: bool.default(true).describe('brotli/gzip/deflate compression of answers (a proxy in front may do it instead)'),
@@ -156,6 +175,8 @@ export const configSchema = z.object({
     'distinct GraphQL operation names used as metric labels (then `other`; each cut to 64 characters)'),
   ANONYMOUS_ACCESS: z.enum(['allow', 'deny']).default('allow').describe(
     'requests without an API key: served with the per-address limits (`allow`) or answered 401 (`deny`); see [API keys](api-keys.md)'),
+  ANONYMOUS_SHARE: z.coerce.number().gt(0).max(1).default(0.75).describe(
+    'while any API key exists, requests without a key together hold at most this share of each database pool, so keyed clients keep the rest (1: no reservation); see [API keys](api-keys.md)'),
   API_KEYS_RELOAD_MS: int(100, 3_600_000).default(30_000).describe(
     'the gateway reloads the API keys on their NOTIFY (within a second or two) and, should one be lost, this often'),
   QUOTA_GATEWAYS: int(1, 1_000).default(1).describe(

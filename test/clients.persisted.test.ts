@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import http from 'node:http';
 import { parse, print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
@@ -28,6 +29,7 @@ let live: LiveGateway;
 let small: LiveGateway;
 let trusted: LiveGateway;
 let mixed: LiveGateway;
+let quota: LiveGateway;
 let dir: string;
 
 beforeAll(async () => {
@@ -42,9 +44,10 @@ beforeAll(async () => {
   small = await startGateway(db, { APQ_MAX_ENTRIES: 2 });
   trusted = await startGateway(db, { PERSISTED_OPERATIONS_DIR: dir, PERSISTED_OPERATIONS_ONLY: true });
   mixed = await startGateway(db, { PERSISTED_OPERATIONS_DIR: dir });
+  quota = await startGateway(db, { APQ_MAX_ENTRIES: 4, APQ_CLIENT_MAX_ENTRIES: 2 });
 });
 afterAll(async () => {
-  await Promise.all([live, small, trusted, mixed].map((g) => g?.close()));
+  await Promise.all([live, small, trusted, mixed, quota].map((g) => g?.close()));
   await db?.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -123,6 +126,67 @@ describe("Apollo's automatic persisted queries", () => {
     expect((await hashOnly(docs[0]!)).errors[0].message, 'the oldest was evicted').toBe('PersistedQueryNotFound');
     expect((await hashOnly(docs[1]!)).data.chains.length).toBeGreaterThan(0);
     expect((await hashOnly(docs[2]!)).data.chains.length).toBeGreaterThan(0);
+  });
+});
+
+/** A POST of `body` to /graphql from the loopback address `from` (127.0.0.x: another client). */
+function postFrom(base: string, from: string, body: object): Promise<any> {
+  const url = new URL(`${base}/graphql`);
+  const text = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress: from, agent: false,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString())));
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+describe('APQ registration: only valid documents, a quota per client, no flushing', () => {
+  const register = (base: string, from: string, query: string) => postFrom(base, from, { query, extensions: apq(sha256(query)) });
+  const known = async (base: string, from: string, query: string) =>
+    (await postFrom(base, from, { extensions: apq(sha256(query)) })).errors?.[0]?.message !== 'PersistedQueryNotFound';
+
+  it('keeps no document that fails to parse or validate (it is answered with its errors)', async () => {
+    for (const query of ['{ chains { nope } }', '{ chains { chain ', 'query Q($a: Int) { chains { chain } }  query Q { __typename }']) {
+      const reply = await register(live.base, '127.0.0.1', query);
+      expect(reply.errors.length, query).toBeGreaterThan(0);
+      expect(await known(live.base, '127.0.0.1', query), query).toBe(false);
+    }
+  });
+
+  it('three 1 MB registrations evict nothing (documents over APQ_MAX_DOCUMENT_BYTES are answered, not kept)', async () => {
+    const victim = `query Victim${Date.now()} { chains { chain name } }`;
+    expect((await register(live.base, '127.0.0.2', victim)).data.chains.length).toBeGreaterThan(0);
+    for (let i = 0; i < 3; i++) {
+      // a valid document padded with a comment: 1 MB each (the body limit), three of them fill the 4 MB store (UTF-16)
+      const big = `# ${String(i).repeat(1_000_000)}\n{ chains { chain } }`;
+      expect((await register(live.base, '127.0.0.3', big)).data.chains.length).toBeGreaterThan(0);
+      expect(await known(live.base, '127.0.0.3', big)).toBe(false);
+    }
+    expect(await known(live.base, '127.0.0.2', victim), "the other client's entry").toBe(true);
+  });
+
+  it("a client past APQ_CLIENT_MAX_ENTRIES replaces its own oldest entries, never another client's", async () => {
+    const victims = ['query V1 { chains { chain } }', 'query V2 { chains { name } }'];
+    for (const query of victims) expect((await register(quota.base, '127.0.0.4', query)).data).toBeDefined();
+    const attacker = Array.from({ length: 12 }, (_, i) => `query A${i} { chains { chain } }`);
+    for (const query of attacker) expect((await register(quota.base, '127.0.0.5', query)).data).toBeDefined();
+    for (const query of victims) expect(await known(quota.base, '127.0.0.4', query), query).toBe(true);
+    // the attacker keeps its last two only
+    const kept = [];
+    for (const query of attacker) if (await known(quota.base, '127.0.0.5', query)) kept.push(query);
+    expect(kept).toEqual(attacker.slice(-2));
+    // the store is full (4): a client holding nothing is answered, not registered
+    const late = 'query Late { chains { logo } }';
+    expect((await register(quota.base, '127.0.0.6', late)).data).toBeDefined();
+    expect(await known(quota.base, '127.0.0.6', late)).toBe(false);
+    for (const query of victims) expect(await known(quota.base, '127.0.0.4', query), query).toBe(true);
   });
 });
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, findServer, type TestDatabase } from './support/db.js';
 import { Fixture } from './support/fixtures.js';
 import { startGatewayProcess, type GatewayProcess } from './support/gateway-process.js';
-import { gql, request, rpc } from './support/ops.js';
+import { gql, gqlGet, request, rpc } from './support/ops.js';
 
 // With LOG_FORMAT=json every line the gateway process writes, on stdout and on stderr, is one JSON object:
 // a spread of requests (GraphQL misses and hits, JSON-RPC, errors, hostile input) and a shutdown must not
@@ -41,7 +41,7 @@ describe.skipIf(!onServer)('the gateway process logs JSON lines only', () => {
       expect((await gql(base, holders, { n: 21 })).headers.get('x-cache')).toBe('miss');
     }
     const etag = (await gql(base, holders, { n: 3 })).headers.get('etag')!;
-    expect((await gql(base, holders, { n: 3 }, { 'if-none-match': etag })).status).toBe(304);
+    expect((await gqlGet(base, holders, { n: 3 }, { 'if-none-match': etag })).status).toBe(304);
     expect((await request(`${base}/graphql?query=${encodeURIComponent('{ chains { chain } }')}`)).status).toBe(200);
     expect((await gql(base, '{ nope }')).json.errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
     expect((await gql(base, '{ ticks(')).json.errors[0].extensions.code).toBe('GRAPHQL_PARSE_FAILED');

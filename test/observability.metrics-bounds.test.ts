@@ -86,3 +86,40 @@ describe('metric labels from client input', () => {
     expect((await request(`${live.base}/metrics`)).status).toBe(200);
   });
 });
+
+describe('JSON-RPC v1 method names in any letter case', () => {
+  /** `name` with each letter's case drawn at random. */
+  const randomCase = (name: string) => [...name].map((c) => (Math.random() < 0.5 ? c.toUpperCase() : c.toLowerCase())).join('');
+
+  it('label series by the canonical name: 1,500 random spellings add no series', async () => {
+    const before = await request(`${live.base}/metrics`);
+    // (before: every spelling was a label value of three series: 11,500 calls made a 24 MB scrape)
+    const spellings = new Set<string>();
+    await pool(100, 4, async () => {
+      const batch = Array.from({ length: 15 }, (_, i) => {
+        const method = randomCase(i % 3 ? 'inscription.Tick' : 'block.LastNumber');
+        spellings.add(method);
+        return { jsonrpc: '2.0', id: i, method, params: i % 3 ? ['eth', 'erc-20', 'labl'] : [['eth']] };
+      });
+      const reply = await request(`${live.base}/v1/rpc`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(batch),
+      });
+      expect(reply.status).toBe(200);
+      for (const element of JSON.parse(reply.text)) expect(element.error).toBeUndefined();
+    });
+    expect(spellings.size).toBeGreaterThan(100);
+    // unknown names share one label too, in any case
+    for (let i = 0; i < 50; i++) {
+      const reply = await request(`${live.base}/v1/rpc`, {
+        method: 'POST', headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: i, method: randomCase(`no.Such${i}`), params: [] }),
+      });
+      expect(JSON.parse(reply.text).error.code).toBe(-32601);
+    }
+    const after = await request(`${live.base}/metrics`);
+    const v1Values = (text: string) => [...labelValues(text, 'operation').keys()].filter((v) => v.startsWith('v1:'));
+    expect(v1Values(after.text).sort()).toEqual(['v1:(unknown)', 'v1:block.LastNumber', 'v1:inscription.Tick']);
+    // the scrape grew by those three labels' series only, not by a series per spelling
+    expect(after.text.length - before.text.length).toBeLessThan(40 * 1024);
+  });
+});

@@ -5,6 +5,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { outcomeKey, rawExchange, request, Tally, type Outcome } from './soak-http.js';
 import { buildStreamAttacks } from './soak-streams.js';
+import { pressureAttacks } from './soak-pressure.js';
 
 const attackerAddress = '127.0.0.2';
 
@@ -162,6 +163,8 @@ export function buildAttacks(ctx: AttackContext): Attack[] {
   attacks.push(smallProbes(ctx));
   attacks.push(slowClients(ctx));
   attacks.push(...buildStreamAttacks(ctx));
+  // issue 23: the connection table, shedding by cost, history scans, client limits; and the probe from another address
+  attacks.push(...pressureAttacks(ctx));
   return attacks;
 }
 

@@ -88,16 +88,16 @@ export function soakMarkdown(r: SoakResult): string {
   for (const l of summaryLines(r)) lines.push(`- ${l}`);
   lines.push('', '| attack | what | completed | outcomes (status + error codes) | largest answer | slowest |', '|---|---|---|---|---|---|');
   for (const [name, a] of Object.entries(r.attacks)) {
-    if (name === 'small' || name === 'slow-clients') continue;
+    if (name === 'small' || name === 'slow-clients' || name === 'reconnecting-slow') continue;
     lines.push(`| ${name} | ${a.what} | ${a.completed} | ${outcomes(a.outcomes) || '—'}${a.unfinishedAtEnd ? `; ${a.unfinishedAtEnd} unfinished at the end` : ''} | ` +
       `${((a.maxBytes as number) / 1e6).toFixed(2)} MB | ${((a.maxMs as number) / 1000).toFixed(1)} s |`);
   }
-  const probe = r.attacks['stream-probe'];
-  if (probe) {
-    lines.push('', `**Stream attacks' probe** (${probe.what}): ${probe.sent} sent, ${probe.successPercent} % answered 200, ` +
-      `p50 ${probe.p50Ms} ms, p99 ${probe.p99Ms} ms. Idle streams open at most at once: ${r.attacks['stream-idle']?.maxOpenStreams ?? '—'}. ` +
-      `Stream figures of the gateway: at most ${(((probe.maxPendingBytes as number) ?? 0) / 1e6).toFixed(1)} MB waiting for slow clients, ` +
-      `${probe.slowConsumers} streams cut as SLOW_CONSUMER, ${probe.eventExecutions} executions for ${probe.eventsDelivered} events delivered.`);
+  const streamProbe = r.attacks['stream-probe'];
+  if (streamProbe) {
+    lines.push('', `**Stream attacks' probe** (${streamProbe.what}): ${streamProbe.sent} sent, ${streamProbe.successPercent} % answered 200, ` +
+      `p50 ${streamProbe.p50Ms} ms, p99 ${streamProbe.p99Ms} ms. Idle streams open at most at once: ${r.attacks['stream-idle']?.maxOpenStreams ?? '—'}. ` +
+      `Stream figures of the gateway: at most ${(((streamProbe.maxPendingBytes as number) ?? 0) / 1e6).toFixed(1)} MB waiting for slow clients, ` +
+      `${streamProbe.slowConsumers} streams cut as SLOW_CONSUMER, ${streamProbe.eventExecutions} executions for ${streamProbe.eventsDelivered} events delivered.`);
   }
   if (r.subscriptionsDrain !== undefined) {
     const d = r.subscriptionsDrain;
@@ -110,6 +110,16 @@ export function soakMarkdown(r: SoakResult): string {
       `${slow.openAtEnd} still open at the end, ${slow.pendingAtEnd} still connecting at the end, ${slow.closedByServer} closed by the gateway` +
       `${lt ? ` after ${lt.min}–${lt.max} s (median ${lt.median} s)` : ''}; answers: ${outcomes(slow.replies) || 'none'}; ` +
       `connect errors: ${outcomes(slow.connectErrors) || 'none'}.`);
+  }
+  const probe = r.attacks.probe;
+  if (probe) {
+    lines.push('', `**Probe from another address** (issue 23's target: answered ≥ 99 %, p99 ≤ 500 ms): ${probe.sent} sent, ` +
+      `${probe.answered} answered (${probe.answeredPercent} %), p50 ${probe.p50Ms} ms, p99 ${probe.p99Ms} ms.`);
+  }
+  const reconnecting = r.attacks['reconnecting-slow'];
+  if (reconnecting) {
+    lines.push('', `**Reconnecting slow bodies**: ${reconnecting.what}. Opened ${reconnecting.opened}, at most ${reconnecting.maxOpen} open at once, ` +
+      `${reconnecting.cutByGateway} cut by the gateway; first lines answered: ${outcomes(reconnecting.firstLines) || 'none'}.`);
   }
   const small = r.attacks.small;
   if (small) {

@@ -63,8 +63,9 @@ const etag = (key: string) => ({ http: { headers: { ETag: `"${key}"` } } });
  * - A miss is serialised once, by this plugin, when its result is processed: the same text is stored
  *   (unless it is over the store's entry limit) and becomes the response body.
  * - `ETag` is the key, quoted (strong; a compressed answer's tag gets the coding as a suffix:
- *   src/cache/etag.ts). `If-None-Match` (RFC 9110: weak comparison, lists, `*`) holding a tag of this very
- *   request's current answer gets 304, on a hit at once and on a miss once the answer is computed. Keys
+ *   src/cache/etag.ts). `If-None-Match` (RFC 9110: weak comparison, lists, `*` on a hit only) holding a tag of
+ *   this very GET request's current answer gets 304, on a hit at once and on a miss once the answer is
+ *   computed; a POST never does. Keys
  *   hold the data version, so an old ETag never matches: it gets fresh data.
  *
  * Execution itself is not wrapped (graphql-jit replaces the execute function; src/graphql/jit.ts), so
@@ -106,7 +107,7 @@ export function graphqlResponseCache(store: CacheStore, snapshots: RequestSnapsh
       const state = byRequest.get(request);
       if (!state || Array.isArray(result) || !isExecutionResult(result)) return;
       if (!state.hit && (result.errors?.length || result.data == null)) return;
-      const matched = matchIfNoneMatch(request.headers.get('if-none-match'), etagsOf(state.key));
+      const matched = notModified(request, state.key, state.hit);
       if (resultProcessor && matched !== null) {
         // the tag of the representation the client holds (304 carries no body, so no coding of its own)
         setResultProcessor((_result, fetchAPI) => new fetchAPI.Response(null, { status: 304, headers: { ETag: matched } }), '*/*');
@@ -122,6 +123,19 @@ export function graphqlResponseCache(store: CacheStore, snapshots: RequestSnapsh
       setResult(processed);
     },
   };
+}
+
+/**
+ * The tag a 304 names, or null to answer in full. Only GET and HEAD are revalidated (a POST is not a
+ * cacheable read: If-None-Match on it is ignored). `*` ("any current representation") matches only an
+ * answer that was already there, a cache hit: on a miss there was nothing the client could hold, so it gets
+ * the answer (a failing query never gets this far: errors are never keyed or stored).
+ */
+function notModified(request: Request, key: string, hit: boolean): string | null {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return null;
+  const header = request.headers.get('if-none-match');
+  if (header === null || (header.trim() === '*' && !hit)) return null;
+  return matchIfNoneMatch(header, etagsOf(key));
 }
 
 function isExecutionResult(value: unknown): value is ExecutionResult {

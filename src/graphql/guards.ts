@@ -54,9 +54,19 @@ const errorResponse = (fetchAPI: { Response: typeof Response }, status: number, 
 // - a POST of an unsupported content type gets an empty 415 (other verbs go on to yoga's 405);
 // - malformed JSON in `variables`/`extensions` of a GET or form request escapes as a SyntaxError (a 500);
 // - an operationName that is not a string reaches the Prometheus plugin's labels and fails there (a 500);
-// - an Accept header that no result processor serves gets an empty 406.
+// - an Accept header that no result processor serves gets an empty 406;
+// - a form-encoded, multipart or text/plain POST (what a cross-site form sends) was executed: 415, unparsed;
+// - yoga's invalid-JSON body error carried the parser's error (extensions.originalError).
+/** The content types a browser sends cross-site without a CORS preflight (besides none at all). */
+const simpleContentType = /^\s*(?:application\/x-www-form-urlencoded|multipart\/form-data|text\/plain)\s*(?:;|$)/i;
+
 const useRequestErrorBodies: Plugin = {
   onRequestParse({ request, requestParser, setRequestParser, endResponse, fetchAPI }) {
+    // a POST a browser may send from any page without a preflight (an HTML form, or fetch with a "simple"
+    // content type) never runs: no cross-site request forgery against the endpoint
+    if (request.method === 'POST' && simpleContentType.test(request.headers.get('content-type') ?? '')) {
+      return endResponse(errorResponse(fetchAPI, 415, 'Unsupported media type: send application/json', 'BAD_REQUEST'));
+    }
     if (!requestParser) {
       if (request.method === 'POST') {
         endResponse(errorResponse(fetchAPI, 415, 'Unsupported media type: send application/json', 'BAD_REQUEST'));
@@ -68,6 +78,11 @@ const useRequestErrorBodies: Plugin = {
       try {
         params = await requestParser(req);
       } catch (error) {
+        // yoga's invalid-JSON body error carries the parser's own error in extensions.originalError: its
+        // message only, without the internals
+        if (error instanceof GraphQLError && error.extensions?.originalError !== undefined) {
+          throw new GraphQLError(error.message, { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
+        }
         if (!(error instanceof SyntaxError)) throw error;
         throw new GraphQLError('Invalid JSON in a request parameter', { extensions: { code: 'BAD_REQUEST', http: { status: 400 } } });
       }

@@ -2,9 +2,11 @@ import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operation
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kind, parse, print, visit, type ASTNode, type DocumentNode, type FieldNode, type SelectionSetNode } from 'graphql';
+import type { IncomingMessage } from 'node:http';
+import { Kind, parse, print, validate, visit, type ASTNode, type DocumentNode, type FieldNode, type SelectionSetNode } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import { LRUCache } from 'lru-cache';
+import { createApqStore, type ApqStoreLimits } from './apq-store.js';
+import { schema } from './schema.js';
 
 // Persisted operations, two ways (yoga's plugin-persisted-operations resolves a hash to its document):
 // - a trusted manifest: every .graphql file under PERSISTED_OPERATIONS_DIR, hashed (sha256, hex) at start,
@@ -12,16 +14,38 @@ import { LRUCache } from 'lru-cache';
 //   added to every selection set but the root: what its PersistedQueryLink hashes);
 // - Apollo's automatic persisted queries (APQ): a hash-only request that is not known gets the error
 //   `PersistedQueryNotFound` (code PERSISTED_QUERY_NOT_FOUND, what the link looks for), the client sends
-//   the document with its hash, which is checked and kept in a bounded LRU (entries and bytes), and later
-//   hash-only requests are answered. Off with PERSISTED_OPERATIONS_ONLY, where only the manifest runs.
+//   the document with its hash, which is checked and kept in a bounded store (entries and bytes, a quota
+//   per client: src/graphql/apq-store.ts), and later hash-only requests are answered. Only a document of
+//   at most APQ_MAX_DOCUMENT_BYTES that parses and validates against the schema is kept: anything else is
+//   answered as sent (with its errors) and never stored. Off with PERSISTED_OPERATIONS_ONLY, where only
+//   the manifest runs.
 
 export interface PersistedOptions {
   /** The trusted operations by hash (loadManifest), or none. */
   manifest?: ReadonlyMap<string, string>;
   /** Only manifest operations run: no ad-hoc documents, no APQ registration. */
   only: boolean;
+  /** The parser's token limit (GRAPHQL_MAX_TOKENS), for the registration's own parse (src/graphql/yoga.ts sets it). */
+  maxTokens?: number;
   apqMaxEntries: number;
   apqMaxBytes: number;
+  /** Per client (APQ_CLIENT_MAX_ENTRIES, APQ_CLIENT_MAX_BYTES), idle expiry (APQ_IDLE_TTL_S); defaults below. */
+  apqClient?: Pick<ApqStoreLimits, 'clientMaxEntries' | 'clientMaxBytes' | 'idleTtlMs'>;
+  /** Larger documents (UTF-8 bytes) are answered but not registered (APQ_MAX_DOCUMENT_BYTES). */
+  apqMaxDocumentBytes?: number;
+  /** Who registers: an API key's name or the client address (src/app.ts); default: the socket's address. */
+  clientOf?: (req: IncomingMessage | undefined) => string;
+}
+
+export const apqClientDefaults = { clientMaxEntries: 100, clientMaxBytes: 256 * 1024, idleTtlMs: 3_600_000, maxDocumentBytes: 32 * 1024 };
+
+/** Whether a document may be registered: it parses (within the token limit) and validates against the schema. */
+function registrable(query: string, maxTokens: number): boolean {
+  try {
+    return validate(schema, parse(query, { maxTokens, noLocation: true })).length === 0;
+  } catch {
+    return false;
+  }
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -68,21 +92,24 @@ const badRequest = (message: string, code: string) => createGraphQLError(message
 
 export function persistedOperationsPlugins(options: PersistedOptions): Plugin[] {
   const manifest = options.manifest ?? new Map<string, string>();
-  const apq = options.only ? null : new LRUCache<string, string>({
-    max: options.apqMaxEntries,
-    maxSize: options.apqMaxBytes,
-    sizeCalculation: (query, hash) => query.length * 2 + hash.length, // UTF-16 in memory
-  });
+  const client = { ...apqClientDefaults, ...options.apqClient };
+  const maxDocumentBytes = options.apqMaxDocumentBytes ?? apqClientDefaults.maxDocumentBytes;
+  const apq = options.only ? null : createApqStore({ maxEntries: options.apqMaxEntries, maxBytes: options.apqMaxBytes, ...client });
+  const clientOf = options.clientOf ?? ((req: IncomingMessage | undefined) => req?.socket.remoteAddress ?? 'unknown');
   // Registration (APQ's second step): the document arrives with its hash; a hash that is not the
   // document's is refused (else one client could bind another's hash to a document of its choosing).
   const register: Plugin = {
-    onParams({ params }) {
+    onParams({ params, context }) {
       const hash = apqHash(params.extensions);
-      if (hash === null || typeof params.query !== 'string') return;
-      if (!hashPattern.test(hash) || sha256(params.query) !== hash) {
+      const query = params.query;
+      if (hash === null || typeof query !== 'string') return;
+      if (!hashPattern.test(hash) || sha256(query) !== hash) {
         throw badRequest('provided sha does not match query', 'BAD_REQUEST');
       }
-      if (apq && !manifest.has(hash) && params.query.length * 2 <= options.apqMaxBytes) apq.set(hash, params.query);
+      if (!apq || manifest.has(hash) || apq.get(hash) !== undefined) return;
+      // the size first (cheap), then parse and validate: a document that fails is answered with its errors, never kept
+      if (Buffer.byteLength(query) > maxDocumentBytes || !registrable(query, options.maxTokens ?? 1_000)) return;
+      apq.register(hash, query, clientOf((context as { req?: IncomingMessage }).req));
     },
   };
   return [

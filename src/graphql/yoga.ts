@@ -79,7 +79,7 @@ export function createGraphqlServer(options: YogaOptions) {
     // response cache's key, the operation name in the logs)
     plugins: [...guardPlugins({ ...options.limits, introspection: options.introspection }),
       ...(options.inputLimits ? [inputLimitsPlugin(options.inputLimits)] : []),
-      ...persistedOperationsPlugins(options.persisted ?? persistedDefaults),
+      ...persistedOperationsPlugins({ ...(options.persisted ?? persistedDefaults), maxTokens: options.limits.maxTokens }),
       httpCachingPlugin(options.cacheControl ?? defaultCacheControl),
       ...(options.plugins ?? []), jitPlugin(), bodyLimitPlugin(options.maxBodyBytes),
       ...(options.subscriptionPlugins ?? [])],

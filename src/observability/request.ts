@@ -39,6 +39,8 @@ export interface RequestScope {
   /** Code of a JSON-RPC error answered before any call was dispatched (parse error, bad batch, …). */
   envelopeCode?: number;
   cache?: CacheOutcome;
+  /** The first limit of its own the request ran into (src/db/errors.ts ClientLimitError): its line says `failure: "client"`. */
+  limit?: string;
   /**
    * Database time (ms): wall time during which at least one of the request's statements held a pool
    * connection (from acquiring it to the result). Never counts queueing, and never exceeds the request's
@@ -56,6 +58,8 @@ export interface RequestScope {
    * may not have replayed its rows yet (src/db/sources.ts).
    */
   primaryOnly?: boolean;
+  /** The API key's name (set by the access hook, src/access/http-hook.ts): never the key itself. */
+  keyName?: string;
 }
 
 interface Clock { open: number; since: number }
@@ -81,7 +85,7 @@ export function newScope(id: string, surface: Surface, pool?: PoolMeter): Reques
  */
 export function enterEventScope(): void {
   const parent = storage.getStore();
-  if (parent) storage.enterWith({ ...newScope(parent.id, parent.surface, parent.pool), primaryOnly: true });
+  if (parent) storage.enterWith({ ...newScope(parent.id, parent.surface, parent.pool), primaryOnly: true, keyName: parent.keyName });
 }
 
 /**
@@ -163,8 +167,13 @@ const untracked: DbStatementTrack = { queued() {}, running() {}, done() {} };
 export const dbRequestScope: RequestScopeAccessor = { current: currentScope, track: trackDbStatement };
 
 export interface RpcCallInfo {
-  /** The method as sent (anything, for an invalid request). */
-  method: unknown;
+  /**
+   * The method as its table spells it (a v1 name sent in another letter case is labelled by its canonical
+   * name); undefined when no method ran (unknown, -32601, or an invalid request, -32600).
+   */
+  method: string | undefined;
+  /** The method as sent (anything, for an invalid request): the log shows it, cut, when no method ran. */
+  sent: unknown;
   iface: 'v1' | 'v2';
   /** JSON-RPC error code of the reply; undefined on success. */
   code?: number;
@@ -175,17 +184,21 @@ export interface RpcCallInfo {
 /**
  * Records one answered JSON-RPC call: metrics per method and the entry the request log line is built
  * from. A method the tables do not have (answered -32601) or a malformed request (-32600) gets a fixed
- * label, so clients cannot add series by inventing names.
+ * label, and a v1 name matched in another letter case its canonical one, so clients cannot add series by
+ * inventing names or spellings.
  */
 export function rpcObserver(metrics: Metrics) {
   return (call: RpcCallInfo) => {
-    const name = typeof call.method === 'string' ? call.method : '(invalid)';
-    const label = call.code === -32601 ? '(unknown)' : call.code === -32600 || typeof call.method !== 'string' ? '(invalid)' : call.method;
+    // one label per method of the tables, plus two: what the client sent is never a label
+    const label = call.method ?? (call.code === -32601 ? '(unknown)' : '(invalid)');
     const operation = `${call.iface}:${label}`;
     metrics.requests.inc({ surface: 'rpc', operation, outcome: call.code === undefined ? 'ok' : 'error' });
     metrics.duration.observe({ surface: 'rpc', operation, cache: call.cache ?? 'bypass' }, call.ms / 1000);
     if (call.code !== undefined) metrics.errors.inc({ surface: 'rpc', code: String(call.code) });
-    currentScope()?.rpc.push({ method: name.length > 64 ? `${name.slice(0, 64)}…` : name, code: call.code, cache: call.cache ?? 'bypass' });
+    // the log: the canonical name; for an unknown method what was sent (cut: a typo is worth seeing)
+    const sent = typeof call.sent === 'string' ? call.sent : '(invalid)';
+    const logged = call.method ?? (sent.length > 64 ? `${sent.slice(0, 64)}…` : sent);
+    currentScope()?.rpc.push({ method: logged, code: call.code, cache: call.cache ?? 'bypass' });
   };
 }
 
@@ -330,7 +343,12 @@ function logLine(scope: RequestScope, req: IncomingMessage, res: ServerResponse,
     queueMs: round(scope.queueMs),
     dbStatements: scope.dbStatements,
   };
+  if (scope.keyName !== undefined) line.key = scope.keyName;
   if (!res.writableFinished) line.aborted = true;
+  if (scope.limit !== undefined) {
+    line.failure = 'client';
+    line.limit = scope.limit;
+  }
   if (scope.surface === 'graphql') {
     line.operation = scope.operation ?? 'none';
     if (scope.cache) line.cache = scope.cache;

@@ -10,8 +10,17 @@ import { decodeParams, type MethodSpec, type PagingLimits, type RequestInfo } fr
 // decode the positional params, answer from the cache or run the method's GraphQL document in-process,
 // reshape. Errors are JSON-RPC errors; anything unexpected is -32604 and goes to `onError`.
 
-/** What a method handler gets: the request's GraphQL context and cache, and its own call's outcome. */
-export interface CallContext { graphql: Context; cache: RpcRequestCache | null; request: RequestInfo; outcome: { cache?: CacheOutcome } }
+/**
+ * What a method handler gets: the request's GraphQL context and cache, and its own call's outcome: the
+ * cache outcome and the method's name as the table spells it (v1 names match in any letter case; metrics
+ * and logs use this name, never the one sent, so letter case cannot add series). Unset: no method ran.
+ */
+export interface CallContext {
+  graphql: Context;
+  cache: RpcRequestCache | null;
+  request: RequestInfo;
+  outcome: { cache?: CacheOutcome; method?: string };
+}
 
 export interface DispatchOptions {
   limits: PagingLimits;
@@ -41,8 +50,9 @@ function buildServer(table: readonly MethodSpec[], options: DispatchOptions, nam
     const run = prepareOperation(spec.document, (error) => options.onError?.(error, spec.names[0]!));
     // one handler per name: the cache key holds the method as called
     const handler = (name: string) => async (params: unknown[], context: CallContext) => {
+      context.outcome.method = name;
       try {
-        const p = decodeParams(spec.layouts, params, options.limits);
+        const p = decodeParams(spec.layouts, params, context.graphql.paging ?? options.limits);
         const cached = context.cache && !spec.uncached ? await context.cache.get(name, params) : null;
         context.outcome.cache = cached ? (cached.hit ? 'hit' : 'miss') : 'bypass';
         if (cached?.hit) return cached.value;

@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Config } from '../config.js';
+import { connectionTable, type ConnectionTable } from './pressure.js';
 
 // Slow and greedy clients. Node bounds the whole connection count (maxConnections: a connection over it
 // is closed on accept, before any JavaScript runs for it) and the time to receive headers and a whole
@@ -11,7 +12,11 @@ import type { Config } from '../config.js';
 export type HttpSettings = Pick<Config,
   'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_MIN_BODY_BYTES_PER_S' | 'HTTP_BODY_GRACE_MS' |
   'HTTP_IDLE_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_REQUESTS_PER_SOCKET' | 'HTTP_MAX_CONNECTIONS' |
-  'HTTP_MAX_CONNECTIONS_PER_CLIENT' | 'HTTP_CLIENT_BYTES_PER_S' | 'HTTP_CLIENT_BURST_BYTES'>;
+  'HTTP_MAX_CONNECTIONS_PER_CLIENT' | 'HTTP_CLIENT_BYTES_PER_S' | 'HTTP_CLIENT_BURST_BYTES'> &
+  // the connection table under pressure (src/server/pressure.ts); defaults 90 % and 2 s
+  Partial<Pick<Config, 'HTTP_PRESSURE_THRESHOLD_PERCENT' | 'HTTP_PRESSURE_TIMEOUT_MS'>> &
+  // load shedding by cost (src/server/shedding.ts); default off here, on in the gateway's config
+  Partial<Pick<Config, 'SHED_EVENT_LOOP_LAG_MS' | 'SHED_CLIENT_MIN_BYTES'>>;
 
 /**
  * How often timeouts and body rates are checked: a quarter of the shortest limit, between 0.1 and 1 s
@@ -69,6 +74,10 @@ export interface ConnectionTracker {
   cutReceiving(socket: Socket, reason: string): boolean;
   /** Whether a response is under way on this socket (nothing may then be written to it but that response). */
   busy(socket: Socket): boolean;
+  /** The connection table and its pressure (src/server/pressure.ts). */
+  table: ConnectionTable;
+  /** Calls `then` once every response under way on this socket has been written (at once when none is). */
+  afterResponses(socket: Socket, then: () => void): void;
 }
 
 export function trackConnections(server: Server, settings: HttpSettings, hooks: ConnectionHooks): ConnectionTracker {
@@ -79,6 +88,16 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
   const maxRequests = settings.HTTP_MAX_REQUESTS_PER_SOCKET;
   const requests = new WeakMap<Socket, number>();
   const inFlight = new WeakMap<Socket, number>();
+  const waiting = new WeakMap<Socket, (() => void)[]>();
+  const responded = (socket: Socket) => {
+    const left = (inFlight.get(socket) ?? 1) - 1;
+    inFlight.set(socket, left);
+    const then = left === 0 ? waiting.get(socket) : undefined;
+    if (then) {
+      waiting.delete(socket);
+      for (const fn of then) fn();
+    }
+  };
   // a socket with no traffic either way for this long (a stalled upload or a client that stops reading)
   server.timeout = settings.HTTP_IDLE_TIMEOUT_MS;
 
@@ -86,6 +105,16 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
   const refused = new WeakSet<Socket>();
   const receiving = new Map<Socket, Receiving>();
   const cap = settings.HTTP_MAX_CONNECTIONS_PER_CLIENT;
+
+  // near full, the table makes room by cutting connections that have not completed a request (pressure.ts)
+  const table = connectionTable({
+    maxConnections: settings.HTTP_MAX_CONNECTIONS,
+    thresholdPercent: settings.HTTP_PRESSURE_THRESHOLD_PERCENT ?? 90,
+    timeoutMs: settings.HTTP_PRESSURE_TIMEOUT_MS ?? 2_000,
+  }, { cut: hooks.cut });
+  server.prependListener('connection', (socket: Socket) => table.opened(socket));
+  const pressureTimer = setInterval(() => table.sweep(), Math.min(250, checkInterval(settings))).unref();
+  server.once('close', () => clearInterval(pressureTimer));
 
   // before Node's own connection listener, so that a refused socket is answered before any parsing
   server.prependListener('connection', (socket: Socket) => {
@@ -137,8 +166,9 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
         req.resume();
         return 'ignore';
       }
+      table.request(req, res, path);
       inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
-      res.once('close', () => inFlight.set(socket, (inFlight.get(socket) ?? 1) - 1));
+      res.once('close', () => responded(socket));
       if (maxRequests > 0) {
         const count = (requests.get(socket) ?? 0) + 1;
         requests.set(socket, count);
@@ -161,6 +191,11 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
       return true;
     },
     busy: (socket) => (inFlight.get(socket) ?? 0) > 0,
+    table,
+    afterResponses(socket, then) {
+      if ((inFlight.get(socket) ?? 0) === 0) return then();
+      waiting.set(socket, [...(waiting.get(socket) ?? []), then]);
+    },
   };
 }
 

@@ -12,6 +12,7 @@ import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
 import { checkInterval, clientBudget, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { graphiqlPage, wantsGraphiql } from './graphiql.js';
+import { createShedder } from './shedding.js';
 
 /**
  * Why the listener refuses a request before any surface has it (shutdown, limits, malformed HTTP). Each
@@ -22,6 +23,8 @@ export interface Refusal {
   reason: string;
   /** Seconds to wait, said in the body too (an API key's quota: JSON-RPC -32005 data.retryAfter). */
   retryAfterS?: number;
+  /** A per-client limit of the listener (byte budget, load shedding): JSON-RPC -32005 "limit exceeded", GraphQL LIMIT_EXCEEDED. */
+  limit?: boolean;
 }
 
 /**
@@ -103,11 +106,19 @@ function answerClientError(tracker: ConnectionTracker, surfaceError: SurfaceErro
     if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
     const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
     if (timedOut && tracker.cutReceiving(socket as Socket, 'request not received in time')) return;
-    // a pipelined request late or malformed while an earlier response is being written: no room for a reply
-    if (tracker.busy(socket as Socket)) return socket.destroy();
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : timedOut ? 408 : 400;
     const path = /^[A-Z]+ (\/[^\s?]*)/.exec(error.rawPacket?.toString('latin1') ?? '')?.[1] ?? '';
     const reason = status === 431 ? 'request line and headers exceed 16 KB' : status === 408 ? 'request not received in time' : 'malformed HTTP request';
+    // bytes after a complete request that cannot start another (one stray byte after a JSON-RPC body): the
+    // requests before them are answered first, then this error, then the connection closes. (Destroying the
+    // socket at once lost the complete request's reply: the client saw silence.) A timeout stays a cut.
+    if (tracker.busy(socket as Socket)) {
+      if (timedOut) return socket.destroy();
+      return tracker.afterResponses(socket as Socket, () => {
+        if (socket.writable) rawReply(socket, status, surfaceError(path, { kind: 'bad-request', reason }));
+        else socket.destroy();
+      });
+    }
     rawReply(socket, status, surfaceError(path, { kind: 'bad-request', reason }));
   };
 }
@@ -151,6 +162,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     return { body: Buffer.from(await page.arrayBuffer()), headers };
   }, { compress: deps.compression !== undefined }) : undefined;
   const budget = deps.budget ?? clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
+  const shedder = createShedder({ lagMs: limits.SHED_EVENT_LOOP_LAG_MS ?? 0, minBytes: limits.SHED_CLIENT_MIN_BYTES ?? 1_048_576 });
   const handle = wrap((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     // pipelined past HTTP_MAX_REQUESTS_PER_SOCKET (the response before it closed the connection)
@@ -251,12 +263,24 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
         req.resume();
         res.setHeader('retry-after', String(retryAfter));
         return sendJson(res, 429, surfaceError(path,
-          { kind: 'too-many-requests', reason: `too much data answered to this client address: retry after ${retryAfter} s` }));
+          { kind: 'too-many-requests', reason: `too much data answered to this client address: retry after ${retryAfter} s`, retryAfterS: retryAfter, limit: true }));
+      }
+      // the event loop is late: the most expensive clients wait first (src/server/shedding.ts)
+      const shedFor = shedder.retryAfterS(req);
+      if (shedFor > 0) {
+        req.resume();
+        res.setHeader('retry-after', String(shedFor));
+        return sendJson(res, 429, surfaceError(path, {
+          kind: 'too-many-requests', reason: `server overloaded and this client's recent answers are among the most expensive: retry after ${shedFor} s`,
+          retryAfterS: shedFor, limit: true,
+        }));
       }
       budget.charge(req, res);
+      shedder.charge(req, res);
     }
     handle(req, res);
   });
+  server.once('close', () => shedder.stop());
   const tracker = trackConnections(server, limits, { refuse: refuseConnection, cut: cutRequest(surfaceError) });
   server.on('clientError', answerClientError(tracker, surfaceError));
   trackForDrain(server);
@@ -430,6 +454,8 @@ function compressor(settings: CompressionSettings): (req: IncomingMessage, res: 
       if (typeof coding === 'string' && coding !== 'identity' && typeof etag === 'string' && /^"[^"]*"$/.test(etag)) {
         this.setHeader('etag', `${etag.slice(0, -1)}-${coding}"`);
       }
+      // a 304 carries the Vary its 200 would have (compression skips it: a 304 has no content type)
+      if (args[0] === 304) vary(this, 'Accept-Encoding');
       return writeHead.apply(this, args);
     } as ServerResponse['writeHead'];
     compress(req as never, res as never, next);
@@ -457,7 +483,8 @@ function identityVary(req: IncomingMessage, res: ServerResponse): void {
       for (const k of Object.keys(headers)) if (k) this.setHeader(k, headers[k]!);
     }
     const cacheControl = this.getHeader('cache-control');
-    if (compressible(req, this) && !(cacheControl && noTransform.test(String(cacheControl)))) vary(this, 'Accept-Encoding');
+    const transformable = !(cacheControl && noTransform.test(String(cacheControl)));
+    if ((compressible(req, this) || status === 304) && transformable) vary(this, 'Accept-Encoding');
     this.writeHead = writeHead;
     const original = writeHead as (this: ServerResponse, status: number, reason?: string) => ServerResponse;
     return headerIndex === 1 ? original.call(this, this.statusCode, rest[0] as string) : original.call(this, this.statusCode);

@@ -17,7 +17,8 @@ const schema = z.object({
   verify: z.boolean().default(false),
   'dry-run': z.boolean().default(false),
   mode: z.enum(['auto', 'binlog', 'polling']).default('auto'),
-  'server-id': int(1, 4_294_967_295).default(91_742),
+  // default: derived from the target (src/sync/run.ts defaultServerId)
+  'server-id': int(1, 4_294_967_295).optional(),
   'batch-size': int(100, 1_000_000).default(10_000),
   'poll-interval-ms': int(50, 600_000).default(1_000),
   'poll-overlap-s': int(0, 86_400).default(10),

@@ -90,7 +90,7 @@ export async function resyncChain(sql: Sql, conn: SourceConnection, chain: strin
       const batch = rows as SourceRow[];
       if (!batch.length) break;
       last = String(batch[batch.length - 1]!.id);
-      const mapped = batch.flatMap((row) => { try { return [{ ...mapBalance(row), row }]; } catch { return []; } });
+      const mapped = batch.flatMap((row) => { try { return [{ ...mapBalance(row, apply.ctx), row }]; } catch { return []; } });
       await keepBalances(tx as Tx, mapped.map((m) => ({ chain: m.chain, protocol: m.protocol, tick: m.tick, address: m.address })));
       const changed = new Set((await changedBalances(tx as Tx, mapped)).map((m) => m.row));
       const mappable = new Set(mapped.map((m) => m.row));

@@ -94,6 +94,12 @@ export function gql(base: string, query: string, variables?: Record<string, unkn
   });
 }
 
+/** The same query as a GET (what a cache revalidates: If-None-Match on a POST is ignored). */
+export function gqlGet(base: string, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) {
+  const vars = variables ? `&variables=${encodeURIComponent(JSON.stringify(variables))}` : '';
+  return request(`${base}/graphql?query=${encodeURIComponent(query)}${vars}`, { headers: { accept: 'application/json', ...headers } });
+}
+
 export function rpc(base: string, body: unknown, path = '/v2/rpc', headers: Record<string, string> = {}) {
   return request(`${base}${path}`, {
     method: 'POST',

@@ -1,7 +1,7 @@
 import { holderSortKeys, type BalanceRow } from '../../db/balances.js';
 import { builder, OrderDirection } from '../builder.js';
 import { balanceKey, parseBalanceKey } from '../ids.js';
-import { atBlockDescription, atHeight, balanceAtLoader, historyComplexity, holderCountAtLoader, parseHeight } from '../history.js';
+import { atBlockDescription, atHeight, balanceAtNode, checkHistoryOffset, historyComplexity, holderCountAtLoader, parseHeight } from '../history.js';
 import { offsetArg, planPage, toConnection } from '../paging.js';
 import { balanceLoader } from './balance.js';
 import { TickRef } from './tick.js';
@@ -13,7 +13,7 @@ const HolderRef = builder.nodeRef<BalanceRow, { tickId: string; address: string;
   },
   // a copy: the relay plugin brands each loaded object with its type, and the row may be a Balance's too
   loadOne: (key, ctx) => (key.atBlock != null
-    ? balanceAtLoader(ctx).load({ ...key, atBlock: key.atBlock })
+    ? balanceAtNode(ctx, { ...key, atBlock: key.atBlock })
     : balanceLoader(ctx).load(key)).then((row) => row && { ...row }),
 });
 HolderRef.implement({
@@ -47,6 +47,7 @@ builder.objectField(TickRef, 'holders', (t) =>
       // now (no atBlock): the current tables, nothing of the history runs
       if (args.atBlock != null) {
         const h = parseHeight(args.atBlock)!;
+        checkHistoryOffset(args, ctx);
         const page = await atHeight(ctx, tick.chain, h, () => ctx.loaders.holdersOfTickAt({ ...plan.request, extra: h }).load(tick.id));
         return toConnection<BalanceRow>(page, plan, holderSortKeys, () => holderCountAtLoader(ctx, h).load(tick.id));
       }
