@@ -74,9 +74,8 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
         }
         if (socket) perSocket.set(socket, (perSocket.get(socket) ?? 1) - 1);
       };
-      // the response closing (client gone) releases too, whether or not the stream noticed yet; and the
-      // connection closing: a response pipelined behind another one never emits 'close'
-      (args.contextValue as { res?: { once(e: string, f: () => void): void } }).res?.once('close', release);
+      // the client gone releases too, whether or not the stream noticed yet: counted on the connection (one
+      // listener per socket), since a response pipelined behind another one never emits 'close'
       detach = onSocketClose(socket, release);
       return {
         onSubscribeResult({ result }) {
