@@ -172,6 +172,7 @@ export function streamsPlugin(limits: StreamLimits) {
       const write = (chunk: Uint8Array): boolean => {
         if (!opened) {
           waiting.push(chunk);
+          pending += chunk.byteLength; // waiting counts too
           return false;
         }
         if (res.destroyed || res.writableEnded) return false;
@@ -251,7 +252,10 @@ export function streamsPlugin(limits: StreamLimits) {
         async pull(controller) {
           if (!opened) {
             opened = true;
-            for (const chunk of waiting.splice(0)) write(chunk); // charged; a debt is noticed at the next event
+            for (const chunk of waiting.splice(0)) {
+              pending -= chunk.byteLength;
+              write(chunk); // charged; a debt is noticed at the next event
+            }
           }
           await closed;
           controller.close();

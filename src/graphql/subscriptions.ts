@@ -40,6 +40,17 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
   const perSocket = new WeakMap<Socket, number>();
   let open = 0;
   const plugin: Plugin = {
+    // at the cap, an event-stream request is refused before its body is read or parsed: a crowd of refused
+    // clients reconnecting costs the gateway as little as possible (the check in onSubscribe stays the bound)
+    onRequest({ request, endResponse, fetchAPI }) {
+      if (limits.maxOpen === undefined || open < limits.maxOpen) return;
+      if (!request.headers.get('accept')?.includes('text/event-stream')) return;
+      const error = tooManyInAll();
+      endResponse(new fetchAPI.Response(JSON.stringify({ errors: [{ message: error.message, extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } }] }), {
+        status: 503,
+        headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(busyRetryAfterS), connection: 'close' },
+      }));
+    },
     // a proxy in front (deploy/nginx buffers responses by default) passes each event on at once
     onResponse({ response }) {
       if (response.headers.get('content-type')?.startsWith('text/event-stream')) response.headers.set('x-accel-buffering', 'no');
