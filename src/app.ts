@@ -241,6 +241,7 @@ export function createGateway(
       const who = accessOf(req);
       return who?.kind === 'key' ? { id: who.key.prefix, max: who.key.overrides.maxStreams ?? settings.SUBSCRIPTIONS_MAX_PER_CLIENT } : null;
     },
+    anonymousShare: () => (access.registry.size() > 0 ? settings.ANONYMOUS_SHARE : 1),
   });
   const yoga = createGraphqlServer({
     store,
