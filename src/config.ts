@@ -176,7 +176,7 @@ export const configSchema = z.object({
   ANONYMOUS_ACCESS: z.enum(['allow', 'deny']).default('allow').describe(
     'requests without an API key: served with the per-address limits (`allow`) or answered 401 (`deny`); see [API keys](api-keys.md)'),
   ANONYMOUS_SHARE: z.coerce.number().gt(0).max(1).default(0.75).describe(
-    'while any API key exists, requests without a key together hold at most this share of each database pool, so keyed clients keep the rest (1: no reservation); see [API keys](api-keys.md)'),
+    'while any API key exists, requests without a key together hold at most this share of each database pool and of the open subscriptions, so keyed clients keep the rest (1: no reservation); see [API keys](api-keys.md)'),
   API_KEYS_RELOAD_MS: int(100, 3_600_000).default(30_000).describe(
     'the gateway reloads the API keys on their NOTIFY (within a second or two) and, should one be lost, this often'),
   QUOTA_GATEWAYS: int(1, 1_000).default(1).describe(
