@@ -1,7 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../src/app.js';
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { configSchema } from '../src/config.js';
+import { connectionTable } from '../src/server/pressure.js';
 import { createTestDatabase, createTestGateway, type TestDatabase } from './support/db.js';
 import { Fixture } from './support/fixtures.js';
 import { exchange, openClient, parseResponse, type RawClient } from './support/sockets.js';
@@ -81,6 +85,38 @@ describe('settings', () => {
   it('HTTP_PRESSURE_THRESHOLD_PERCENT and HTTP_PRESSURE_TIMEOUT_MS have documented defaults', () => {
     const defaults = configSchema.parse({});
     expect([defaults.HTTP_PRESSURE_THRESHOLD_PERCENT, defaults.HTTP_PRESSURE_TIMEOUT_MS]).toEqual([90, 2_000]);
+  });
+});
+
+describe('which connection makes room (the table alone)', () => {
+  const fakeSocket = () => {
+    const s = new EventEmitter() as EventEmitter & { destroyed: boolean; destroy(): void };
+    s.destroyed = false;
+    s.destroy = () => { s.destroyed = true; s.emit('close'); };
+    return s as unknown as Socket;
+  };
+  /** A connection that has completed a request and been answered: idle. */
+  const complete = (table: ReturnType<typeof connectionTable>, socket: Socket) => {
+    const res = new EventEmitter();
+    table.request({ socket, complete: true } as unknown as IncomingMessage, res as unknown as ServerResponse, '/healthz');
+    res.emit('close');
+  };
+
+  it('the oldest incomplete connection first, then the longest idle one; never the newcomer', () => {
+    const table = connectionTable({ maxConnections: 4, thresholdPercent: 50, timeoutMs: 1_000 }, { cut: () => {} });
+    const [a, b, c, d, e] = [fakeSocket(), fakeSocket(), fakeSocket(), fakeSocket(), fakeSocket()];
+    table.opened(a!);
+    complete(table, a!);
+    table.opened(b!); // 2: at the threshold, nothing cut
+    expect([a!.destroyed, b!.destroyed]).toEqual([false, false]);
+    table.opened(c!); // 3: the oldest incomplete one (b) makes room, not the idle a
+    expect([a!.destroyed, b!.destroyed, c!.destroyed]).toEqual([false, true, false]);
+    complete(table, c!);
+    table.opened(d!); // only the newcomer is incomplete: the longest idle (a) makes room
+    expect([a!.destroyed, c!.destroyed, d!.destroyed]).toEqual([true, false, false]);
+    table.opened(e!); // d is the oldest incomplete
+    expect([c!.destroyed, d!.destroyed, e!.destroyed]).toEqual([false, true, false]);
+    expect(table.stats()).toMatchObject({ open: 2, cut: 3 });
   });
 });
 

@@ -82,10 +82,10 @@ export function connectionTable(settings: PressureSettings, hooks: PressureHooks
     }
   };
 
-  /** Cuts one connection to make room: an incomplete one first, else an idle one. */
-  const makeRoom = () => {
+  /** Cuts one connection other than `newcomer` to make room: an incomplete one first, else an idle one. */
+  const makeRoom = (newcomer: Socket) => {
     const first = incomplete.entries().next();
-    if (!first.done) return cut(first.value[0], first.value[1], 'connection table nearly full: request not completed in time');
+    if (!first.done && first.value[0] !== newcomer) return cut(first.value[0], first.value[1], 'connection table nearly full: request not completed in time');
     const oldIdle = idle.entries().next();
     if (!oldIdle.done) cut(oldIdle.value[0], oldIdle.value[1], 'connection table nearly full');
   };
@@ -106,7 +106,7 @@ export function connectionTable(settings: PressureSettings, hooks: PressureHooks
       // the new one is the youngest: the oldest incomplete (or idle) one makes room for it
       while (entries.size > threshold && (incomplete.size > 1 || idle.size > 0)) {
         const before = entries.size;
-        makeRoom();
+        makeRoom(socket);
         if (entries.size === before) break;
       }
     },
