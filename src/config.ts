@@ -99,8 +99,8 @@ export const configSchema = z.object({
     'under pressure (`HTTP_PRESSURE_THRESHOLD_PERCENT`), the time a connection has to complete its request (headers and body) before it is cut'),
   SHED_EVENT_LOOP_LAG_MS: int(0, 60_000).default(200).describe(
     'load shedding: while the event loop is later than this (`perf_hooks.monitorEventLoopDelay`, read every 250 ms), the clients whose recent answers cost the most (response bytes per address, half-life 10 s) are refused first, most expensive first: 429 with `Retry-After`, JSON-RPC `-32005` "limit exceeded", GraphQL `LIMIT_EXCEEDED`; probes exempt. `0`: off'),
-  SHED_CLIENT_MIN_BYTES: int(0, 10_000_000_000).default(1_048_576).describe(
-    'load shedding never refuses a client whose recent answers (decayed, half-life 10 s) total less than this: cheap clients are always served'),
+  SHED_CLIENT_MIN_BYTES: int(0, 10_000_000_000).default(8_388_608).describe(
+    'load shedding never refuses a client whose recent answers (decayed, half-life 10 s) total less than this: cheap clients are always served (a steady 20 requests/s of 5 KB pages is about 1.4 MB; a client pulling 5 MB answers passes it in two)'),
   HTTP_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000).default(64).describe(
     'open connections per client address (IPv4 address, IPv6 /64); one over it gets 429 with `Retry-After: 1` and a body, unread, and is closed. Behind a proxy, at least its connection pool. `0`: off'),
   HTTP_CLIENT_BYTES_PER_S: int(0, 10_000_000_000).default(4 * 1024 * 1024).describe(
