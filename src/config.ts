@@ -94,7 +94,7 @@ export const configSchema = z.object({
   HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(4_096).describe(
     'open connections in all; one over it is closed on accept (no reply: no JavaScript runs for it). Keep it well under `ulimit -n` (the start logs a warning when it is within 256 of it)'),
   HTTP_PRESSURE_THRESHOLD_PERCENT: int(1, 100).default(90).describe(
-    'percent of `HTTP_MAX_CONNECTIONS` above which the table is under pressure: each new connection makes room by cutting an older one that has not completed a request (still sending headers or a body; oldest first), else the longest idle kept-alive one (a connection whose request is complete is never cut), and headers and bodies get `HTTP_PRESSURE_TIMEOUT_MS`. `100`: off'),
+    'percent of `HTTP_MAX_CONNECTIONS` above which the table is under pressure: each new connection makes room by cutting an older one that has not completed a request (still sending headers or a body; oldest first), else the longest idle kept-alive one (a connection whose request is complete is never cut), and headers and bodies get `HTTP_PRESSURE_TIMEOUT_MS`; a new connection from an address already holding 8 incomplete ones is closed on accept. `100`: off'),
   HTTP_PRESSURE_TIMEOUT_MS: int(100, 600_000).default(2_000).describe(
     'under pressure (`HTTP_PRESSURE_THRESHOLD_PERCENT`), the time a connection has to complete its request (headers and body) before it is cut'),
   SHED_EVENT_LOOP_LAG_MS: int(0, 60_000).default(200).describe(

@@ -118,6 +118,27 @@ describe('which connection makes room (the table alone)', () => {
     expect([c!.destroyed, d!.destroyed, e!.destroyed]).toEqual([false, true, false]);
     expect(table.stats()).toMatchObject({ open: 2, cut: 3 });
   });
+
+  it('under pressure, a newcomer from an address already holding 8 incomplete connections is closed on accept; one from another address gets in', () => {
+    const addressOf = new WeakMap<Socket, string>();
+    const table = connectionTable({ maxConnections: 40, thresholdPercent: 50, timeoutMs: 60_000, keyOf: (s) => addressOf.get(s) }, { cut: () => {} });
+    const from = (address: string) => {
+      const s = fakeSocket();
+      addressOf.set(s, address);
+      table.opened(s);
+      return s;
+    };
+    // 20 (the threshold): 8 incomplete from the attacker, 12 completed ones from elsewhere
+    const attacker = Array.from({ length: 8 }, () => from('10.0.0.1'));
+    for (let i = 0; i < 12; i++) complete(table, from(`10.0.1.${i}`));
+    const again = from('10.0.0.1');
+    expect(again.destroyed).toBe(true);
+    expect(attacker.every((s) => !s.destroyed)).toBe(true);
+    const other = from('10.0.0.2');
+    expect(other.destroyed).toBe(false);
+    expect(attacker[0]!.destroyed).toBe(true); // the oldest incomplete one made room
+    expect(table.stats()).toMatchObject({ refused: 1, cut: 1 });
+  });
 });
 
 describe('a nearly full connection table', () => {
@@ -126,7 +147,8 @@ describe('a nearly full connection table', () => {
     const { port, gateway } = await gatewayWith({ HTTP_PRESSURE_THRESHOLD_PERCENT: 50, HTTP_PRESSURE_TIMEOUT_MS: 600_000 });
     const completed = await completedConnections(port, 5);
     const slow: RawClient[] = [];
-    for (let i = 0; i < 45; i++) slow.push(await connected(port, `127.0.0.${10 + (i % 15)}`, slowHead));
+    // 45 addresses, one each: the cut order (another test covers many from one address)
+    for (let i = 0; i < 45; i++) slow.push(await connected(port, `127.0.0.${10 + i}`, slowHead));
     await until('the oldest 30 slow bodies are cut', () => slow.slice(0, 30).every((c) => c.socket.destroyed));
     expect(await connectionsOf(gateway.server)).toBeLessThanOrEqual(20);
 
