@@ -162,7 +162,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     return { body: Buffer.from(await page.arrayBuffer()), headers };
   }, { compress: deps.compression !== undefined }) : undefined;
   const budget = deps.budget ?? clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
-  const shedder = createShedder({ lagMs: limits.SHED_EVENT_LOOP_LAG_MS ?? 0, minBytes: limits.SHED_CLIENT_MIN_BYTES ?? 1_048_576 });
+  const shedder = createShedder({ lagMs: limits.SHED_EVENT_LOOP_LAG_MS ?? 0, minBytes: limits.SHED_CLIENT_MIN_BYTES ?? 8_388_608 });
   const handle = wrap((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     // pipelined past HTTP_MAX_REQUESTS_PER_SOCKET (the response before it closed the connection)
