@@ -1,4 +1,4 @@
-// The layers of src/, lowest first (issue 16 item 4). A module may import its own layer and the layers
+// The layers of src/, lowest first. A module may import its own layer and the layers
 // below it, never one above: a lower layer that needs something from a higher one gets it passed in by
 // the composition root (src/app.ts). `npm run lint:deps` checks this (it runs in `npm test`, so in CI);
 // type-only imports count too.

@@ -1,5 +1,5 @@
 // npm run bench:soak -- [--seconds 120] [--calm 5] [--admin-url postgres://postgres@127.0.0.1:5432/postgres]
-//                       [--normal-rate 20] [--slow-sockets 3000] [--slow-every 5] [--batch-workers 4]
+//                       [--normal-rate 20] [--slow-sockets 3000] [--slow-every 5] [--batch-workers 4] [--idle-addresses 157]
 //                       [--nested3-at S] [--gateway-env KEY=VALUE]… [--only attack,attack] [--label NAME] [--keep-database]
 //
 // The soak benchmark of the issue "No request may stall or kill the gateway". It creates a fresh database
@@ -29,7 +29,7 @@ import type { NormalConfig, NormalResult } from './lib/soak-normal.js';
 import { soakMarkdown, soakTargets, summaryLines, verdicts, type MetricsFigures, type SoakResult } from './lib/soak-report.js';
 
 const usage = 'usage: npm run bench:soak -- [--seconds 120] [--calm 5] [--admin-url URL] [--normal-rate 20] [--slow-sockets 3000] ' +
-  '[--slow-every 5] [--batch-workers 4] [--nested3-at S] [--gateway-env KEY=VALUE]… [--only attack,attack] [--label NAME] [--keep-database]';
+  '[--slow-every 5] [--batch-workers 4] [--idle-addresses 157] [--nested3-at S] [--gateway-env KEY=VALUE]… [--only attack,attack] [--label NAME] [--keep-database]';
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '120' },
@@ -39,6 +39,7 @@ const { values } = parseArgs({
     'slow-sockets': { type: 'string', default: '3000' },
     'slow-every': { type: 'string', default: '5' },
     'batch-workers': { type: 'string', default: '4' },
+    'idle-addresses': { type: 'string', default: '157' },
     'nested3-at': { type: 'string' },
     'gateway-env': { type: 'string', multiple: true, default: [] },
     only: { type: 'string' },
@@ -69,6 +70,7 @@ if (!Number.isFinite(calmSeconds) || calmSeconds < 0) {
 const normalRate = positive('normal-rate', values['normal-rate']);
 const slowEverySeconds = positive('slow-every', values['slow-every']);
 const batchWorkers = Math.round(positive('batch-workers', values['batch-workers']));
+const idleAddresses = Math.round(positive('idle-addresses', values['idle-addresses']));
 const nested3AtS = values['nested3-at'] !== undefined ? Number(values['nested3-at']) : Math.min(30, Math.round(seconds / 3));
 const gatewayEnv = Object.fromEntries(values['gateway-env']!.map((kv) => {
   const at = kv.indexOf('=');
@@ -133,6 +135,20 @@ function readMetrics(base: string): Promise<MetricsFigures> {
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', (e: NodeJS.ErrnoException) => done(null, e.code ?? e.message));
   });
+}
+
+/** Seconds until `igw_subscriptions_open` sums to 0 once every client has left (polled for 10 s), and the last sum. */
+async function subscriptionsBackToZero(base: string): Promise<{ seconds: number | null; open: number | null }> {
+  const started = performance.now();
+  let open: number | null = null;
+  while (performance.now() - started < 10_000) {
+    const text = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
+    const values = [...text.matchAll(/^igw_subscriptions_open\{[^}]*\} (\d+)$/gm)].map((m) => Number(m[1]));
+    if (values.length > 0) open = values.reduce((a, b) => a + b, 0);
+    if (open === 0) return { seconds: Math.round((performance.now() - started) / 100) / 10, open };
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return { seconds: null, open };
 }
 
 // --- everything started here, stopped by cleanup() whatever happens -----------------------------------------
@@ -211,7 +227,7 @@ async function main() {
   runStart = attackStart;
   const attackContext = {
     base: gw.base, host: '127.0.0.1', port: gw.port, ticks, nested3AtS,
-    slowSockets, slowEveryMs: slowEverySeconds * 1000, batchWorkers,
+    slowSockets, slowEveryMs: slowEverySeconds * 1000, batchWorkers, dbUrl: db.url, idleAddresses,
   };
   attacks = [...buildAttacks(attackContext), ...protocolAttacks(attackContext)];
   if (values.only) {
@@ -242,6 +258,7 @@ async function main() {
   for (const a of attacks) a.stop();
   if (why === 'exit') normalChild.send('stop');
   await Promise.all(running);
+  const subscriptionsDrain = gw.exit ? null : await subscriptionsBackToZero(gw.base);
   const normal = await normalDone;
   const rssFigures = rss.stop();
   const metricsAtEnd = gw.exit ? null : await readMetrics(gw.base);
@@ -275,6 +292,7 @@ async function main() {
     normal,
     attacks: Object.fromEntries(attacks.map((a) => [a.name, { what: a.what, ...a.result() }])),
     metrics: { atStart: metricsAtStart, atEnd: metricsAtEnd },
+    subscriptionsDrain,
     targets: soakTargets,
   };
   const result: SoakResult = { ...partial, verdicts: verdicts(partial) };
@@ -286,7 +304,7 @@ async function main() {
   console.log('');
   for (const l of summaryLines(result)) console.log(l);
   for (const [name, a] of Object.entries(result.attacks)) {
-    if (name === 'small' || name === 'slow-clients') continue;
+    if (name === 'small' || name === 'slow-clients' || name === 'reconnecting-slow' || !a.outcomes) continue;
     console.log(`  ${name}: ${a.completed} completed, ${a.unfinishedAtEnd ?? 0} cut at the end; ${Object.entries(a.outcomes as Record<string, number>).map(([k, v]) => `${k} ×${v}`).join(', ')}`);
   }
   log(`wrote bench/results/${stamp}.{json,md}`);

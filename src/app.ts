@@ -11,9 +11,10 @@ import { blockTimesReader } from './db/block-times.js';
 import { dataAgeSeconds, type VersionWatcher } from './db/version.js';
 import { contextFactory } from './graphql/context.js';
 import { graphqlRefusalBody } from './graphql/errors.js';
+import { streamsPlugin, type StreamStats } from './graphql/streams.js';
 import { subscriptionLimitsPlugin } from './graphql/subscriptions.js';
 import { createLiveHub, type LiveHub } from './live/hub.js';
-import { registerLiveMetrics } from './live/metrics.js';
+import { registerLiveMetrics, registerStreamMetrics } from './live/metrics.js';
 import { createLiveSource, type LiveSource } from './live/source.js';
 import { createRequestSnapshots, graphqlResponseCache, isServedFromCache } from './cache/graphql.js';
 import { buildFingerprint, keyVersion, namespaceFor } from './cache/keys.js';
@@ -31,10 +32,10 @@ import { dbRequestScope, instrumentStore, observeRequests, rpcObserver, type Poo
 import { rpcRefusalBody } from './rpc/errors.js';
 import { createRpcHandler } from './rpc/server.js';
 import { createRpcTables } from './rpc/tables.js';
-import { clientKey, type HttpSettings } from './server/connections.js';
+import { clientBudget, clientKey, type HttpSettings } from './server/connections.js';
 import { createAccessControl, type AccessControl } from './access/control.js';
 import { accessOf } from './access/request-access.js';
-import { keyOverridesPlugin } from './graphql/key-overrides.js';
+import { keyOverridesPlugin, raisedPaging } from './graphql/key-overrides.js';
 import { closeGracefully, corsPolicy, createHttpServer } from './server/http.js';
 
 // The composition root: the only module that builds the gateway's parts (sql clients and sources with the
@@ -55,7 +56,7 @@ export interface Gateway {
   /** Logger, metrics, the primary's data-version watcher (built with the sources, src/db), response cache. */
   ops: { logger: Logger; metrics: Metrics; watcher: VersionWatcher; cache: CacheStore | null };
   /** Live events of subscriptions: the fan-out and where its notifications come from (src/live). */
-  live: { hub: LiveHub; source: LiveSource | null; open(): number };
+  live: { hub: LiveHub; source: LiveSource | null; open(): number; streams(): StreamStats };
   /** API keys and quotas (src/access). */
   access: AccessControl;
   /** Settles once the data version is known (before it, answers bypass the cache). */
@@ -78,8 +79,13 @@ export type GatewayConfig = Pick<Config,
     'GRAPHQL_CACHE_CONTROL' | 'HTTP_COMPRESSION' | 'HTTP_COMPRESSION_MIN_BYTES'>> &
   Partial<Pick<Config, 'DATABASE_READ_URLS' | 'DATABASE_READ_NAMES' | 'MAX_REPLICA_LAG_MS' | 'DB_POOLER' | 'DB_ALLOW_UNSAFE_SESSION'>> &
   Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PER_CLIENT' | 'SUBSCRIPTIONS_MAX_PER_CONNECTION' | 'SUBSCRIPTIONS_MAX_QUEUE'>> &
+  Partial<Pick<Config, 'GRAPHQL_MAX_VARIABLES_BYTES' | 'GRAPHQL_MAX_STRING_LENGTH' | 'GRAPHQL_MAX_LIST_LENGTH'>> &
+  Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PENDING_BYTES' | 'SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES' | 'SUBSCRIPTIONS_MAX_OPEN' |
+    'SUBSCRIPTIONS_MAX_CONNECTION_SHARE'>> &
   Partial<OperationsConfig> & Partial<StoreLimits> & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>> &
-  Partial<Pick<Config, 'ANONYMOUS_ACCESS' | 'API_KEYS_RELOAD_MS' | 'QUOTA_GATEWAYS' | 'BAD_KEY_FREE_FAILURES' | 'BAD_KEY_MAX_BLOCK_S'>>;
+  Partial<Pick<Config, 'ANONYMOUS_ACCESS' | 'ANONYMOUS_SHARE' | 'API_KEYS_RELOAD_MS' | 'QUOTA_GATEWAYS' | 'BAD_KEY_FREE_FAILURES' | 'BAD_KEY_MAX_BLOCK_S'>> &
+  // issue 23 (pressure): history depth, load shedding
+  Partial<Pick<Config, 'HISTORY_MAX_OFFSET' | 'SHED_EVENT_LOOP_LAG_MS' | 'SHED_CLIENT_MIN_BYTES'>>;
 
 /** Running the gateway rather than answering for it: logging, metrics, the data version, the response cache. */
 export type OperationsConfig = Pick<Config,
@@ -130,7 +136,7 @@ export function createGateway(
   const sql = sources.primary.sql;
   // not ready until the schema is at this build's version (a rollout that ran ahead of its migrations)
   const schema = createSchemaCheck({ sql: sources.primaryStateSql, readMs: sources.stateReadMs, logger });
-  const paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE };
+  const paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE, historyMaxOffset: settings.HISTORY_MAX_OFFSET };
   const resultLimits = { maxNodes: settings.GRAPHQL_MAX_RESULT_NODES, maxBytes: settings.GRAPHQL_MAX_RESPONSE_BYTES };
   const watcher = sources.watcher;
   // in-flight statements of this gateway's pools, counted by the request scopes (src/observability/request.ts)
@@ -206,8 +212,10 @@ export function createGateway(
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
   const store = instrumentStore(createStore(sql, {
-    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => schema.unready() ?? sources.unready(), scope: dbRequestScope,
+    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => whyUnready(schema.unready(), sources.unready()), scope: dbRequestScope,
     servers: 1 + sources.replicas.length,
+    // keyed clients keep the rest of the pool whatever anonymous traffic does, once any key exists
+    anonymousShare: () => (access.registry.size() > 0 ? settings.ANONYMOUS_SHARE : 1),
   }), metrics);
   const hub = createLiveHub({ store, maxQueue: settings.SUBSCRIPTIONS_MAX_QUEUE, logger });
   // the embedded engine's notifications come from the engine itself (target.notifications), never over
@@ -218,7 +226,17 @@ export function createGateway(
     onPayload: (payload) => hub.dispatch(payload),
   });
   registerLiveMetrics(metrics.registry, hub, source);
+  // one byte budget per client address for answers and event streams alike (src/server/connections.ts)
+  const budget = clientBudget({ bytesPerS: settings.HTTP_CLIENT_BYTES_PER_S, burstBytes: settings.HTTP_CLIENT_BURST_BYTES });
+  const streams = streamsPlugin({
+    maxPendingBytes: settings.SUBSCRIPTIONS_MAX_PENDING_BYTES,
+    maxPendingTotalBytes: settings.SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES,
+    charge: (req, bytes) => budget.chargeNow(req, bytes),
+  });
+  registerStreamMetrics(metrics.registry, streams.stats);
   const subscriptionLimits = subscriptionLimitsPlugin({
+    // streams hold their connections: at most a share of the connection table
+    maxOpen: Math.min(settings.SUBSCRIPTIONS_MAX_OPEN, Math.floor(settings.SUBSCRIPTIONS_MAX_CONNECTION_SHARE * settings.HTTP_MAX_CONNECTIONS)),
     maxPerClient: settings.SUBSCRIPTIONS_MAX_PER_CLIENT,
     maxPerConnection: settings.SUBSCRIPTIONS_MAX_PER_CONNECTION,
     clientKey,
@@ -227,12 +245,18 @@ export function createGateway(
       const who = accessOf(req);
       return who?.kind === 'key' ? { id: who.key.prefix, max: who.key.overrides.maxStreams ?? settings.SUBSCRIPTIONS_MAX_PER_CLIENT } : null;
     },
+    anonymousShare: () => (access.registry.size() > 0 ? settings.ANONYMOUS_SHARE : 1),
   });
   const yoga = createGraphqlServer({
     store,
     paging,
     introspection: settings.GRAPHQL_INTROSPECTION,
     maxBodyBytes: settings.GRAPHQL_MAX_BODY_BYTES,
+    inputLimits: {
+      maxVariablesBytes: settings.GRAPHQL_MAX_VARIABLES_BYTES,
+      maxStringLength: settings.GRAPHQL_MAX_STRING_LENGTH,
+      maxListLength: settings.GRAPHQL_MAX_LIST_LENGTH,
+    },
     limits: {
       maxDepth: settings.GRAPHQL_MAX_DEPTH,
       maxAliases: settings.GRAPHQL_MAX_ALIASES,
@@ -260,7 +284,7 @@ export function createGateway(
     cacheControl: settings.GRAPHQL_CACHE_CONTROL,
     logging: yogaLogger(logger),
     live: hub,
-    subscriptionPlugin: subscriptionLimits.plugin,
+    subscriptionPlugins: [subscriptionLimits.plugin, streams.plugin],
   });
   // one CORS policy for both surfaces (src/server/http.ts)
   const cors = corsPolicy(settings.CORS_ORIGIN, settings.CORS_CREDENTIALS);
@@ -277,6 +301,7 @@ export function createGateway(
     cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null,
     onCall: rpcObserver(metrics),
     publicUrl: settings.PUBLIC_URL,
+    pagingFor: (req) => raisedPaging(accessOf(req), paging),
   });
   const freshness = () => {
     const snapshot = watcher.current();
@@ -289,6 +314,7 @@ export function createGateway(
     wrap: observeRequests({ logger, metrics, pool }), compression, graphiql: settings.GRAPHQL_INTROSPECTION, freshness,
     errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
     access: access.hook, warmGraphiql: hooks.warmGraphiql,
+    budget,
   }, settings);
   return {
     sql,
@@ -297,7 +323,7 @@ export function createGateway(
     yoga,
     server,
     ops: { logger, metrics, watcher, cache },
-    live: { hub, source, open: subscriptionLimits.open },
+    live: { hub, source, open: subscriptionLimits.open, streams: streams.stats },
     access,
     // bounded like the sources' start-up steps: a LISTEN a pooler never answers
     ready: Promise.all([opsReady, access.start(), source && within(source.start(), sources.stateReadMs, 'live events LISTEN').catch((error: unknown) =>
@@ -318,4 +344,13 @@ export function createGateway(
 
 function stripUndefined<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/**
+ * The schema's own reasons (behind, not migrated) first; when the schema check only saw the database
+ * unreachable, the sources know why (a pooler refusing startup parameters, a replica lag) and say it better.
+ */
+function whyUnready(schema: string | null, sources: string | null): string | null {
+  if (schema?.startsWith('database schema')) return schema;
+  return sources ?? schema;
 }

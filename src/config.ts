@@ -46,7 +46,11 @@ export const configSchema = z.object({
   DB_QUEUE_TIMEOUT_MS: int(10, 600_000).default(2_000).describe(
     'a statement that waits longer for a connection → `-32000` / `SERVICE_UNAVAILABLE` "server busy"'),
   REQUEST_MAX_ROWS: int(1, 100_000_000).default(20_000).describe(
-    'rows one HTTP request (a whole JSON-RPC batch, a GraphQL document) may fetch; its later statements → `-32000` / `SERVICE_UNAVAILABLE` "request row budget exceeded"'),
+    'rows one HTTP request (a whole JSON-RPC batch, a GraphQL document) may fetch; its later statements → `-32005` "limit exceeded" / `LIMIT_EXCEEDED`, reason "request row budget exceeded" (a client error, not retryable as sent)'),
+  DB_REQUEST_TIME_BUDGET_MS: int(10, 3_600_000).default(2_000).describe(
+    'database time one HTTP request (a whole JSON-RPC batch, a GraphQL document; one subscription event) may spend: the sum of its statements\' times with a connection. Its later statements → `-32005` "limit exceeded" / `LIMIT_EXCEEDED`, reason "request database time budget exceeded", so aliases and batch elements cannot multiply one request\'s cost'),
+  HISTORY_MAX_OFFSET: int(0, 100_000_000).default(10_000).describe(
+    '`offset` of a list at a block height (`atBlock`), which scans the skipped history: above it → `LIMIT_EXCEEDED` "history offset too deep" (page on with `after` cursors, which cost what the first page does)'),
   REQUEST_MAX_CONCURRENT_STATEMENTS: int(1, 200).default(3).describe(
     'statements of one request in flight at once (queued or running), and JSON-RPC batch elements answered at once'),
   DEFAULT_PAGE_SIZE: int(1, 10_000).default(10).describe('list page size when none is given'),
@@ -58,6 +62,12 @@ export const configSchema = z.object({
     '`false`: no GraphiQL, `__schema`/`__type` rejected (`__typename` still works), no "Did you mean …" in errors'),
   GRAPHQL_MAX_BODY_BYTES: int(1_024, 100 * 1024 * 1024).default(1024 * 1024).describe(
     'GraphQL body (counted as it arrives, also without Content-Length) → 413 `REQUEST_ENTITY_TOO_LARGE`'),
+  GRAPHQL_MAX_VARIABLES_BYTES: int(1_024, 100 * 1024 * 1024).default(128 * 1024).describe(
+    "an operation's variables, as JSON (queries and subscriptions, POST, GET and SSE) → 400 `BAD_USER_INPUT`; a subscription keeps its variables for its lifetime"),
+  GRAPHQL_MAX_STRING_LENGTH: int(64, 100 * 1024 * 1024).default(16_384).describe(
+    'characters of one string argument, in the variables or a literal of the document (hex call data of 4096 bytes is 8 194) → 400 `BAD_USER_INPUT` (variables) or `GRAPHQL_VALIDATION_FAILED` (literals)'),
+  GRAPHQL_MAX_LIST_LENGTH: int(1, 10_000_000).default(1_000).describe(
+    'items of one list argument (`blocks(chains:)`, `nodes(ids:)`, `ticksByDeployHash(selectors:)`), in the variables or the document → the same errors'),
   GRAPHQL_MAX_DEPTH: int(1, 1_000).default(15).describe(
     "selection depth, fragments flattened, introspection included (GraphiQL's own query is 15)"),
   GRAPHQL_MAX_ALIASES: int(0, 1_000).default(15).describe('aliases per operation'),
@@ -89,10 +99,18 @@ export const configSchema = z.object({
     'requests per kept-alive connection: the last one is answered with `Connection: close`, one pipelined past it with 503 and a body. `0`: unlimited'),
   HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(4_096).describe(
     'open connections in all; one over it is closed on accept (no reply: no JavaScript runs for it). Keep it well under `ulimit -n` (the start logs a warning when it is within 256 of it)'),
+  HTTP_PRESSURE_THRESHOLD_PERCENT: int(1, 100).default(90).describe(
+    'percent of `HTTP_MAX_CONNECTIONS` above which the table is under pressure: each new connection makes room by cutting an older one that has not completed a request (still sending headers or a body; oldest first), else the longest idle kept-alive one (a connection whose request is complete is never cut), and headers and bodies get `HTTP_PRESSURE_TIMEOUT_MS`. `100`: off'),
+  HTTP_PRESSURE_TIMEOUT_MS: int(100, 600_000).default(2_000).describe(
+    'under pressure (`HTTP_PRESSURE_THRESHOLD_PERCENT`), the time a connection has to complete its request (headers and body) before it is cut'),
+  SHED_EVENT_LOOP_LAG_MS: int(0, 60_000).default(200).describe(
+    'load shedding: while the event loop is later than this (`perf_hooks.monitorEventLoopDelay`, read every 250 ms), the clients whose recent answers cost the most (response bytes per address, half-life 10 s) are refused first, most expensive first: 429 with `Retry-After`, JSON-RPC `-32005` "limit exceeded", GraphQL `LIMIT_EXCEEDED`; probes exempt. `0`: off'),
+  SHED_CLIENT_MIN_BYTES: int(0, 10_000_000_000).default(1_048_576).describe(
+    'load shedding never refuses a client whose recent answers (decayed, half-life 10 s) total less than this: cheap clients are always served'),
   HTTP_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000).default(64).describe(
     'open connections per client address (IPv4 address, IPv6 /64); one over it gets 429 with `Retry-After: 1` and a body, unread, and is closed. Behind a proxy, at least its connection pool. `0`: off'),
   HTTP_CLIENT_BYTES_PER_S: int(0, 10_000_000_000).default(4 * 1024 * 1024).describe(
-    'response bytes per client address (a token bucket; probes exempt): a client answered more than its burst plus the refill gets 429 with `Retry-After` and an error body of its surface (`-32000` "too much data answered to this client address", GraphQL `TOO_MANY_REQUESTS`) until its bucket is positive again. `0`: off'),
+    'response bytes per client address (a token bucket; probes exempt): a client answered more than its burst plus the refill gets 429 with `Retry-After` and an error body of its surface (`-32005` "limit exceeded" with `data.reason` "too much data answered to this client address" and `data.retryAfter`, GraphQL `LIMIT_EXCEEDED`) until its bucket is positive again. `0`: off'),
   HTTP_CLIENT_BURST_BYTES: int(1_024, 10_000_000_000).default(16 * 1024 * 1024).describe(
     "the byte budget's burst: what a client address may be answered at once before `HTTP_CLIENT_BYTES_PER_S` applies"),
   HEAP_MAX_MB: int(64, 65_536).default(512).describe(
@@ -145,10 +163,20 @@ export const configSchema = z.object({
     'open subscriptions per connection (same answer); over HTTP/1.1 a connection carries one stream at a time, so this guards a transport that multiplexes'),
   SUBSCRIPTIONS_MAX_QUEUE: int(1, 100_000).default(1_000).describe(
     'events a subscription may leave unread; one more and it is dropped: its last event is an error (`SLOW_CONSUMER`), then `complete`, and a client that still reads nothing is disconnected 5 s later'),
+  SUBSCRIPTIONS_MAX_PENDING_BYTES: int(1_024, 1024 * 1024 * 1024).default(4 * 1024 * 1024).describe(
+    'rendered event bytes one stream may have waiting for its client (not yet taken by the socket; one event of any size passes when nothing waits); one more event and the stream gets a last error event (`SLOW_CONSUMER`), then `complete`, and its connection is closed 5 s later if it does not take them. The bytes a stream writes are charged to `HTTP_CLIENT_BYTES_PER_S` as they go: a client in debt is cut the same way'),
+  SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES: int(1_024, 64 * 1024 * 1024 * 1024).default(128 * 1024 * 1024).describe(
+    'the same over every stream (an event rendered once for many streams counts once): an event that would take it past this cuts its stream the same way (`SLOW_CONSUMER`)'),
+  SUBSCRIPTIONS_MAX_OPEN: int(0, 1_000_000).default(10_000).describe(
+    'open subscriptions in all, at most `SUBSCRIPTIONS_MAX_CONNECTION_SHARE` × `HTTP_MAX_CONNECTIONS`; one more gets HTTP 503 with `Retry-After` and an error (`TOO_MANY_SUBSCRIPTIONS`)'),
+  SUBSCRIPTIONS_MAX_CONNECTION_SHARE: z.coerce.number().min(0).max(1).default(0.5).describe(
+    'share of `HTTP_MAX_CONNECTIONS` that streams may hold (each stream holds its connection), so idle streams cannot fill the connection table; past it the same answer as `SUBSCRIPTIONS_MAX_OPEN`'),
   METRICS_MAX_OPERATIONS: int(1, 10_000).default(100).describe(
     'distinct GraphQL operation names used as metric labels (then `other`; each cut to 64 characters)'),
   ANONYMOUS_ACCESS: z.enum(['allow', 'deny']).default('allow').describe(
     'requests without an API key: served with the per-address limits (`allow`) or answered 401 (`deny`); see [API keys](api-keys.md)'),
+  ANONYMOUS_SHARE: z.coerce.number().gt(0).max(1).default(0.75).describe(
+    'while any API key exists, requests without a key together hold at most this share of each database pool and of the open subscriptions, so keyed clients keep the rest (1: no reservation); see [API keys](api-keys.md)'),
   API_KEYS_RELOAD_MS: int(100, 3_600_000).default(30_000).describe(
     'the gateway reloads the API keys on their NOTIFY (within a second or two) and, should one be lost, this often'),
   QUOTA_GATEWAYS: int(1, 1_000).default(1).describe(

@@ -220,6 +220,18 @@ describe('API keys on the surfaces', () => {
     expect(ticksOf((await gql(a.base, ticksQuery, undefined, bearer(keys.partner!))).json)).toHaveLength(3);
   });
 
+  it('a key\'s max page size raises the JSON-RPC clamp too, never through the shared cache', async () => {
+    const call = { jsonrpc: '2.0', id: 1, method: 'inds_getTicks', params: [10, 0, 'eth', '', '', '', 0, 1] };
+    const names = (reply: { json: any }) => reply.json.result.inscriptions.map((t: { tick: string }) => t.tick);
+    const anonymous = names(await rpc(a.base, call));
+    expect(anonymous).toHaveLength(2);
+    const wide = await rpc(a.base, call, '/v2/rpc', bearer(keys.partner!));
+    expect(names(wide)).toHaveLength(3);
+    expect(wide.headers.get('x-cache')).toBe('bypass');
+    expect(names(await rpc(a.base, call))).toEqual(anonymous);
+    expect(names(await rpc(a.base, call, '/v2/rpc', bearer(keys.rich!)))).toEqual(anonymous);
+  });
+
   it('a key\'s cost limit raises GRAPHQL_MAX_COST', async () => {
     const heavy = '{ ticks(first: 2) { edges { node { tick holders(first: 2) { edges { node { address } } } } } } }';
     const anonymous = await gql(a.base, heavy);
@@ -249,5 +261,9 @@ describe('API keys on the surfaces', () => {
     expect(logs.raw.length).toBeGreaterThan(10);
     for (const key of Object.values(keys)) expect(everything).not.toContain(key.slice(12));
     expect(everything).not.toMatch(/igw[0-9a-f]{8}_[A-Za-z0-9_-]{43}/);
+    // the request lines name the key a request came with, by its name
+    const lines = logs.raw.map((l) => JSON.parse(l)).filter((l) => l.msg === 'request');
+    expect(lines.some((l) => l.key === 'partner')).toBe(true);
+    expect(lines.some((l) => l.key === undefined && l.surface === 'graphql')).toBe(true);
   });
 });

@@ -34,6 +34,24 @@ describe('Semaphore', () => {
     expect(gate.inUse).toBe(0);
   });
 
+  it('resizes: growing serves waiters at once, shrinking retires permits as they come back', async () => {
+    const gate = new Semaphore({ size: 1 });
+    await gate.acquire();
+    const served: string[] = [];
+    for (const name of ['a', 'b', 'c']) void gate.acquire().then(() => served.push(name));
+    gate.resize(3);
+    await flush();
+    expect([served, gate.inUse, gate.queued]).toEqual([['a', 'b'], 3, 1]);
+    gate.resize(1);
+    gate.release();
+    gate.release();
+    await flush();
+    expect([served, gate.inUse]).toEqual([['a', 'b'], 1]);
+    gate.release();
+    await flush();
+    expect([served, gate.inUse]).toEqual([['a', 'b', 'c'], 1]);
+  });
+
   it('hands a permit to the waiter of lowest rank first (a request holding no connection before one holding several)', async () => {
     const gate = new Semaphore({ size: 1 });
     await gate.acquire();

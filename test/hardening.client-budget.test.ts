@@ -65,11 +65,12 @@ describe('per-client byte budget', () => {
     const rpc = (await exchange(port, holdersPage, '127.0.0.2'))!;
     expect(rpc.status).toBe(429);
     expect(Number(rpc.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    expect(JSON.parse(rpc.body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Service unavailable' } });
+    expect(JSON.parse(rpc.body)).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32005, message: 'limit exceeded', data: { retryAfter: Number(rpc.headers['retry-after']) } } });
+    expect(JSON.parse(rpc.body).error.data.retryable).toBeUndefined();
     expect(JSON.parse(rpc.body).error.data.reason).toMatch(/too much data answered to this client address: retry after \d+ s/);
     const gql = (await exchange(port, graphqlRequest('{ chains { chain } }'), '127.0.0.2'))!;
     expect(gql.status).toBe(429);
-    expect(JSON.parse(gql.body).errors[0].extensions.code).toBe('TOO_MANY_REQUESTS');
+    expect(JSON.parse(gql.body).errors[0].extensions.code).toBe('LIMIT_EXCEEDED');
 
     // another client address is untouched, and probes are never refused
     const other = await call(`http://127.0.0.1:${port}`, 'inds_getHoldersByTick', [400, 0, tick.chain, tick.protocol, tick.tick, 2]);

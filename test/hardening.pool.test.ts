@@ -41,7 +41,8 @@ async function gatewayWith(overrides: Partial<GatewayConfig>, logger?: ReturnTyp
 }
 
 const busy = { code: -32000, message: 'Service unavailable', data: { reason: 'server busy', retryable: true } };
-const overBudget = { code: -32000, message: 'Service unavailable', data: { reason: 'request row budget exceeded', retryable: true } };
+// the request's own limit: a client error (EIP-1474 -32005), never retryable as sent
+const overBudget = { code: -32005, message: 'limit exceeded', data: { reason: 'request row budget exceeded' } };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls until `check` holds (a behavioural wait, not a timing assertion); fails naming `what` after 20 s. */
@@ -154,7 +155,7 @@ describe.skipIf(!onServer)('fair use of the pool (real PostgreSQL)', () => {
       expect(typeof line.queueMs, id).toBe('number');
       expect(line.queueMs, id).toBeLessThanOrEqual(line.ms);
     }
-    expect(lines.find((l) => l.reqId === 'heavy-0')).toMatchObject({ batch: 100, codes: expect.arrayContaining([-32000]) });
+    expect(lines.find((l) => l.reqId === 'heavy-0')).toMatchObject({ batch: 100, codes: expect.arrayContaining([-32005]), failure: 'client' });
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toMatch(/^igw_request_queue_seconds_count\{surface="rpc"\} [1-9]/m);
     expect(metrics).toMatch(/^igw_request_db_seconds_count\{surface="rpc"\} [1-9]/m);

@@ -72,7 +72,7 @@ describe('sync mapping', () => {
 
   it('rows that cannot be mapped name their table and id', () => {
     expect(() => mapBalance({ id: '9', chain: 'eth', protocol: 'p', tick: 't', address: '0x1', balance: '-1', available: '0',
-      updated_at: '2024-01-01 00:00:00' })).toThrow(/balances row 9: negative balance/);
+      updated_at: '2024-01-01 00:00:00' }, { zoneMinutes: 0 })).toThrow(/balances row 9: negative balance/);
     expect(() => mapTick({ id: '3', chain: 'eth', protocol: 'p', tick: 't', name: 't', limit_per_mint: '1', deploy_by: 'x',
       total_supply: '1', deploy_hash: 'h', deploy_time: 'yesterday', transfer_type: 0, decimals: 0, created_at: '2024-01-01 00:00:00',
       updated_at: '2024-01-01 00:00:00' }, { zoneMinutes: 0 })).toThrow(/inscriptions row 3: deploy_time/);

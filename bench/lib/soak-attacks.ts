@@ -4,6 +4,8 @@
 import http from 'node:http';
 import net from 'node:net';
 import { outcomeKey, rawExchange, request, Tally, type Outcome } from './soak-http.js';
+import { buildStreamAttacks } from './soak-streams.js';
+import { pressureAttacks } from './soak-pressure.js';
 
 const attackerAddress = '127.0.0.2';
 
@@ -18,6 +20,10 @@ export interface AttackContext {
   slowSockets: number;
   slowEveryMs: number;
   batchWorkers: number;
+  /** The soak database (live events are written there by the stream attacks). */
+  dbUrl?: string;
+  /** Addresses of the idle-streams attack (32 streams each). */
+  idleAddresses?: number;
 }
 
 export interface Attack {
@@ -156,6 +162,9 @@ export function buildAttacks(ctx: AttackContext): Attack[] {
 
   attacks.push(smallProbes(ctx));
   attacks.push(slowClients(ctx));
+  attacks.push(...buildStreamAttacks(ctx));
+  // issue 23: the connection table, shedding by cost, history scans, client limits; and the probe from another address
+  attacks.push(...pressureAttacks(ctx));
   return attacks;
 }
 

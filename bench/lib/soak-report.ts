@@ -39,6 +39,8 @@ export interface SoakResult {
   normal: NormalResult | null;
   attacks: Record<string, { what: string } & Record<string, unknown>>;
   metrics: { atStart: MetricsFigures | null; atEnd: MetricsFigures | null };
+  /** After the attacks: seconds until igw_subscriptions_open summed to 0 (null: not within 10 s), and the last sum. */
+  subscriptionsDrain?: { seconds: number | null; open: number | null } | null;
   targets: typeof soakTargets;
   verdicts: { rss: boolean; normalP99: boolean; exits: boolean; normalErrors: boolean };
 }
@@ -86,13 +88,22 @@ export function soakMarkdown(r: SoakResult): string {
   for (const l of summaryLines(r)) lines.push(`- ${l}`);
   lines.push('', '| attack | what | completed | outcomes (status + error codes) | largest answer | slowest |', '|---|---|---|---|---|---|');
   for (const [name, a] of Object.entries(r.attacks)) {
-    if (name === 'small' || name === 'slow-clients') continue;
+    if (name === 'small' || name === 'slow-clients' || name === 'reconnecting-slow') continue;
     lines.push(`| ${name} | ${a.what} | ${a.completed} | ${outcomes(a.outcomes) || '—'}${a.unfinishedAtEnd ? `; ${a.unfinishedAtEnd} unfinished at the end` : ''} | ` +
       `${((a.maxBytes as number) / 1e6).toFixed(2)} MB | ${((a.maxMs as number) / 1000).toFixed(1)} s |`);
   }
   // an attack's own figures (bench/lib/soak-protocol.ts: scrape sizes, APQ victim kept, GraphiQL bytes)
   for (const [name, a] of Object.entries(r.attacks)) {
     if (a.figures) lines.push('', `**${name}**: \`${JSON.stringify(a.figures)}\``);
+  }
+  const streamProbe = r.attacks['stream-probe'];
+  if (streamProbe) {
+    lines.push('', `**Stream attacks' probe** (${streamProbe.what}): ${streamProbe.sent} sent, ${streamProbe.successPercent} % answered 200, ` +
+      `p50 ${streamProbe.p50Ms} ms, p99 ${streamProbe.p99Ms} ms. Idle streams open at most at once: ${r.attacks['stream-idle']?.maxOpenStreams ?? '—'}.`);
+  }
+  if (r.subscriptionsDrain !== undefined) {
+    const d = r.subscriptionsDrain;
+    lines.push('', `**Subscriptions after the attacks**: \`igw_subscriptions_open\` ${d === null ? 'not read (gateway gone)' : d.seconds !== null ? `back to 0 within ${d.seconds} s` : `still ${d.open} after 10 s`}.`);
   }
   const slow = r.attacks['slow-clients'];
   if (slow) {
@@ -101,6 +112,16 @@ export function soakMarkdown(r: SoakResult): string {
       `${slow.openAtEnd} still open at the end, ${slow.pendingAtEnd} still connecting at the end, ${slow.closedByServer} closed by the gateway` +
       `${lt ? ` after ${lt.min}–${lt.max} s (median ${lt.median} s)` : ''}; answers: ${outcomes(slow.replies) || 'none'}; ` +
       `connect errors: ${outcomes(slow.connectErrors) || 'none'}.`);
+  }
+  const probe = r.attacks.probe;
+  if (probe) {
+    lines.push('', `**Probe from another address** (issue 23's target: answered ≥ 99 %, p99 ≤ 500 ms): ${probe.sent} sent, ` +
+      `${probe.answered} answered (${probe.answeredPercent} %), p50 ${probe.p50Ms} ms, p99 ${probe.p99Ms} ms.`);
+  }
+  const reconnecting = r.attacks['reconnecting-slow'];
+  if (reconnecting) {
+    lines.push('', `**Reconnecting slow bodies**: ${reconnecting.what}. Opened ${reconnecting.opened}, at most ${reconnecting.maxOpen} open at once, ` +
+      `${reconnecting.cutByGateway} cut by the gateway; first lines answered: ${outcomes(reconnecting.firstLines) || 'none'}.`);
   }
   const small = r.attacks.small;
   if (small) {

@@ -25,7 +25,11 @@ export function createAccessHook(gate: AccessGate, options: { anonymous: 'allow'
       for (const [name, value] of Object.entries(verdict.headers)) res.setHeader(name, value);
       if (verdict.ok) {
         setAccess(req, verdict.access);
-        if (verdict.access.kind === 'key') countOutcome(gate, verdict.access, req, res);
+        if (verdict.access.kind === 'key') {
+          const scope = currentScope();
+          if (scope) scope.keyName = verdict.access.key.name;
+          countOutcome(gate, verdict.access, req, res);
+        }
         return null;
       }
       if (verdict.status === 401) res.setHeader('www-authenticate', 'Bearer realm="inscription-gateway"');

@@ -15,6 +15,25 @@ process.on('uncaughtException', (error) => {
   process.exit(1);
 });
 
+// SIGTERM is always honoured: the sync finishes the transaction in hand and exits 0 (src/sync/run.ts), but
+// whatever it waits on past the grace period (a server that stopped answering mid-statement), or a second
+// signal, ends the process here. Every write is crash-safe (a range or a flush commits with its record;
+// kill -9 is tested), so the next run resumes from the last commit.
+const graceMs = 10_000;
+let signalled = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    const exit = () => {
+      process.stdout.write(`${JSON.stringify({ level: 50, time: new Date().toISOString(), service: 'igw-sync', signal,
+        msg: 'still busy after the signal: exiting now (the next run resumes from the last commit)' })}\n`);
+      process.exit(1);
+    };
+    if (signalled) exit();
+    signalled = true;
+    setTimeout(exit, graceMs).unref();
+  });
+}
+
 try {
   const options = parseOptions(process.argv.slice(2));
   if (options === 'help') {

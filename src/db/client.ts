@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import {
-  InvalidInputError, RequestBudgetError, ServiceUnavailableError, describeUnavailable, isInvalidInput, isRetryable, isUnavailable,
+  InvalidInputError, RequestBudgetError, RequestTimeBudgetError, ServiceUnavailableError, describeUnavailable, isInvalidInput, isRetryable, isUnavailable,
 } from './errors.js';
 import { noRequestScope, type DbStatementTrack, type RequestScopeAccessor } from './scope.js';
 import { digitsAt, utcFieldsMs } from '../domain/utc-time.js';
@@ -45,7 +45,7 @@ export function createSql(options: DbOptions): Sql {
     // resets on a successful connect, so after a few seconds of outage every connection waits up to 20 s
     // before trying again; capped at 0.5 s (jittered), service is back right after the database is.
     backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 0.5),
-    // prepared statements: planned once per connection; also required by the embedded engine (stack notes).
+    // prepared statements: planned once per connection; also required by the embedded engine.
     // Behind a transaction pooler a statement prepared on one server session is not there in the next.
     prepare: !pooled,
     onnotice: () => {},
@@ -129,14 +129,27 @@ export interface RunnerOptions {
   requestMaxRows: number;
   /** Statements of one request in flight (queued or running) at once; the rest wait in the request's own line. */
   requestMaxConcurrent: number;
+  /**
+   * Database time one request may spend: the sum of its statements' times with a connection (overlapping
+   * ones each count: each holds a connection). Its statements after that are refused (RequestTimeBudgetError),
+   * so aliases or batch elements cannot multiply what one request costs the database. Default: unbounded.
+   */
+  requestTimeBudgetMs?: number;
   /** The request a statement belongs to and where its time is recorded (none: every statement stands alone). */
   scope?: RequestScopeAccessor;
+  /**
+   * The share of each pool that anonymous requests' statements may hold together now (1: all of it), so
+   * that keyed requests always find the rest (ANONYMOUS_SHARE, in force while any API key exists).
+   */
+  anonymousShare?: () => number;
 }
 
 /** What one request has used of the pool: its own line of statements and the rows fetched so far. */
 interface RequestShare {
   line: Semaphore;
   rows: number;
+  /** Milliseconds its statements have held connections (summed over statements, finished ones). */
+  busyMs: number;
   /** Pool connections its statements hold now (the gate serves requests holding fewer first). */
   connections: number;
 }
@@ -159,14 +172,30 @@ export function createRunner(options: RunnerOptions, router: Router) {
     if (!gate) gates.set(source, gate = new Semaphore({ size: options.poolMax, maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs }));
     return gate;
   };
+  // anonymous requests' own gate per source, in front of the pool's: at most the share of its permits
+  const reserves = new Map<RoutedSource, Semaphore>();
+  const reserveOf = (source: RoutedSource, anonymous: boolean): Semaphore | null => {
+    const fraction = anonymous ? options.anonymousShare?.() ?? 1 : 1;
+    if (fraction >= 1) return null;
+    const size = Math.max(1, Math.floor(options.poolMax * fraction));
+    let reserve = reserves.get(source);
+    if (!reserve) reserves.set(source, reserve = new Semaphore({ size, maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs }));
+    reserve.resize(size);
+    return reserve;
+  };
   const shares = new WeakMap<object, RequestShare>();
   const shareOf = (scope: object) => {
     let share = shares.get(scope);
-    if (!share) shares.set(scope, share = { line: new Semaphore({ size: options.requestMaxConcurrent }), rows: 0, connections: 0 });
+    if (!share) shares.set(scope, share = { line: new Semaphore({ size: options.requestMaxConcurrent }), rows: 0, busyMs: 0, connections: 0 });
     return share;
   };
+  const timeBudgetMs = options.requestTimeBudgetMs ?? Infinity;
+  /** Why the request may send no further statement, or null. */
+  const overBudget = (share: RequestShare | undefined) =>
+    !share ? null : share.rows >= options.requestMaxRows ? new RequestBudgetError() : share.busyMs >= timeBudgetMs ? new RequestTimeBudgetError() : null;
   const spend = (share: RequestShare | undefined) => {
-    if (share && share.rows >= options.requestMaxRows) throw new RequestBudgetError();
+    const refusal = overBudget(share);
+    if (refusal) throw refusal;
   };
 
   async function run<T>(query: PromiseLike<T>): Promise<T> {
@@ -177,7 +206,7 @@ export function createRunner(options: RunnerOptions, router: Router) {
       spend(share);
       const source = router.pinned();
       try {
-        return await attempt(query, source, share);
+        return await attempt(query, source, share, isAnonymous(scope));
       } catch (error) {
         if (!isRetryable(error)) throw mapError(error);
         source.failed(error);
@@ -185,7 +214,7 @@ export function createRunner(options: RunnerOptions, router: Router) {
         const other = router.retryTarget(source, error);
         if (!other) throw mapError(error);
         try {
-          return await attempt(query, other, share);
+          return await attempt(query, other, share, isAnonymous(scope));
         } catch (again) {
           if (isRetryable(again)) other.failed(again);
           throw mapError(again);
@@ -197,35 +226,48 @@ export function createRunner(options: RunnerOptions, router: Router) {
   }
 
   /** Waits (bounded) for a connection of `source`, then sends; errors come back as the driver gave them. */
-  async function attempt<T>(query: PromiseLike<T>, source: RoutedSource, share: RequestShare | undefined): Promise<T> {
+  async function attempt<T>(query: PromiseLike<T>, source: RoutedSource, share: RequestShare | undefined, anonymous: boolean): Promise<T> {
     const gate = gateOf(source);
+    const reserve = reserveOf(source, anonymous);
     const track = scopes.track();
+    const queued = () => (track.queued(), noop);
+    const rank = share ? () => share.connections : undefined;
     try {
-      await gate.acquire(() => (track.queued(), noop), share ? () => share.connections : undefined);
+      await reserve?.acquire(queued, rank);
+      await gate.acquire(queued, rank).catch((error: unknown) => {
+        reserve?.release();
+        throw error;
+      });
     } catch (error) {
       track.done();
       throw error;
     }
-    if (share && share.rows >= options.requestMaxRows) {
-      // the budget ran out while this statement waited: the connection goes to the next one unused
-      gate.release();
+    const permits = { release: () => (gate.release(), reserve?.release()) };
+    const refusal = overBudget(share);
+    if (refusal) {
+      // a budget ran out while this statement waited: the connection goes to the next one unused
+      permits.release();
       track.done();
-      throw new RequestBudgetError();
+      throw refusal;
     }
     if (share) share.connections++;
     track.running();
-    return execute(() => source.send(query), gate, share, track);
+    return execute(() => source.send(query), permits, share, track);
   }
 
-  function execute<T>(send: () => Promise<T>, gate: Semaphore, share: RequestShare | undefined, track: DbStatementTrack): Promise<T> {
+  function execute<T>(send: () => Promise<T>, gate: { release(): void }, share: RequestShare | undefined, track: DbStatementTrack): Promise<T> {
     // the permit is given back when the driver is done with the statement, not when the caller gives up
     // on it: a timed-out statement still occupies its connection until the server's statement_timeout
     // ends it. (No driver cancel here: postgres.js leaves a failed cancel as an unhandled rejection.)
     let released = false;
+    const started = performance.now();
     const release = () => {
       if (released) return;
       released = true;
-      if (share) share.connections--;
+      if (share) {
+        share.connections--;
+        share.busyMs += performance.now() - started;
+      }
       gate.release();
     };
     let result: Promise<T>;
@@ -278,6 +320,9 @@ export function createRunner(options: RunnerOptions, router: Router) {
   };
   return Object.assign(run, { pool });
 }
+
+/** A statement of a request made without an API key (statements outside a request are the gateway's own). */
+const isAnonymous = (scope: { keyName?: string } | undefined) => scope !== undefined && scope.keyName === undefined;
 
 /** What a client may be told about a failed statement (never the driver's error, which may carry SQL). */
 function mapError(error: unknown): unknown {
@@ -364,7 +409,22 @@ export class Semaphore {
     });
   }
 
+  /** Changes the number of permits; growing hands the new ones to waiters at once. */
+  resize(size: number): void {
+    if (size === this.options.size) return;
+    (this.options as { size: number }).size = size;
+    while (this.held < size && this.waiters.length > 0) {
+      this.held++;
+      this.release();
+    }
+  }
+
   release(): void {
+    // shrunk (resize) below the permits held: this one is retired rather than handed on
+    if (this.held > this.options.size) {
+      this.held--;
+      return;
+    }
     const next = this.next();
     if (next) {
       // the permit passes to the next waiter: `held` stays the same

@@ -103,16 +103,42 @@ export class CopyChunks {
   }
 }
 
+/**
+ * Starts `COPY … FROM STDIN` and streams `source` into it; settles with the server's answer. postgres.js
+ * 3.4.9 resolves the query with the writable stream once the server accepts the COPY; an error the server
+ * reports after the last chunk was handed over (a unique key, a value out of range, found once the rows
+ * are inserted) then only goes to the query's `reject` (a no-op on the promise already resolved), and the
+ * stream's end waits for a CommandComplete that never comes: the COPY hung for ever, its transaction
+ * `idle in transaction (aborted)`. The query's `reject` is wrapped (before it runs) so that error ends the
+ * COPY instead; an error while chunks are still written destroys the stream (the pipeline rejects).
+ */
+async function copyFrom(conn: postgres.Sql<Record<string, never>>, table: string, columns: string[], source: Readable): Promise<void> {
+  const query = conn.unsafe(`COPY ${table} (${columns.join(', ')}) FROM STDIN`) as unknown as
+    postgres.PendingQuery<postgres.Row[]> & { reject?: (error: unknown) => void };
+  let serverError!: (error: unknown) => void;
+  const failed = new Promise<never>((_, reject) => { serverError = reject; });
+  failed.catch(() => {}); // raced below; not every COPY fails
+  const reject = query.reject;
+  if (typeof reject === 'function') {
+    query.reject = (error: unknown) => {
+      serverError(error);
+      reject(error);
+    };
+  }
+  const writable = await query.writable();
+  const done = pipeline(source, writable);
+  done.catch(() => {}); // a stream left unfinished by the server's error is settled by the race
+  await Promise.race([done, failed]);
+}
+
 /** COPY ready-encoded text (whole lines per Buffer) into `table` on a connection the caller holds. */
 export async function copyChunksInto(conn: postgres.Sql<Record<string, never>>, table: string, columns: string[],
   chunks: readonly Buffer[]): Promise<void> {
-  const writable = await conn.unsafe(`COPY ${table} (${columns.join(', ')}) FROM STDIN`).writable();
-  await pipeline(Readable.from(chunks), writable);
+  await copyFrom(conn, table, columns, Readable.from(chunks));
 }
 
 /** COPY `lines` into `table` on a connection the caller holds (reserved, usually inside BEGIN … COMMIT). */
 export async function copyLinesInto(conn: postgres.Sql<Record<string, never>>, table: string, columns: string[],
   lines: Iterable<string>, onRows: (n: number) => void = () => {}): Promise<void> {
-  const writable = await conn.unsafe(`COPY ${table} (${columns.join(', ')}) FROM STDIN`).writable();
-  await pipeline(new LineSource(lines, onRows), writable);
+  await copyFrom(conn, table, columns, new LineSource(lines, onRows));
 }

@@ -24,7 +24,7 @@ export interface EmbeddedDatabase {
 export interface EmbeddedOptions {
   /** Directory kept between starts; undefined = in memory (tests). */
   dataDir?: string;
-  /** Must be ≥ the postgres.js pool size, or a wider pool hangs (stack notes, rule 1). */
+  /** Must be ≥ the postgres.js pool size, or a wider pool hangs. */
   maxConnections: number;
 }
 
@@ -98,7 +98,7 @@ function createNotifications(db: PGlite) {
   };
 }
 
-// PGlite takes no lock on its directory (stack notes, rule 6): two processes on one directory would
+// PGlite takes no lock on its directory: two processes on one directory would
 // corrupt it, so a pid file refuses the second one while the first is alive.
 function lockDataDir(dir: string): () => void {
   const lockPath = join(dir, '.gateway.lock');

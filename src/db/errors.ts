@@ -10,15 +10,46 @@ export class ServiceUnavailableError extends Error {
 }
 
 /**
- * The request has fetched its share of rows (REQUEST_MAX_ROWS): its further statements are refused so one
- * request cannot monopolise the pool. A kind of "unavailable" (-32000 / SERVICE_UNAVAILABLE): the same
- * call in a request of its own, or a smaller batch, is answered.
+ * A limit the client's own request ran into (its row budget, its database time budget, a history scan
+ * too deep): the client's doing, not an outage. Answered as JSON-RPC -32005 "limit exceeded" (EIP-1474)
+ * with `data.reason`, GraphQL `LIMIT_EXCEEDED`, never retryable as sent, logged at info as a client failure.
+ * `reason` names the limit; the same call in a smaller request is answered.
  */
-export class RequestBudgetError extends ServiceUnavailableError {
+export class ClientLimitError extends Error {
+  constructor(readonly reason: string) {
+    super(`Limit exceeded: ${reason}`);
+    this.name = 'ClientLimitError';
+  }
+}
+
+/**
+ * The request has fetched its share of rows (REQUEST_MAX_ROWS): its further statements are refused so one
+ * request cannot monopolise the pool. The same call in a request of its own, or a smaller batch, is answered.
+ */
+export class RequestBudgetError extends ClientLimitError {
   constructor() {
     super('request row budget exceeded');
     this.name = 'RequestBudgetError';
   }
+}
+
+/** The request's statements have held database connections for DB_REQUEST_TIME_BUDGET_MS: its further ones are refused. */
+export class RequestTimeBudgetError extends ClientLimitError {
+  constructor() {
+    super('request database time budget exceeded');
+    this.name = 'RequestTimeBudgetError';
+  }
+}
+
+/** Finds a ClientLimitError in an error's cause chain (GraphQL errors wrap the resolver's in `originalError`). */
+export function clientLimitOf(error: unknown): ClientLimitError | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current; depth++) {
+    if (current instanceof ClientLimitError) return current;
+    const next = current as { originalError?: unknown; cause?: unknown };
+    current = next.originalError ?? next.cause;
+  }
+  return undefined;
 }
 
 /**

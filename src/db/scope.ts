@@ -16,6 +16,8 @@ export interface DbStatementTrack {
 export interface DbRequest {
   /** Read from the primary only (a subscription event: a replica may not have replayed its rows yet). */
   readonly primaryOnly?: boolean;
+  /** The API key's name the request came with; absent: anonymous (its statements share ANONYMOUS_SHARE of the pool). */
+  readonly keyName?: string;
 }
 
 export interface RequestScopeAccessor {

@@ -14,7 +14,8 @@ import { createUtxoStore } from './utxos.js';
 
 /** The pool's fair-use limits (src/config.ts), given whole by the composition root (src/app.ts). */
 export type StoreLimits = Pick<Config,
-  'DB_POOL_MAX' | 'DB_MAX_QUEUE' | 'DB_QUEUE_TIMEOUT_MS' | 'REQUEST_MAX_ROWS' | 'REQUEST_MAX_CONCURRENT_STATEMENTS'>;
+  'DB_POOL_MAX' | 'DB_MAX_QUEUE' | 'DB_QUEUE_TIMEOUT_MS' | 'REQUEST_MAX_ROWS' | 'REQUEST_MAX_CONCURRENT_STATEMENTS'> &
+  Partial<Pick<Config, 'DB_REQUEST_TIME_BUDGET_MS'>>;
 
 /** Every statement on `sql` itself, never retried: a store without replicas (tools, tests). */
 function singleSource(): Router {
@@ -35,6 +36,8 @@ export function createStore(sql: Sql, options: {
   servers?: number;
   /** Per-request budgets and time accounting (src/db/scope.ts); none: every statement stands alone. */
   scope?: RequestScopeAccessor;
+  /** The share of each pool anonymous requests may hold now (src/db/client.ts); default all of it. */
+  anonymousShare?: () => number;
 }) {
   const { limits } = options;
   const run = createRunner({
@@ -45,7 +48,9 @@ export function createStore(sql: Sql, options: {
     queueTimeoutMs: limits.DB_QUEUE_TIMEOUT_MS,
     requestMaxRows: limits.REQUEST_MAX_ROWS,
     requestMaxConcurrent: limits.REQUEST_MAX_CONCURRENT_STATEMENTS,
+    requestTimeBudgetMs: limits.DB_REQUEST_TIME_BUDGET_MS,
     servers: options.servers ?? 1,
+    anonymousShare: options.anonymousShare,
   }, options.router ?? singleSource());
   return {
     sql,

@@ -84,3 +84,18 @@ export async function savePollState(sql: Tx, s: PollState): Promise<void> {
             ON CONFLICT (source_table) DO UPDATE SET high_id = EXCLUDED.high_id, gaps = EXCLUDED.gaps,
                                                      window_from = EXCLUDED.window_from`;
 }
+
+/** A source inscription that differs from an earlier one only in the case of its tick (sql/019). */
+export interface ShadowedTick { id: string; chain: string; protocol: string; tick: string; first_id: string }
+
+export async function readShadowedTicks(sql: Tx): Promise<ShadowedTick[]> {
+  return sql<ShadowedTick[]>`SELECT id::text AS id, chain, protocol, tick, first_id::text AS first_id FROM sync_shadowed_ticks`;
+}
+
+export async function recordShadowedTicks(sql: Tx, rows: ShadowedTick[]): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`INSERT INTO sync_shadowed_ticks (id, chain, protocol, tick, first_id)
+    SELECT * FROM unnest(${rows.map((r) => r.id)}::bigint[], ${rows.map((r) => r.chain)}::text[], ${rows.map((r) => r.protocol)}::text[],
+                         ${rows.map((r) => r.tick)}::text[], ${rows.map((r) => r.first_id)}::bigint[])
+    ON CONFLICT (id) DO NOTHING`;
+}

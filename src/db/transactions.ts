@@ -32,7 +32,7 @@ export interface TransactionFilter {
 /** Chain order: block height, then position in the block; the record id breaks ties. */
 export const transactionSortKeys: SortKey[] = [
   { column: 'x.block_height', field: 'block_height', cast: 'bigint' },
-  { column: 'x.position_in_block', field: 'position_in_block', cast: 'integer' },
+  { column: 'x.position_in_block', field: 'position_in_block', cast: 'bigint' },
   { column: 'x.id', field: 'id', cast: 'bigint' },
 ];
 

@@ -11,6 +11,8 @@ import { createLoaders, type Loaders } from '../loaders/index.js';
 export interface PagingConfig {
   defaultPageSize: number;
   maxPageSize: number;
+  /** Deepest `offset` of a list at a block height (HISTORY_MAX_OFFSET; default unbounded). */
+  historyMaxOffset?: number;
 }
 
 export interface Context {

@@ -1,4 +1,5 @@
 import DataLoader from 'dataloader';
+import { ClientLimitError } from '../db/errors.js';
 import type { HistoricalBalanceRow } from '../db/history.js';
 import type { Context } from './context.js';
 import { badInput, pageSize, type ConnectionArgs } from './paging.js';
@@ -15,14 +16,30 @@ const maxHeight = 2n ** 63n - 1n;
 export const atBlockDescription =
   'Answer as of the end of this block of the tick\'s chain (omitted: now). Above the chain\'s indexed height: an error.';
 
+/** Index entries of the history skipped past per unit of cost (an entry is far cheaper than a result field). */
+const skippedPerCostUnit = 10;
+
 /**
  * Cost of a list at a height: like connectionComplexity, plus a fixed 5 for the interval scan, which reads
- * index entries of past balances too (and an exact count for totalCount).
+ * index entries of past balances too (and an exact count for totalCount), plus the history an `offset`
+ * skips: the scan reads every skipped entry, so a deep offset costs what it scans (1 per 10 entries).
  */
 export const historyComplexity = (args: ConnectionArgs & { atBlock?: string | null }, ctx: Context) => ({
-  field: args.atBlock != null ? 5 : 1,
+  field: args.atBlock != null ? 5 + Math.ceil(Math.max(0, args.offset ?? 0) / skippedPerCostUnit) : 1,
   multiplier: pageSize(args, ctx.paging),
 });
+
+/**
+ * Refuses an `offset` deeper than HISTORY_MAX_OFFSET on a list at a height: the interval scan reads every
+ * skipped entry of the history (offset 2^31 scanned a tick's whole history). Cursors (`after`) cost what
+ * the first page does. A client limit (LIMIT_EXCEEDED / -32005), before any statement.
+ */
+export function checkHistoryOffset(args: { offset?: number | null }, ctx: Context): void {
+  const max = ctx.paging.historyMaxOffset ?? Infinity;
+  if ((args.offset ?? 0) > max) {
+    throw new ClientLimitError(`history offset too deep: at most ${max} (HISTORY_MAX_OFFSET) at a block height; page on with \`after\` cursors`);
+  }
+}
 
 /** The height asked, as the canonical decimal string; null when `atBlock` is omitted. No statement. */
 export function parseHeight(atBlock: string | null | undefined): string | null {

@@ -21,9 +21,9 @@ export function keyOverridesPlugin(options: KeyOverrideOptions): Plugin {
   const raised = (req: IncomingMessage | undefined) => {
     const access = options.accessOf(req);
     if (access?.kind !== 'key') return null;
-    const { maxPageSize, maxCost } = access.key.overrides;
+    const { maxCost } = access.key.overrides;
     return {
-      maxPageSize: maxPageSize !== null && maxPageSize > options.paging.maxPageSize ? maxPageSize : null,
+      maxPageSize: raisedPaging(access, options.paging)?.maxPageSize ?? null,
       maxCost: maxCost !== null && maxCost > options.maxCost ? maxCost : null,
     };
   };
@@ -40,4 +40,10 @@ export function keyOverridesPlugin(options: KeyOverrideOptions): Plugin {
       } as never);
     },
   };
+}
+
+/** A key's raised page-size clamp (api_keys.max_page_size above the default), or null: JSON-RPC's share of the overrides. */
+export function raisedPaging(access: Access | undefined, paging: PagingConfig): PagingConfig | null {
+  const max = access?.kind === 'key' ? access.key.overrides.maxPageSize : null;
+  return max !== null && max > paging.maxPageSize ? { ...paging, maxPageSize: max } : null;
 }

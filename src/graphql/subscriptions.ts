@@ -2,12 +2,15 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { onSocketClose } from './socket-close.js';
 
 // Caps on open subscriptions, counted from the moment one is admitted until its stream ends (client gone,
 // dropped, or shutdown): per client address (the same key as the HTTP per-client caps) and per connection.
 // A subscription over a cap gets one error event (TOO_MANY_REQUESTS) and its stream ends.
 
 export interface SubscriptionLimits {
+  /** Open subscriptions in all: SUBSCRIPTIONS_MAX_OPEN, within SUBSCRIPTIONS_MAX_CONNECTION_SHARE of the connection table. */
+  maxOpen?: number;
   /** SUBSCRIPTIONS_MAX_PER_CLIENT; 0: none. */
   maxPerClient: number;
   /** SUBSCRIPTIONS_MAX_PER_CONNECTION. */
@@ -19,7 +22,21 @@ export interface SubscriptionLimits {
    * key's own cap (its max_streams, else maxPerClient), not per address. Null: counted per address.
    */
   keyedCap?: (req: IncomingMessage | undefined) => { id: string; max: number } | null;
+  /** The share of maxOpen that streams without an API key may hold together now (ANONYMOUS_SHARE; 1: all). */
+  anonymousShare?: () => number;
 }
+
+/** Seconds a client refused for the gateway's stream count is told to wait. */
+const busyRetryAfterS = 5;
+const tooManyInAll = () => new GraphQLError(
+  'Too many open subscriptions on this gateway (SUBSCRIPTIONS_MAX_OPEN, SUBSCRIPTIONS_MAX_CONNECTION_SHARE): retry later',
+  { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', http: { status: 503, headers: { 'retry-after': String(busyRetryAfterS) } } } },
+);
+
+const tooManyAnonymous = () => new GraphQLError(
+  'Too many open subscriptions without an API key on this gateway (ANONYMOUS_SHARE): retry later, or subscribe with a key',
+  { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', http: { status: 503, headers: { 'retry-after': String(busyRetryAfterS) } } } },
+);
 
 const tooMany = (what: string) =>
   new GraphQLError(`Too many open subscriptions ${what}: close one first`, { extensions: { code: 'TOO_MANY_REQUESTS' } });
@@ -28,6 +45,11 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
   const perClient = new Map<string, number>();
   const perSocket = new WeakMap<Socket, number>();
   let open = 0;
+  let openAnonymous = 0;
+  const anonymousFull = () => {
+    const share = limits.anonymousShare?.() ?? 1;
+    return limits.maxOpen !== undefined && share < 1 && openAnonymous >= Math.max(1, Math.floor(limits.maxOpen * share));
+  };
   const plugin: Plugin = {
     // a proxy in front (deploy/nginx buffers responses by default) passes each event on at once
     onResponse({ response }) {
@@ -39,6 +61,8 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
       const keyed = limits.keyedCap?.(req) ?? null;
       const key = keyed ? `key:${keyed.id}` : socket?.remoteAddress !== undefined ? limits.clientKey(socket.remoteAddress) : null;
       const cap = keyed ? keyed.max : limits.maxPerClient;
+      if (limits.maxOpen !== undefined && open >= limits.maxOpen) return setResultAndStopExecution({ errors: [tooManyInAll()] });
+      if (!keyed && anonymousFull()) return setResultAndStopExecution({ errors: [tooManyAnonymous()] });
       if (key !== null && cap > 0 && (perClient.get(key) ?? 0) >= cap) {
         return setResultAndStopExecution({ errors: [tooMany(keyed ? 'for this API key (its stream count)' : 'from this client address (SUBSCRIPTIONS_MAX_PER_CLIENT)')] });
       }
@@ -48,11 +72,15 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
       if (key !== null) perClient.set(key, (perClient.get(key) ?? 0) + 1);
       if (socket) perSocket.set(socket, (perSocket.get(socket) ?? 0) + 1);
       open += 1;
+      if (!keyed) openAnonymous += 1;
       let released = false;
+      let detach = () => {};
       const release = () => {
         if (released) return;
         released = true;
+        detach();
         open -= 1;
+        if (!keyed) openAnonymous -= 1;
         if (key !== null) {
           const left = (perClient.get(key) ?? 1) - 1;
           if (left > 0) perClient.set(key, left);
@@ -60,8 +88,10 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
         }
         if (socket) perSocket.set(socket, (perSocket.get(socket) ?? 1) - 1);
       };
-      // the response closing (client gone) releases too, whether or not the stream noticed yet
+      // the response closing (client gone) releases too, whether or not the stream noticed yet; and the
+      // connection closing: a response pipelined behind another one never emits 'close'
       (args.contextValue as { res?: { once(e: string, f: () => void): void } }).res?.once('close', release);
+      detach = onSocketClose(socket, release);
       return {
         onSubscribeResult({ result }) {
           if (!(Symbol.asyncIterator in result)) return release();

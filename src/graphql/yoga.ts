@@ -7,6 +7,7 @@ import { maskError } from './errors.js';
 import { guardPlugins, type GraphqlLimits } from './guards.js';
 import { bodyLimitPlugin } from './body-limit.js';
 import { httpCachingPlugin } from './http-caching.js';
+import { inputLimitsPlugin, type InputLimits } from './input-limits.js';
 import { jitPlugin } from './jit.js';
 import { persistedOperationsPlugins, type PersistedOptions } from './persisted.js';
 import type { ResultLimits } from './context.js';
@@ -42,6 +43,8 @@ export interface YogaOptions {
   limits: Omit<GraphqlLimits, 'introspection'>;
   /** The hard cap on each operation's result: src/graphql/context.ts. */
   resultLimits: ResultLimits;
+  /** Bounds on variables and arguments (sizes, string and list lengths): src/graphql/input-limits.ts. */
+  inputLimits?: InputLimits;
   /** Request bodies above this get 413 (code REQUEST_ENTITY_TOO_LARGE) before they are read in full. */
   maxBodyBytes: number;
   /** Operations plugins (metrics, freshness extension, response cache): built in src/app.ts (src/observability/graphql.ts, src/cache/graphql.ts). */
@@ -54,7 +57,8 @@ export interface YogaOptions {
   logging?: YogaServerOptions<object, object>['logging'];
   /** Live events for subscriptions (src/live/hub.ts) and their limits (src/graphql/subscriptions.ts). */
   live?: LiveHub;
-  subscriptionPlugin?: Plugin;
+  /** Subscriptions' limits and event streams (src/graphql/subscriptions.ts, src/graphql/streams.ts). */
+  subscriptionPlugins?: Plugin[];
 }
 
 export function createGraphqlServer(options: YogaOptions) {
@@ -74,10 +78,11 @@ export function createGraphqlServer(options: YogaOptions) {
     // persisted operations resolve a hash to its document before anything reads the document (the
     // response cache's key, the operation name in the logs)
     plugins: [...guardPlugins({ ...options.limits, introspection: options.introspection }),
+      ...(options.inputLimits ? [inputLimitsPlugin(options.inputLimits)] : []),
       ...persistedOperationsPlugins({ ...(options.persisted ?? persistedDefaults), maxTokens: options.limits.maxTokens }),
       httpCachingPlugin(options.cacheControl ?? defaultCacheControl),
       ...(options.plugins ?? []), jitPlugin(), bodyLimitPlugin(options.maxBodyBytes),
-      ...(options.subscriptionPlugin ? [options.subscriptionPlugin] : [])],
+      ...(options.subscriptionPlugins ?? [])],
     context: () => ({ ...createContext(options.store, options.paging, options.resultLimits), live: options.live }),
   });
 }

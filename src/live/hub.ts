@@ -30,6 +30,7 @@ class LiveSubscription<T> implements AsyncIterableIterator<T | Dropped> {
   private waiter: ((result: IteratorResult<T | Dropped>) => void) | null = null;
   private done = false;
   private dropError: GraphQLError | null = null;
+  private endHooks: (() => void)[] = [];
 
   constructor(
     readonly topic: Topic,
@@ -56,8 +57,19 @@ class LiveSubscription<T> implements AsyncIterableIterator<T | Dropped> {
       { extensions: { code: 'SLOW_CONSUMER' } },
     );
     this.queue = [];
-    this.hooks.closed(this);
+    this.left();
     this.hooks.dropped?.();
+  }
+
+  /** Calls `hook` once the subscription leaves the hub (ended or dropped). */
+  onEnd(hook: () => void): void {
+    if (this.done || this.dropError) hook();
+    else this.endHooks.push(hook);
+  }
+
+  private left(): void {
+    this.hooks.closed(this);
+    for (const hook of this.endHooks.splice(0)) hook();
   }
 
   /** Ends the stream (shutdown, client gone): a waiting reader gets `done`. */
@@ -65,7 +77,7 @@ class LiveSubscription<T> implements AsyncIterableIterator<T | Dropped> {
     if (this.done) return;
     this.done = true;
     this.queue = [];
-    this.hooks.closed(this);
+    this.left();
     const waiter = this.waiter;
     this.waiter = null;
     waiter?.({ value: undefined, done: true });

@@ -46,3 +46,34 @@ export function registerLiveMetrics(registry: Registry, hub: LiveHub, source: Li
     },
   });
 }
+
+/** The event streams' series (src/graphql/streams.ts), read at scrape time. */
+export function registerStreamMetrics(registry: Registry, stats: () => { pendingBytes: number; executions: number; slowConsumers: number }): void {
+  const registers = [registry];
+  new Gauge({
+    name: 'igw_subscription_pending_bytes',
+    help: 'Rendered event bytes waiting for slow clients, over every stream (SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES)',
+    registers,
+    collect() {
+      this.set(stats().pendingBytes);
+    },
+  });
+  new Counter({
+    name: 'igw_live_event_executions_total',
+    help: "Executions of a subscription's selection for an event: once per group of subscriptions with the same document and variables",
+    registers,
+    collect() {
+      this.reset();
+      this.inc(stats().executions);
+    },
+  });
+  new Counter({
+    name: 'igw_subscriptions_slow_consumers_total',
+    help: 'Streams cut for leaving too many bytes unread (SUBSCRIPTIONS_MAX_PENDING_BYTES, _TOTAL_BYTES) or for a client over its byte budget',
+    registers,
+    collect() {
+      this.reset();
+      this.inc(stats().slowConsumers);
+    },
+  });
+}

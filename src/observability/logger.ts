@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import pretty from 'pino-pretty';
-import { describeUnavailable, InvalidInputError, isInvalidInput, isUnavailable } from '../db/errors.js';
+import { clientLimitOf, describeUnavailable, InvalidInputError, isInvalidInput, isUnavailable } from '../db/errors.js';
 import { currentScope } from './request.js';
 
 export type { Logger };
@@ -40,7 +40,8 @@ export function createLogger(options: LoggerOptions): Logger {
 
 /**
  * What an error that reached a log says about the gateway:
- * - `client`: the client's own mistake (a value the database cannot take, such as text with NUL);
+ * - `client`: the client's own mistake (a value the database cannot take, such as text with NUL) or a limit
+ *   its own request ran into (src/db/errors.ts ClientLimitError: row or database time budget, history depth);
  * - `outage`: the database is unreachable or timed out — expected now and then, answered as retryable;
  * - `bug`: anything else.
  * The cause chain is followed (GraphQL errors wrap the resolver's error in `originalError`).
@@ -48,7 +49,7 @@ export function createLogger(options: LoggerOptions): Logger {
 export function classifyFailure(error: unknown): 'client' | 'outage' | 'bug' {
   let current: unknown = error;
   for (let depth = 0; depth < 5 && current; depth++) {
-    if (current instanceof InvalidInputError || isInvalidInput(current)) return 'client';
+    if (current instanceof InvalidInputError || isInvalidInput(current) || clientLimitOf(current)) return 'client';
     if (isUnavailable(current)) return 'outage';
     current = current instanceof GraphQLError ? current.originalError : (current as { cause?: unknown }).cause;
   }
@@ -71,8 +72,16 @@ function unavailableReason(error: unknown): string {
  */
 export function logFailure(logger: Logger, error: unknown, context: Record<string, unknown>, msg: string): void {
   const kind = classifyFailure(error);
+  const limit = clientLimitOf(error);
+  const scope = currentScope();
+  // a limit the request ran into: said once, on the request's own line (failure "client", limit), not once per
+  // element (a batch of 100 that exhausts its row budget would write 80 lines)
+  if (limit && scope) {
+    scope.limit ??= limit.reason;
+    return;
+  }
   // the request line's id, so that the failure and its request can be found together
-  const fields = { reqId: currentScope()?.id, ...context };
+  const fields = { reqId: scope?.id, ...context };
   if (kind === 'client') logger.info({ ...fields, failure: kind, reason: (error as Error)?.message }, `${msg}: client input refused`);
   else if (kind === 'outage') logger.warn({ ...fields, failure: kind, reason: unavailableReason(error) }, `${msg}: database unavailable`);
   else logger.error({ ...fields, err: error }, `${msg}: internal error`);

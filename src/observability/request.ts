@@ -39,6 +39,8 @@ export interface RequestScope {
   /** Code of a JSON-RPC error answered before any call was dispatched (parse error, bad batch, …). */
   envelopeCode?: number;
   cache?: CacheOutcome;
+  /** The first limit of its own the request ran into (src/db/errors.ts ClientLimitError): its line says `failure: "client"`. */
+  limit?: string;
   /**
    * Database time (ms): wall time during which at least one of the request's statements held a pool
    * connection (from acquiring it to the result). Never counts queueing, and never exceeds the request's
@@ -56,6 +58,8 @@ export interface RequestScope {
    * may not have replayed its rows yet (src/db/sources.ts).
    */
   primaryOnly?: boolean;
+  /** The API key's name (set by the access hook, src/access/http-hook.ts): never the key itself. */
+  keyName?: string;
 }
 
 interface Clock { open: number; since: number }
@@ -81,7 +85,7 @@ export function newScope(id: string, surface: Surface, pool?: PoolMeter): Reques
  */
 export function enterEventScope(): void {
   const parent = storage.getStore();
-  if (parent) storage.enterWith({ ...newScope(parent.id, parent.surface, parent.pool), primaryOnly: true });
+  if (parent) storage.enterWith({ ...newScope(parent.id, parent.surface, parent.pool), primaryOnly: true, keyName: parent.keyName });
 }
 
 /**
@@ -339,7 +343,12 @@ function logLine(scope: RequestScope, req: IncomingMessage, res: ServerResponse,
     queueMs: round(scope.queueMs),
     dbStatements: scope.dbStatements,
   };
+  if (scope.keyName !== undefined) line.key = scope.keyName;
   if (!res.writableFinished) line.aborted = true;
+  if (scope.limit !== undefined) {
+    line.failure = 'client';
+    line.limit = scope.limit;
+  }
   if (scope.surface === 'graphql') {
     line.operation = scope.operation ?? 'none';
     if (scope.cache) line.cache = scope.cache;

@@ -52,7 +52,7 @@ function buildServer(table: readonly MethodSpec[], options: DispatchOptions, nam
     const handler = (name: string) => async (params: unknown[], context: CallContext) => {
       context.outcome.method = name;
       try {
-        const p = decodeParams(spec.layouts, params, options.limits);
+        const p = decodeParams(spec.layouts, params, context.graphql.paging ?? options.limits);
         const cached = context.cache && !spec.uncached ? await context.cache.get(name, params) : null;
         context.outcome.cache = cached ? (cached.hit ? 'hit' : 'miss') : 'bypass';
         if (cached?.hit) return cached.value;

@@ -3,7 +3,7 @@ import { isLosslessNumber, LosslessNumber, parse as parseLossless } from 'lossle
 import { SerialisedResult } from '../cache/rpc.js';
 import { rpcErrors, type RpcError } from './errors.js';
 
-// The JSON-RPC 2.0 envelope (reference notes §1): parsing a body (big integers kept as their source text),
+// The JSON-RPC 2.0 envelope: parsing a body (big integers kept as their source text),
 // checking one request object, and writing one reply in the interface's member order. Nothing here knows
 // HTTP or the methods.
 

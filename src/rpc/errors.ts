@@ -1,6 +1,6 @@
 import type { GraphQLError } from 'graphql';
 
-// The JSON-RPC error codes and messages of the v2 interface (reference notes §2). Errors are plain
+// The JSON-RPC error codes and messages of the v2 interface (docs/json-rpc.md). Errors are plain
 // objects: jayson passes a thrown `{code, message, data}` to the wire verbatim.
 
 export interface RpcError {
@@ -23,6 +23,13 @@ export const rpcErrors = {
   unavailable: (reason: string): RpcError => ({ code: -32000, message: 'Service unavailable', data: { reason, retryable: true } }),
   /** No valid API key (HTTP 401): unknown, revoked, expired, or none where ANONYMOUS_ACCESS=deny. */
   unauthorized: (reason: string): RpcError => ({ code: -32001, message: 'Unauthorized', data: { reason } }),
+  /**
+   * A limit of the client's own making (EIP-1474's -32005 "limit exceeded"): its request's row or database
+   * time budget, a history scan too deep, a byte budget, the load shedder. Never `retryable` as sent;
+   * `retryAfter` (s) when waiting helps.
+   */
+  limitExceeded: (reason: string, retryAfter?: number): RpcError =>
+    ({ code: -32005, message: 'limit exceeded', data: retryAfter === undefined ? { reason } : { reason, retryAfter } }),
   /** Over an API key's quota (HTTP 429): retry after this many seconds. */
   tooManyRequests: (reason: string, retryAfter: number): RpcError => ({ code: -32005, message: 'Too many requests', data: { reason, retryAfter } }),
 };
@@ -42,6 +49,8 @@ export function fromGraphqlErrors(errors: readonly GraphQLError[]): RpcError {
   switch (first.extensions?.code) {
     case 'SERVICE_UNAVAILABLE':
       return rpcErrors.unavailable(first.message.replace(/^Service unavailable: /, ''));
+    case 'LIMIT_EXCEEDED':
+      return rpcErrors.limitExceeded(String(first.extensions.reason ?? first.message.replace(/^Limit exceeded: /, '')));
     case 'BAD_USER_INPUT':
     case 'GRAPHQL_VALIDATION_FAILED':
       return rpcErrors.invalidParams(first.message);
@@ -52,12 +61,14 @@ export function fromGraphqlErrors(errors: readonly GraphQLError[]): RpcError {
 
 /** The JSON-RPC body of a refusal by the HTTP listener on an RPC path (src/server/http.ts's Refusal). */
 export function rpcRefusalBody(
-  refusal: { kind: 'unavailable' | 'bad-request' | 'too-many-requests' | 'unauthenticated'; reason: string; retryAfterS?: number },
+  refusal: { kind: 'unavailable' | 'bad-request' | 'too-many-requests' | 'unauthenticated'; reason: string; retryAfterS?: number; limit?: boolean },
 ): unknown {
   const error = refusal.kind === 'bad-request' ? rpcErrors.invalidRequest(refusal.reason)
     : refusal.kind === 'unauthenticated' ? rpcErrors.unauthorized(refusal.reason)
-    // an API key's quota (src/access) says how long to wait; the listener's own limits keep -32000
-    : refusal.kind === 'too-many-requests' && refusal.retryAfterS !== undefined ? rpcErrors.tooManyRequests(refusal.reason, refusal.retryAfterS)
+    // an API key's quota (src/access) says how long to wait; the listener's own per-client limits (byte
+    // budget, load shedding) are the client's limits too: -32005 "limit exceeded", never -32000 retryable
+    : refusal.kind === 'too-many-requests' && refusal.retryAfterS !== undefined && !refusal.limit ? rpcErrors.tooManyRequests(refusal.reason, refusal.retryAfterS)
+    : refusal.kind === 'too-many-requests' ? rpcErrors.limitExceeded(refusal.reason, refusal.retryAfterS)
     : rpcErrors.unavailable(refusal.reason);
   return { jsonrpc: '2.0', error, id: null };
 }

@@ -2,7 +2,7 @@ import { movementEvents, tickStatuses, transferTypes } from '../domain/codes.js'
 import { toFixedDown } from '../domain/decimal.js';
 import { utcFieldsMs } from '../domain/utc-time.js';
 
-// v2 value formats (reference notes §4), applied to values as the GraphQL schema returns them:
+// v2 value formats, as existing v2 clients read them (docs/json-rpc.md), applied to the GraphQL values:
 // decimals arrive already in plain trimmed notation, times as ISO 8601 UTC strings or null.
 
 const zeroTime = '0001-01-01T00:00:00Z';

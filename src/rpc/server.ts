@@ -29,6 +29,8 @@ export interface RpcOptions {
   onCall?: (call: RpcCallInfo) => void;
   /** The gateway's public base URL (`PUBLIC_URL`), which rpc.discover advertises instead of the Host header. */
   publicUrl?: string;
+  /** A request's raised page-size clamp (an API key's override), or null for the default `limits`. */
+  pagingFor?: (req: IncomingMessage) => PagingLimits | null;
 }
 
 // a Host header that is a plain host[:port] (a name, IPv4 or [IPv6]); anything else is not advertised
@@ -104,7 +106,7 @@ export function createRpcHandler(options: RpcOptions) {
     req.on('error', () => res.destroy());
     req.on('end', () => {
       if (tooLarge) return;
-      respond(Buffer.concat(chunks), version, requestInfo(req, options.publicUrl)).then(
+      respond(Buffer.concat(chunks), version, requestInfo(req, options.publicUrl), options.pagingFor?.(req) ?? null).then(
         ({ status, text, cache }) => send(res, status, text, { 'x-cache': cache }),
         (error: unknown) => {
           options.onError?.(error, '(transport)');
@@ -114,18 +116,21 @@ export function createRpcHandler(options: RpcOptions) {
     });
   };
 
-  async function respond(body: Buffer, version: 'v1' | 'v2', request: RequestInfo): Promise<{ status: number; text: string | null; cache: CacheOutcome }> {
+  async function respond(body: Buffer, version: 'v1' | 'v2', request: RequestInfo, raised: PagingLimits | null): Promise<{ status: number; text: string | null; cache: CacheOutcome }> {
     const outcomes: CacheOutcome[] = [];
-    const reply = await respondTo(body, version, request, outcomes);
+    const reply = await respondTo(body, version, { request, raised }, outcomes);
     return { ...reply, cache: replyCacheOutcome(outcomes) };
   }
 
-  async function respondTo(body: Buffer, version: 'v1' | 'v2', request: RequestInfo, outcomes: CacheOutcome[]): Promise<{ status: number; text: string | null }> {
+  async function respondTo(body: Buffer, version: 'v1' | 'v2', call: { request: RequestInfo; raised: PagingLimits | null }, outcomes: CacheOutcome[]): Promise<{ status: number; text: string | null }> {
     const read = parseBody(body);
     if ('reply' in read) return { status: 200, text: serialise(read.reply) };
     const parsed = read.value;
     const dispatch = dispatchers[version];
-    const context = { graphql: options.newContext(), cache: options.cache?.forRequest(version) ?? null, request };
+    const graphql = options.newContext();
+    // a raised clamp answers pages the shared cache must neither serve nor keep
+    if (call.raised) graphql.paging = call.raised;
+    const context = { graphql, cache: call.raised ? null : options.cache?.forRequest(version) ?? null, request: call.request };
     if (Array.isArray(parsed)) {
       if (parsed.length === 0) return { status: 200, text: serialise({ id: null, error: rpcErrors.invalidRequest('empty batch') }) };
       if (parsed.length > options.maxBatch) {

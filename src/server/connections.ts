@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Config } from '../config.js';
+import { connectionTable, type ConnectionTable } from './pressure.js';
 
 // Slow and greedy clients. Node bounds the whole connection count (maxConnections: a connection over it
 // is closed on accept, before any JavaScript runs for it) and the time to receive headers and a whole
@@ -11,7 +12,11 @@ import type { Config } from '../config.js';
 export type HttpSettings = Pick<Config,
   'HTTP_HEADERS_TIMEOUT_MS' | 'HTTP_REQUEST_TIMEOUT_MS' | 'HTTP_MIN_BODY_BYTES_PER_S' | 'HTTP_BODY_GRACE_MS' |
   'HTTP_IDLE_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_REQUESTS_PER_SOCKET' | 'HTTP_MAX_CONNECTIONS' |
-  'HTTP_MAX_CONNECTIONS_PER_CLIENT' | 'HTTP_CLIENT_BYTES_PER_S' | 'HTTP_CLIENT_BURST_BYTES'>;
+  'HTTP_MAX_CONNECTIONS_PER_CLIENT' | 'HTTP_CLIENT_BYTES_PER_S' | 'HTTP_CLIENT_BURST_BYTES'> &
+  // the connection table under pressure (src/server/pressure.ts); defaults 90 % and 2 s
+  Partial<Pick<Config, 'HTTP_PRESSURE_THRESHOLD_PERCENT' | 'HTTP_PRESSURE_TIMEOUT_MS'>> &
+  // load shedding by cost (src/server/shedding.ts); default off here, on in the gateway's config
+  Partial<Pick<Config, 'SHED_EVENT_LOOP_LAG_MS' | 'SHED_CLIENT_MIN_BYTES'>>;
 
 /**
  * How often timeouts and body rates are checked: a quarter of the shortest limit, between 0.1 and 1 s
@@ -69,6 +74,8 @@ export interface ConnectionTracker {
   cutReceiving(socket: Socket, reason: string): boolean;
   /** Whether a response is under way on this socket (nothing may then be written to it but that response). */
   busy(socket: Socket): boolean;
+  /** The connection table and its pressure (src/server/pressure.ts). */
+  table: ConnectionTable;
   /** Calls `then` once every response under way on this socket has been written (at once when none is). */
   afterResponses(socket: Socket, then: () => void): void;
 }
@@ -98,6 +105,16 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
   const refused = new WeakSet<Socket>();
   const receiving = new Map<Socket, Receiving>();
   const cap = settings.HTTP_MAX_CONNECTIONS_PER_CLIENT;
+
+  // near full, the table makes room by cutting connections that have not completed a request (pressure.ts)
+  const table = connectionTable({
+    maxConnections: settings.HTTP_MAX_CONNECTIONS,
+    thresholdPercent: settings.HTTP_PRESSURE_THRESHOLD_PERCENT ?? 90,
+    timeoutMs: settings.HTTP_PRESSURE_TIMEOUT_MS ?? 2_000,
+  }, { cut: hooks.cut });
+  server.prependListener('connection', (socket: Socket) => table.opened(socket));
+  const pressureTimer = setInterval(() => table.sweep(), Math.min(250, checkInterval(settings))).unref();
+  server.once('close', () => clearInterval(pressureTimer));
 
   // before Node's own connection listener, so that a refused socket is answered before any parsing
   server.prependListener('connection', (socket: Socket) => {
@@ -149,6 +166,7 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
         req.resume();
         return 'ignore';
       }
+      table.request(req, res, path);
       inFlight.set(socket, (inFlight.get(socket) ?? 0) + 1);
       res.once('close', () => responded(socket));
       if (maxRequests > 0) {
@@ -173,6 +191,7 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
       return true;
     },
     busy: (socket) => (inFlight.get(socket) ?? 0) > 0,
+    table,
     afterResponses(socket, then) {
       if ((inFlight.get(socket) ?? 0) === 0) return then();
       waiting.set(socket, [...(waiting.get(socket) ?? []), then]);
@@ -207,6 +226,11 @@ export interface ClientBudget {
   retryAfterS(req: IncomingMessage): number;
   /** Charges the bytes of this response to its client once it has been written. */
   charge(req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * Charges `bytes` of a response still being written (an event stream) at once, so that a stream counts
+   * as it goes, not when it ends (those bytes are then not charged again); true when the client is in debt.
+   */
+  chargeNow(req: IncomingMessage, bytes: number): boolean;
 }
 
 export function clientBudget(settings: ClientBudgetSettings, now: () => number = () => performance.now()): ClientBudget {
@@ -226,7 +250,25 @@ export function clientBudget(settings: ClientBudgetSettings, now: () => number =
     return bucket;
   };
 
+  const streamed = new WeakMap<IncomingMessage, number>();
+  /** Takes `bytes` from the bucket of `key`; the tokens left. */
+  const take = (key: string, bytes: number): number => {
+    const t = now();
+    const bucket = refill(key, t) ?? { tokens: settings.burstBytes, at: t };
+    bucket.tokens -= bytes;
+    buckets.delete(key); // re-inserted last: Map order is then least recently charged first
+    buckets.set(key, bucket);
+    if (buckets.size > maxTracked) buckets.delete(buckets.keys().next().value!);
+    return bucket.tokens;
+  };
+
   return {
+    chargeNow(req, bytes) {
+      const address = req.socket.remoteAddress;
+      if (settings.bytesPerS === 0 || address === undefined || bytes <= 0) return false;
+      streamed.set(req, (streamed.get(req) ?? 0) + bytes);
+      return take(clientKey(address), bytes) < 0;
+    },
     retryAfterS(req) {
       if (settings.bytesPerS === 0 || req.socket.remoteAddress === undefined) return 0;
       const bucket = refill(clientKey(req.socket.remoteAddress), now());
@@ -240,15 +282,9 @@ export function clientBudget(settings: ClientBudgetSettings, now: () => number =
       if (address === undefined) return;
       const before = socket.bytesWritten;
       res.once('finish', () => {
-        const bytes = socket.bytesWritten - before;
+        const bytes = socket.bytesWritten - before - (streamed.get(req) ?? 0);
         if (bytes <= 0) return;
-        const key = clientKey(address);
-        const t = now();
-        const bucket = refill(key, t) ?? { tokens: settings.burstBytes, at: t };
-        bucket.tokens -= bytes;
-        buckets.delete(key); // re-inserted last: Map order is then least recently charged first
-        buckets.set(key, bucket);
-        if (buckets.size > maxTracked) buckets.delete(buckets.keys().next().value!);
+        take(clientKey(address), bytes);
       });
     },
   };

@@ -10,8 +10,9 @@ import vary from 'vary';
 import { ServiceUnavailableError } from '../db/errors.js';
 import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
-import { checkInterval, clientBudget, trackConnections, type ConnectionTracker, type HttpSettings } from './connections.js';
+import { checkInterval, clientBudget, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { assetPrefix, graphiqlPage, wantsGraphiql } from './graphiql.js';
+import { createShedder } from './shedding.js';
 
 /**
  * Why the listener refuses a request before any surface has it (shutdown, limits, malformed HTTP). Each
@@ -22,6 +23,8 @@ export interface Refusal {
   reason: string;
   /** Seconds to wait, said in the body too (an API key's quota: JSON-RPC -32005 data.retryAfter). */
   retryAfterS?: number;
+  /** A per-client limit of the listener (byte budget, load shedding): JSON-RPC -32005 "limit exceeded", GraphQL LIMIT_EXCEEDED. */
+  limit?: boolean;
 }
 
 /**
@@ -57,6 +60,8 @@ export interface HttpDeps {
   errorBodies?: { rpc?: RefusalBody; graphql?: RefusalBody };
   /** API keys and quotas: called once per GraphQL or JSON-RPC request (not preflights, not the GraphiQL page). */
   access?: AccessHook;
+  /** The per-client byte budget, when shared with event streams (they charge it as they write); else one of its own. */
+  budget?: ClientBudget;
 }
 
 /** The CORS headers of the GraphQL surface (yoga's own CORS is off: one policy for both surfaces). */
@@ -160,7 +165,8 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
   }, { compress: deps.compression !== undefined }) : undefined;
   // rendered, split and compressed at start (in the background: ~1.3 s of CPU), not on the first load
   if (deps.warmGraphiql) graphiql?.warm().catch(() => {}); // (a failure is tried again by the first load)
-  const budget = clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
+  const budget = deps.budget ?? clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
+  const shedder = createShedder({ lagMs: limits.SHED_EVENT_LOOP_LAG_MS ?? 0, minBytes: limits.SHED_CLIENT_MIN_BYTES ?? 1_048_576 });
   const handle = wrap((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     // pipelined past HTTP_MAX_REQUESTS_PER_SOCKET (the response before it closed the connection)
@@ -263,12 +269,24 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
         req.resume();
         res.setHeader('retry-after', String(retryAfter));
         return sendJson(res, 429, surfaceError(path,
-          { kind: 'too-many-requests', reason: `too much data answered to this client address: retry after ${retryAfter} s` }));
+          { kind: 'too-many-requests', reason: `too much data answered to this client address: retry after ${retryAfter} s`, retryAfterS: retryAfter, limit: true }));
+      }
+      // the event loop is late: the most expensive clients wait first (src/server/shedding.ts)
+      const shedFor = shedder.retryAfterS(req);
+      if (shedFor > 0) {
+        req.resume();
+        res.setHeader('retry-after', String(shedFor));
+        return sendJson(res, 429, surfaceError(path, {
+          kind: 'too-many-requests', reason: `server overloaded and this client's recent answers are among the most expensive: retry after ${shedFor} s`,
+          retryAfterS: shedFor, limit: true,
+        }));
       }
       budget.charge(req, res);
+      shedder.charge(req, res);
     }
     handle(req, res);
   });
+  server.once('close', () => shedder.stop());
   const tracker = trackConnections(server, limits, { refuse: refuseConnection, cut: cutRequest(surfaceError) });
   server.on('clientError', answerClientError(tracker, surfaceError));
   trackForDrain(server);

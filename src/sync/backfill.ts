@@ -22,6 +22,7 @@ import { applyChanges, withoutBlockHeight, type ApplyOptions } from './apply.js'
 import {
   BadRowError, mapBalance, mapBalanceTxn, mapMovement, mapTick, mapTransaction, mapUtxo, tickKeyString, type SourceRow,
 } from './mapping.js';
+import { caseDuplicate, ShadowedTicks, TickKeys } from './case-ticks.js';
 import { crossCheckStats } from './cross-check.js';
 import { currentPosition, sourceNow, type BinlogPosition } from './source/cdc.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
@@ -161,6 +162,8 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
     // while the next ones are copied, one table at a time: the copy leaves part of the two cores idle (the
     // sync, PostgreSQL's COPY and the source each wait on the others), which the finish alone would only
     // use at the end. The last table with rows to copy is left to the finish (its indexes two at a time).
+    // inscriptions differing from an earlier one only in case (src/sync/case-ticks.ts), and their rows
+    const shadowed = new ShadowedTicks(await state.readShadowedTicks(c.sql));
     const stopped = await withBulkSession(c.databaseUrl, async (bulk) => {
       let ticks: Map<string, string> | null = null;
       for (const [i, t] of rangeTables.entries()) {
@@ -173,7 +176,10 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
         }
         if (t.needsTicks && !ticks) ticks = new Map((await bulk.ticks()).map((x) => [tickKeyString(x), x.id]));
         const started = performance.now();
-        if (await copyTable(c, conn, bulk, t, p, ticks)) return true;
+        const shadows: state.ShadowedTick[] = [];
+        const stop = await copyTable(c, conn, bulk, t, p, ticks, { shadowed, shadows });
+        await state.recordShadowedTicks(c.sql, shadows);
+        if (stop) return true;
         c.log.info({ table: t.source, seconds: Math.round(performance.now() - started) / 1000 }, 'backfill table copied');
         const more = rangeTables.slice(i + 1).some((x) => {
           const q = plan.get(x.source);
@@ -223,13 +229,15 @@ async function finishTable(c: BackfillContext, table: string, p: state.BackfillR
 }
 
 async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkSession,
-  t: (typeof rangeTables)[number], p: state.BackfillRange, ticks: Map<string, string> | null): Promise<boolean> {
+  t: (typeof rangeTables)[number], p: state.BackfillRange, ticks: Map<string, string> | null,
+  cases: { shadowed: ShadowedTicks; shadows: state.ShadowedTick[] }): Promise<boolean> {
   const top = BigInt(p.max_id);
   let last = BigInt(p.last_id.split('.')[0]!);
   const estimate = Math.max(await estimateRows(conn, t.source), Number(p.rows_copied), 1);
   const bar = progressBar(t.source, estimate);
   bar.add(Number(p.rows_copied));
   const ctx = c.apply.ctx;
+  const keys = t.source === 'inscriptions' ? new TickKeys((await bulk.ticks()).map((x) => [tickKeyString(x), x.id])) : null;
   const tickId = (row: SourceRow, key: { chain: string; protocol: string; tick: string; id?: string; address?: string }) => {
     const id = ticks!.get(tickKeyString(key));
     if (!id) throw new BadRowError(t.source, String(row.id), `no inscription ${key.chain}/${key.protocol}/${key.tick}`);
@@ -238,14 +246,22 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
   // COPY text built directly: only free text (addresses, names, hashes kept as the source wrote them) can
   // hold a character COPY escapes; ids, heights, decimals, times and enumerations are written as they are
   const line = (row: SourceRow): string => {
+    if (t.needsTicks && cases.shadowed.size) cases.shadowed.check(t.source, row);
     switch (t.source) {
       case 'inscriptions': {
         const m = mapTick(row, ctx);
+        const first = keys!.claim(row);
+        if (first !== null) {
+          const { error, shadow } = caseDuplicate(row, first);
+          cases.shadowed.add(shadow);
+          cases.shadows.push(shadow);
+          throw error;
+        }
         return copyLine([m.id, m.chain, m.protocol, m.tick, m.name, m.limit_per_mint, m.deploy_by, m.total_supply, m.deploy_hash,
           m.deploy_time, m.transfer_type, m.decimals, m.created_at, m.updated_at]);
       }
       case 'balances': {
-        const m = mapBalance(row);
+        const m = mapBalance(row, ctx);
         return `${tickId(row, m)}\t${esc(m.address)}\t${m.balance}\t${m.available}\t${m.updated_at}\n`;
       }
       case 'address_txs': {
@@ -275,6 +291,8 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
   // (one at a time on the bulk connection, at most `copiesAhead` ranges waiting: a few MB of Buffers)
   const readRange = async (from: bigint) => {
     const out = new CopyChunks();
+    // the source id of each COPY line: a row the read model refuses is named by it (namedCopyError)
+    const ids: string[] = [];
     let rows = 0;
     let lastRowId: unknown = null;
     await conn.each(`${selectRows(t.source, !t.stage)} WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`, [String(from), String(top), c.batchSize],
@@ -283,12 +301,13 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
         lastRowId = row.id;
         try {
           out.push(line(row));
+          ids.push(String(row.id));
         } catch (error) {
           if (!(error instanceof BadRowError) || !c.apply.skipBadRows) throw error;
           c.apply.onBadRow(error);
         }
       });
-    return { chunks: out.done(), lines: out.lines, rows, end: rows < c.batchSize ? top : BigInt(String(lastRowId)) };
+    return { chunks: out.done(), ids, lines: out.lines, rows, end: rows < c.batchSize ? top : BigInt(String(lastRowId)) };
   };
   const copies: Promise<void>[] = [];
   let copying: Promise<void> = Promise.resolve();
@@ -303,7 +322,8 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
       // the range and the record of it commit together, after the ranges before it
       // (a staged table is done once moved from its stage)
       copying = copying.then(() => bulk.copyRange(t.stage ?? t.target, t.columns, r.chunks,
-        { source: t.source, lastId: String(r.end), done: !t.stage && r.end >= top, rows: r.lines })).then(() => {
+        { source: t.source, lastId: String(r.end), done: !t.stage && r.end >= top, rows: r.lines })
+        .catch((error: unknown) => { throw namedCopyError(t.source, r.ids, error); })).then(() => {
         c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, r.lines);
         bar.add(r.rows);
       });
@@ -319,6 +339,21 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
     await copying.catch(() => {});
     bar.stop();
   }
+}
+
+/**
+ * A COPY the read model refused for one of its rows (a value out of a column's range, a key it already
+ * holds: PostgreSQL classes 22 and 23), named by the source row: the error's `where` gives the line ("COPY
+ * transactions, line 3, column position_in_block: …") and, for a key, `detail` its columns ("Key (chain,
+ * protocol, tick)=(…) already exists."). Any other error is returned as it is.
+ */
+export function namedCopyError(table: string, ids: readonly string[], error: unknown): unknown {
+  const e = error as { code?: string; where?: string; detail?: string; message?: string };
+  const line = /, line (\d+)/.exec(e?.where ?? '');
+  if (!/^2[23]/.test(e?.code ?? '') || !line) return error;
+  const column = /, column (\w+)/.exec(e.where ?? '')?.[1] ?? /^Key \(([^)]+)\)/.exec(e.detail ?? '')?.[1] ?? 'unknown';
+  return new BadRowError(table, ids[Number(line[1]) - 1] ?? 'unknown', `${column}: the read model refused it: ${e.message}${
+    e.detail ? ` (${e.detail})` : ''}`, column);
 }
 
 /** Moves the staged history into balance_history with its intervals unless done while the copy went on,

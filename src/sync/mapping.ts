@@ -13,7 +13,7 @@ export type {
 
 /** A source row that cannot be mapped: named by table and id so an operator can find it. */
 export class BadRowError extends Error {
-  constructor(readonly table: string, readonly id: string, reason: string) {
+  constructor(readonly table: string, readonly id: string, reason: string, readonly column?: string) {
     super(`${table} row ${id}: ${reason}`);
   }
 }
@@ -200,6 +200,19 @@ function decimal(table: string, row: SourceRow, column: string): string {
   }
 }
 
+/**
+ * `updated_at` of a table the indexer upserts (inscriptions, balances, utxos: `ON UPDATE CURRENT_TIMESTAMP`):
+ * a row the indexer inserted carries its host's wall clock, written with `created_at` (the same text),
+ * and is read in --source-time-zone like `created_at`; once the database updates the row, its own clock
+ * stamps it (read as UTC). Reading every value as UTC put inserted rows `--source-time-zone` off (issue 25, D7).
+ */
+function stamped(table: string, row: SourceRow, ctx: MapContext, required = true): string | null {
+  const inserted = row.created_at !== undefined && sameTime(row.created_at, row.updated_at);
+  return time(table, row, 'updated_at', inserted ? ctx : { zoneMinutes: 0 }, required);
+}
+const sameTime = (a: unknown, b: unknown) =>
+  a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : a !== null && a !== undefined && str(a) === str(b);
+
 export function mapChain(row: SourceRow): ChainRow {
   return {
     chain: str(row.chain).toLowerCase(), chain_id: str(row.chain_id), outer_chain: str(row.outer_chain),
@@ -228,11 +241,11 @@ export function mapTick(row: SourceRow, ctx: MapContext): TickRow {
     id: id(row), ...k, name: str(row.name), limit_per_mint: decimal(t, row, 'limit_per_mint'),
     deploy_by: str(row.deploy_by), total_supply: decimal(t, row, 'total_supply'), deploy_hash: str(row.deploy_hash),
     deploy_time: time(t, row, 'deploy_time', ctx)!, transfer_type: transferType, decimals: Number(row.decimals),
-    created_at: time(t, row, 'created_at', ctx)!, updated_at: time(t, row, 'updated_at', { zoneMinutes: 0 }, false),
+    created_at: time(t, row, 'created_at', ctx)!, updated_at: stamped(t, row, ctx, false),
   };
 }
 
-export function mapBalance(row: SourceRow): BalanceRow {
+export function mapBalance(row: SourceRow, ctx: MapContext): BalanceRow {
   const t = 'balances';
   const balance = decimal(t, row, 'balance');
   const available = decimal(t, row, 'available');
@@ -240,7 +253,7 @@ export function mapBalance(row: SourceRow): BalanceRow {
   if (!str(row.address)) throw new BadRowError(t, id(row), 'empty address');
   return {
     ...tickKeyOf(row), address: str(row.address), balance, available,
-    updated_at: time(t, row, 'updated_at', { zoneMinutes: 0 })!,
+    updated_at: stamped(t, row, ctx)!,
   };
 }
 
@@ -261,11 +274,23 @@ export function mapMovement(row: SourceRow, ctx: MapContext): MovementRow {
   };
 }
 
+/** PostgreSQL's bigint: the source's `bigint unsigned` columns go up to 2^64 - 1. */
+const bigintMax = 9_223_372_036_854_775_807n;
+
+/** A `bigint unsigned` source value the read model's bigint column cannot hold is a bad row (named), not a failed COPY. */
+function bigintValue(table: string, row: SourceRow, column: string): string {
+  const v = str(row[column]);
+  if (/^\d+$/.test(v) && BigInt(v) > bigintMax) {
+    throw new BadRowError(table, id(row), `${column} ${v} is above the read model's bigint range (2^63 - 1)`, column);
+  }
+  return v;
+}
+
 export function mapTransaction(row: SourceRow, ctx: MapContext): TransactionRow {
   const t = 'txs';
   return {
     id: id(row), chain: str(row.chain).toLowerCase(), protocol: str(row.protocol).toLowerCase(),
-    block_height: str(row.block_height), position_in_block: str(row.position_in_block),
+    block_height: bigintValue(t, row, 'block_height'), position_in_block: bigintValue(t, row, 'position_in_block'),
     block_time: time(t, row, 'block_time', ctx)!, tx_hash: normalizeHash(row.tx_hash), from_address: str(row.from),
     to_address: str(row.to), op: str(row.op), tick: str(row.tick).toLowerCase(), amt: decimal(t, row, 'amt'),
     gas: str(row.gas), gas_price: str(row.gas_price), status: Number(row.status),
@@ -281,7 +306,7 @@ export function mapUtxo(row: SourceRow, ctx: MapContext): UtxoRow {
   if (amount.startsWith('-')) throw new BadRowError(t, id(row), `negative amount ${amount}`);
   return {
     id: id(row), ...tickKeyOf(row), address: str(row.address), root_hash: normalizeHash(row.root_hash), amount, status,
-    created_at: time(t, row, 'created_at', ctx)!, updated_at: time(t, row, 'updated_at', { zoneMinutes: 0 })!,
+    created_at: time(t, row, 'created_at', ctx)!, updated_at: stamped(t, row, ctx)!,
   };
 }
 

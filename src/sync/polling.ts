@@ -119,7 +119,7 @@ async function readTouchedBalances(conn: SourceConnection, keys: ReturnType<type
  */
 async function pushBalances(c: PollingContext, balances: SourceRow[], changes: Change[], written: boolean): Promise<SourceRow[]> {
   if (!balances.length) return [];
-  const mapped = balances.flatMap((row) => { try { return [{ ...mapBalance(row), row }]; } catch { return []; } });
+  const mapped = balances.flatMap((row) => { try { return [{ ...mapBalance(row, c.apply.ctx), row }]; } catch { return []; } });
   const changed = written ? new Set(mapped.map((m) => m.row)) : new Set((await changedBalances(c.sql, mapped)).map((m) => m.row));
   const mappable = new Set(mapped.map((m) => m.row));
   for (const row of balances) if (changed.has(row) || !mappable.has(row)) changes.push({ table: 'balances', kind: 'update', row });

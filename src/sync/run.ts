@@ -17,6 +17,7 @@ import { followPolling } from './polling.js';
 import { formatPreflight, preflight } from './preflight.js';
 import { connectSource, parseSourceUrl, type SourceConnection, type SourceTarget } from './source/connection.js';
 import { formatVerify, verify } from './verify.js';
+import { formatValues, verifyValues } from './verify-values.js';
 
 const transientCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND',
   'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_SERVER_SHUTDOWN', 'ER_CON_COUNT_ERROR',
@@ -28,14 +29,46 @@ function isTransient(error: unknown): boolean {
   const e = error as { code?: string; errno?: string; message?: string; fatal?: boolean };
   if (e?.code && transientCodes.has(e.code)) return true;
   return /ECONNREFUSED|ECONNRESET|connection (lost|closed|terminated)|server has gone away|shutdown in progress|read ECONNRESET|write after end|closed state|Connection lost/i
-    .test(e?.message ?? '');
+    .test(e?.message ?? '') || sameServerId(error);
+}
+
+/** The source dropped this binlog connection for another replica with the same server id (a second sync,
+ *  a replica): retried with backoff (the other one may be gone, or be a sync started by mistake). */
+function sameServerId(error: unknown): boolean {
+  return /same server_uuid\/server_id|same server_id/i.test((error as Error)?.message ?? '');
+}
+
+/** The default --server-id: derived from the target (its host, port and database), so two syncs into two
+ *  read models never share one (a shared id makes the source drop the first's binlog connection), and a
+ *  sync keeps its id across restarts. In 1,000,000–4,200,000,000: clear of the small ids servers are given. */
+export function defaultServerId(databaseUrl: string): number {
+  let host = databaseUrl;
+  try {
+    const u = new URL(databaseUrl);
+    host = `${u.hostname}:${u.port || '5432'}${u.pathname}${u.searchParams.get('host') ?? ''}`;
+  } catch { /* not a URL: hashed as it is */ }
+  let h = 0x811c9dc5; // FNV-1a
+  for (const ch of Buffer.from(host)) h = Math.imul(h ^ ch, 0x01000193) >>> 0;
+  return 1_000_000 + (h % 4_199_000_000);
+}
+
+/** A server that answered and refused: wrong password, missing role or database, no privilege. Retrying
+ *  cannot help; the run ends with one clear REFUSED line (never a stack trace). */
+const refusedCodes = new Set(['ER_ACCESS_DENIED_ERROR', 'ER_DBACCESS_DENIED_ERROR', 'ER_BAD_DB_ERROR', 'ER_HOST_NOT_PRIVILEGED',
+  'ER_TABLEACCESS_DENIED_ERROR', 'ER_SPECIFIC_ACCESS_DENIED_ERROR', 'SQLITE_CANTOPEN', 'SQLITE_AUTH',
+  '28P01', '28000', '3D000', '42501']);
+
+function refusal(error: unknown, sourcePort: number): string | null {
+  const e = error as { code?: string; message?: string };
+  if (!e?.code || !refusedCodes.has(e.code)) return null;
+  return `the ${sideOf(error, sourcePort)} refused: ${e.message ?? e.code} (${e.code})`;
 }
 
 /** Which server failed: mysql2 and zongji errors carry a MySQL code or the source's port. */
 function sideOf(error: unknown, sourcePort: number): 'source' | 'target' {
   const e = error as { port?: number; code?: string; sqlState?: string; errno?: number };
   if (e.port !== undefined) return e.port === sourcePort ? 'source' : 'target';
-  if (e.sqlState !== undefined || /^(PROTOCOL_|ER_)/.test(e.code ?? '')) return 'source';
+  if (e.sqlState !== undefined || /^(PROTOCOL_|ER_|SQLITE_)/.test(e.code ?? '')) return 'source';
   return 'target';
 }
 
@@ -54,13 +87,18 @@ function heapPolicy(): void {
 
 /** --verify: 0 when the read model matches the source, 1 with a table of differences, 2 when either side fails. */
 async function runVerify(options: SyncOptions, target: SourceTarget): Promise<number> {
-  const sql = createSql({ url: options['database-url'], poolMax: 1, statementTimeoutMs: 0, connectTimeoutS: 10, readOnly: true });
+  // read-only unless --repair: a plain --verify writes nothing
+  const sql = createSql({ url: options['database-url'], poolMax: 1, statementTimeoutMs: 0, connectTimeoutS: 10, readOnly: !options.repair });
   let conn: SourceConnection | null = null;
   try {
     conn = await connectSource(target);
     const report = await verify(conn, sql);
     process.stdout.write(`${formatVerify(report)}\n`);
-    return report.differences.length ? 1 : 0;
+    const zoneOffset = parseZone(options['source-time-zone']);
+    const ctx = { zoneMinutes: zoneOffset ?? 0, zoneName: zoneOffset === null ? options['source-time-zone'] : undefined };
+    const values = await verifyValues(conn, sql, { ctx, batchSize: options['batch-size'], repair: options.repair });
+    process.stdout.write(`${formatValues(values)}\n`);
+    return report.differences.length || values.differences.length ? 1 : 0;
   } catch (error) {
     process.stderr.write(`--verify failed: ${(error as Error).message}\n`);
     return 2;
@@ -101,12 +139,13 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
     onBadRow: (error) => {
       metrics.badRows.inc({ table: error.table });
       metrics.errors.inc({ kind: 'bad_row' });
-      log.error({ table: error.table, id: error.id, err: error.message }, 'bad row skipped');
+      log.error({ table: error.table, id: error.id, column: error.column, err: error.message }, 'bad row skipped');
     },
     onApplied: (table, n) => metrics.rowsApplied.inc({ table, phase: 'follow' }, n),
     onDuplicateDeployHash: (d) => log.warn({ chain: d.chain, deployHash: d.deploy_hash, tickId: d.tick_id, firstId: d.first_id },
       'duplicate (chain, deploy_hash) in the source: look-ups by deploy hash answer the first tick'),
   };
+  const serverId = options['server-id'] ?? defaultServerId(options['database-url']);
   let delay = 250;
   try {
     for (;;) {
@@ -115,11 +154,12 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
         let report;
         try {
           if (!options['dry-run']) await migrate(sql);
-          report = await preflight(conn, sql, target, options.mode);
+          report = await preflight(conn, sql, target, options.mode, serverId);
         } finally {
           await conn.end().catch(() => {});
         }
         log.info({ preflight: { ...report, state: undefined } }, 'preflight');
+        for (const warning of report.warnings) log.warn({ warning }, 'preflight: a source row the read model cannot hold as it is');
         if (options['dry-run'] || report.refusals.length) process.stdout.write(`${formatPreflight(report)}\n`);
         if (report.refusals.length) {
           log.error({ refusals: report.refusals }, 'preflight refused');
@@ -138,7 +178,7 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
         delay = 250;
         if (stopping) return 0;
         if (mode === 'binlog') {
-          await followBinlog({ sql, target, serverId: options['server-id'], apply, log, metrics, stopSignal, once: options.once });
+          await followBinlog({ sql, target, serverId, apply, log, metrics, stopSignal, once: options.once });
         } else {
           await followPolling({
             sql, target, apply, log, metrics, stopSignal, once: options.once, intervalMs: options['poll-interval-ms'],
@@ -153,8 +193,15 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
         sql = connectTarget();
         if (error instanceof BadRowError) {
           metrics.errors.inc({ kind: 'bad_row' });
-          log.error({ table: error.table, id: error.id, err: error.message },
+          log.error({ table: error.table, id: error.id, column: error.column, err: error.message },
             'a source row cannot be mapped: the sync stops (fix the row, or run with --skip-bad-rows to report and skip it)');
+          return 1;
+        }
+        const refused = refusal(error, target.port);
+        if (refused) {
+          metrics.errors.inc({ kind: 'fatal' });
+          process.stdout.write(`REFUSED       ${refused}\n`);
+          log.error({ err: refused }, 'sync refused');
           return 1;
         }
         if (options['dry-run'] && isTransient(error)) {
@@ -168,6 +215,9 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
         }
         const side = sideOf(error, target.port);
         metrics.errors.inc({ kind: side });
+        if (sameServerId(error)) {
+          log.warn({ serverId, retryInMs: delay }, 'the source dropped the binlog connection: another replica uses the same --server-id; retrying');
+        }
         log.warn({ side, err: (error as Error).message, code: (error as { code?: string }).code, retryInMs: delay },
           'source or target unavailable: retrying');
         await Promise.race([new Promise((r) => setTimeout(r, delay)), stopSignal]);

@@ -99,6 +99,12 @@ export const testConfig: GatewayConfig = {
   HTTP_MAX_CONNECTIONS_PER_CLIENT: 0,
   // likewise the per-client byte budget (test/hardening.client-budget.test.ts)
   HTTP_CLIENT_BYTES_PER_S: 0,
+  // and load shedding: a loaded test machine's event loop is late for reasons of its own
+  // (test/hardening.shedding.test.ts makes the lag itself)
+  SHED_EVENT_LOOP_LAG_MS: 0,
+  // and a request's database time, which a loaded machine stretches (test/hardening.history-bounds.test.ts
+  // proves the budget with its own setting)
+  DB_REQUEST_TIME_BUDGET_MS: 120_000,
   // a loaded test machine can take longer than the production 50 ms for one Redis command, and a timed-out
   // command is a skipped cache write or a bypass by design (fail soft); the cache tests look at what is
   // stored, so they get a generous bound. Timeouts themselves: test/cache.redis-faults.test.ts (SIGSTOP).

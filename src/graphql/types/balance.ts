@@ -3,7 +3,7 @@ import { addressBalanceSortKeys, type BalanceRow } from '../../db/balances.js';
 import { builder, OrderDirection } from '../builder.js';
 import type { Context } from '../context.js';
 import { balanceKey, parseBalanceKey } from '../ids.js';
-import { atBlockDescription, atHeight, balanceAtNode, historyComplexity, parseHeight } from '../history.js';
+import { atBlockDescription, atHeight, balanceAtNode, checkHistoryOffset, historyComplexity, parseHeight } from '../history.js';
 import { badInput, offsetArg, planPage, toConnection, totalOf } from '../paging.js';
 import { ChainRef } from './chain.js';
 import { requestLoader } from '../../loaders/per-request.js';
@@ -74,6 +74,7 @@ builder.queryFields((t) => ({
         if (args.chain == null) throw badInput('atBlock needs chain: block heights are per chain');
         const chain = args.chain;
         const h = parseHeight(args.atBlock)!;
+        checkHistoryOffset(args, ctx);
         const page = await atHeight(ctx, chain, h, () => ctx.store.history.ofAddressAt(args.address, chain, h, args, plan.request));
         return toConnection<BalanceRow>(page, plan, addressBalanceSortKeys,
           () => ctx.store.history.countOfAddressAt(args.address, chain, h, args));

@@ -1,7 +1,7 @@
 import { holderSortKeys, type BalanceRow } from '../../db/balances.js';
 import { builder, OrderDirection } from '../builder.js';
 import { balanceKey, parseBalanceKey } from '../ids.js';
-import { atBlockDescription, atHeight, balanceAtNode, historyComplexity, holderCountAtLoader, parseHeight } from '../history.js';
+import { atBlockDescription, atHeight, balanceAtNode, checkHistoryOffset, historyComplexity, holderCountAtLoader, parseHeight } from '../history.js';
 import { offsetArg, planPage, toConnection } from '../paging.js';
 import { balanceLoader } from './balance.js';
 import { TickRef } from './tick.js';
@@ -47,6 +47,7 @@ builder.objectField(TickRef, 'holders', (t) =>
       // now (no atBlock): the current tables, nothing of the history runs
       if (args.atBlock != null) {
         const h = parseHeight(args.atBlock)!;
+        checkHistoryOffset(args, ctx);
         const page = await atHeight(ctx, tick.chain, h, () => ctx.loaders.holdersOfTickAt({ ...plan.request, extra: h }).load(tick.id));
         return toConnection<BalanceRow>(page, plan, holderSortKeys, () => holderCountAtLoader(ctx, h).load(tick.id));
       }

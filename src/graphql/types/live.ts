@@ -3,6 +3,7 @@ import { GraphQLError } from 'graphql';
 import { enterEventScope } from '../../observability/request.js';
 import { isDropped, type LiveBlock, type LiveMovement, type Topic } from '../../live/hub.js';
 import { builder } from '../builder.js';
+import { onSocketClose } from '../socket-close.js';
 import { renewContext, type Context } from '../context.js';
 import { ChainRef } from './chain.js';
 import { AddressTransactionRef } from './movement.js';
@@ -18,13 +19,17 @@ const dropGraceMs = 5_000;
 function subscribe<T>(ctx: Context, topic: Topic): AsyncIterable<T> {
   if (!ctx.live) throw new GraphQLError('Subscriptions are not available here', { extensions: { code: 'BAD_REQUEST' } });
   const { req, res } = ctx as Context & { req?: IncomingMessage; res?: ServerResponse };
-  return ctx.live.subscribe<T>(topic, {
+  const subscription = ctx.live.subscribe<T>(topic, {
     beforeEvent: () => renewContext(ctx),
     // a client that does not read gets its error event if it ever reads again, and is cut after a grace
     dropped: () => setTimeout(() => {
       if (res && !res.writableEnded) req?.socket.destroy();
     }, dropGraceMs).unref(),
-  }) as AsyncIterable<T>;
+  });
+  // the stream ends with its connection: a response pipelined behind another on a kept-alive connection
+  // has no socket of its own and never hears the client leave (Node emits no 'close' for it)
+  subscription.onEnd(onSocketClose(req?.socket, () => subscription.end()));
+  return subscription as AsyncIterable<T>;
 }
 
 /** The event itself, or the drop error as the stream's last event. */

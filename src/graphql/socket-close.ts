@@ -1,0 +1,28 @@
+import type { Socket } from 'node:net';
+
+// Work to end when a connection closes (its subscriptions), with one 'close' listener per socket however
+// many streams it carries: a response pipelined behind another on a kept-alive connection has no socket
+// of its own and never hears its client leave (Node emits no 'close' for it), so its stream is ended from
+// here (issue 23).
+
+const pending = new WeakMap<Socket, Set<() => void>>();
+
+/** Calls `fn` once `socket` closes (at once if it has); returns what cancels that. */
+export function onSocketClose(socket: Socket | undefined, fn: () => void): () => void {
+  if (!socket) return () => {};
+  if (socket.destroyed) {
+    fn();
+    return () => {};
+  }
+  let set = pending.get(socket);
+  if (!set) {
+    const fns = set = new Set();
+    pending.set(socket, fns);
+    socket.once('close', () => {
+      pending.delete(socket);
+      for (const f of fns) f();
+    });
+  }
+  set.add(fn);
+  return () => set.delete(fn);
+}

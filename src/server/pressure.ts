@@ -1,0 +1,148 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+
+// The connection table under pressure. Node closes a connection over HTTP_MAX_CONNECTIONS on accept, so an
+// attacker that keeps the table full (slow bodies from many addresses, each reopened as soon as it is cut)
+// keeps every new client out. Here the table is kept from filling: once the open connections pass the
+// pressure threshold (HTTP_PRESSURE_THRESHOLD_PERCENT of HTTP_MAX_CONNECTIONS), each new connection makes
+// room by cutting an older one, chosen in this order:
+//   1. a connection that has not completed a request: still sending its first headers, or a body (oldest first);
+//   2. an idle kept-alive connection (no request in flight; longest idle first).
+// A connection whose request is complete (its answer or a stream being written) is never cut here. And
+// while under pressure the headers and body deadlines shrink to HTTP_PRESSURE_TIMEOUT_MS, so slow
+// connections are cut even without new arrivals. A probe's connection sends its request at once: by the
+// time it could be the oldest incomplete one its request is complete.
+
+export interface PressureSettings {
+  maxConnections: number;
+  /** Percent of maxConnections above which room is made (100: never). */
+  thresholdPercent: number;
+  /** Headers and body deadline while above the threshold (ms). */
+  timeoutMs: number;
+}
+
+type State = 'incomplete' | 'busy' | 'idle';
+
+interface Entry {
+  state: State;
+  /** Since when it is in this state (performance.now()). */
+  since: number;
+  /** The request whose body is arriving, if any (cut with an answer of its surface). */
+  receiving?: { req: IncomingMessage; res: ServerResponse; path: string };
+  inFlight: number;
+}
+
+export interface PressureHooks {
+  /** Ends a request whose body is still arriving (408 with a body of its surface; the connection closes). */
+  cut(req: IncomingMessage, res: ServerResponse, path: string, reason: string): void;
+}
+
+export interface ConnectionTable {
+  /** A connection was accepted. */
+  opened(socket: Socket): void;
+  /** A request arrived on it (its headers are in). */
+  request(req: IncomingMessage, res: ServerResponse, path: string): void;
+  /** Cuts slow incomplete connections while under pressure (called from the listener's periodic check). */
+  sweep(): void;
+  /** Open connections and how many were cut to make room (for metrics and tests). */
+  stats(): { open: number; cut: number; underPressure: boolean };
+}
+
+export function connectionTable(settings: PressureSettings, hooks: PressureHooks, now: () => number = () => performance.now()): ConnectionTable {
+  const threshold = Math.floor((settings.maxConnections * settings.thresholdPercent) / 100);
+  // insertion order = age: a socket that changes state is re-inserted, so each map is oldest first
+  const incomplete = new Map<Socket, Entry>();
+  const idle = new Map<Socket, Entry>();
+  const entries = new Map<Socket, Entry>();
+  let cutCount = 0;
+
+  const move = (socket: Socket, entry: Entry, state: State) => {
+    incomplete.delete(socket);
+    idle.delete(socket);
+    entry.state = state;
+    entry.since = now();
+    if (state === 'incomplete') incomplete.set(socket, entry);
+    else if (state === 'idle') idle.set(socket, entry);
+  };
+
+  const cut = (socket: Socket, entry: Entry, reason: string) => {
+    incomplete.delete(socket);
+    idle.delete(socket);
+    entries.delete(socket);
+    cutCount++;
+    const receiving = entry.receiving;
+    if (receiving && !receiving.req.complete && !receiving.res.headersSent) {
+      hooks.cut(receiving.req, receiving.res, receiving.path, reason);
+      // the slot must come free now, not when the client has read the answer
+      const timer = setTimeout(() => socket.destroy(), 1_000);
+      timer.unref();
+      receiving.res.once('finish', () => { clearTimeout(timer); socket.destroy(); });
+    } else {
+      socket.destroy();
+    }
+  };
+
+  /** Cuts one connection to make room: an incomplete one first, else an idle one. */
+  const makeRoom = () => {
+    const first = incomplete.entries().next();
+    if (!first.done) return cut(first.value[0], first.value[1], 'connection table nearly full: request not completed in time');
+    const oldIdle = idle.entries().next();
+    if (!oldIdle.done) cut(oldIdle.value[0], oldIdle.value[1], 'connection table nearly full');
+  };
+
+  // at the threshold already: arrivals keep the table there by cutting, so this is where the deadlines shrink
+  const underPressure = () => entries.size >= threshold && threshold < settings.maxConnections;
+
+  return {
+    opened(socket) {
+      const entry: Entry = { state: 'incomplete', since: now(), inFlight: 0 };
+      entries.set(socket, entry);
+      incomplete.set(socket, entry);
+      socket.once('close', () => {
+        entries.delete(socket);
+        incomplete.delete(socket);
+        idle.delete(socket);
+      });
+      // the new one is the youngest: the oldest incomplete (or idle) one makes room for it
+      while (entries.size > threshold && (incomplete.size > 1 || idle.size > 0)) {
+        const before = entries.size;
+        makeRoom();
+        if (entries.size === before) break;
+      }
+    },
+    request(req, res, path) {
+      const socket = req.socket;
+      const entry = entries.get(socket);
+      if (!entry) return;
+      entry.inFlight++;
+      const completed = () => {
+        entry.receiving = undefined;
+        if (entries.get(socket) === entry && entry.state === 'incomplete') move(socket, entry, 'busy');
+      };
+      if (req.complete) {
+        move(socket, entry, 'busy');
+      } else {
+        entry.receiving = { req, res, path };
+        // a request that arrives with its body still to come is incomplete until the body is in
+        if (entry.state !== 'incomplete') move(socket, entry, 'incomplete');
+        req.once('end', completed);
+      }
+      res.once('close', () => {
+        entry.inFlight--;
+        if (entries.get(socket) === entry && entry.inFlight === 0) {
+          entry.receiving = undefined;
+          move(socket, entry, 'idle');
+        }
+      });
+    },
+    sweep() {
+      if (!underPressure()) return;
+      const oldest = now() - settings.timeoutMs;
+      for (const [socket, entry] of incomplete) {
+        if (entry.since > oldest) break; // oldest first: the rest are younger
+        cut(socket, entry, `connection table nearly full: request not completed within ${settings.timeoutMs} ms`);
+      }
+    },
+    stats: () => ({ open: entries.size, cut: cutCount, underPressure: underPressure() }),
+  };
+}
