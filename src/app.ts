@@ -105,7 +105,11 @@ const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-reque
 export function createGateway(
   config: GatewayConfig,
   target: { url?: string; socketPath?: string; notifications?: NotificationSource },
-  hooks: { onQuery?: (text: string, params?: readonly unknown[]) => void; onError?: (error: unknown, where: string) => void; logger?: Logger } = {},
+  hooks: {
+    onQuery?: (text: string, params?: readonly unknown[]) => void; onError?: (error: unknown, where: string) => void; logger?: Logger;
+    /** Render and compress GraphiQL at start (src/main.ts), not on its first load. */
+    warmGraphiql?: boolean;
+  } = {},
 ): Gateway {
   // read first: a broken operation file stops the start before anything is opened
   const manifest = config.PERSISTED_OPERATIONS_DIR ? loadManifest(config.PERSISTED_OPERATIONS_DIR) : undefined;
@@ -309,7 +313,7 @@ export function createGateway(
     metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
     wrap: observeRequests({ logger, metrics, pool }), compression, graphiql: settings.GRAPHQL_INTROSPECTION, freshness,
     errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
-    access: access.hook,
+    access: access.hook, warmGraphiql: hooks.warmGraphiql,
     budget,
   }, settings);
   return {
