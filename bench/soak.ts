@@ -23,6 +23,7 @@ import postgres from 'postgres';
 import { loadAverage } from './lib/load.js';
 import { resultsDir } from './lib/scenarios.js';
 import { buildAttacks, type Attack } from './lib/soak-attacks.js';
+import { protocolAttacks } from './lib/soak-protocol.js';
 import { createSeededDatabase, sampleRssEverySecond, startGateway, gatewayArgv, type SoakDatabase, type SoakGateway } from './lib/soak-gateway.js';
 import type { NormalConfig, NormalResult } from './lib/soak-normal.js';
 import { soakMarkdown, soakTargets, summaryLines, verdicts, type MetricsFigures, type SoakResult } from './lib/soak-report.js';
@@ -224,10 +225,11 @@ async function main() {
   }
   const attackStart = performance.now();
   runStart = attackStart;
-  attacks = buildAttacks({
+  const attackContext = {
     base: gw.base, host: '127.0.0.1', port: gw.port, ticks, nested3AtS,
     slowSockets, slowEveryMs: slowEverySeconds * 1000, batchWorkers, dbUrl: db.url, idleAddresses,
-  });
+  };
+  attacks = [...buildAttacks(attackContext), ...protocolAttacks(attackContext)];
   if (values.only) {
     const wanted = values.only.split(',').map((s) => s.trim());
     const unknown = wanted.filter((w) => !attacks.some((a) => a.name === w));

@@ -105,7 +105,11 @@ const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-reque
 export function createGateway(
   config: GatewayConfig,
   target: { url?: string; socketPath?: string; notifications?: NotificationSource },
-  hooks: { onQuery?: (text: string, params?: readonly unknown[]) => void; onError?: (error: unknown, where: string) => void; logger?: Logger } = {},
+  hooks: {
+    onQuery?: (text: string, params?: readonly unknown[]) => void; onError?: (error: unknown, where: string) => void; logger?: Logger;
+    /** Render and compress GraphiQL at start (src/main.ts), not on its first load. */
+    warmGraphiql?: boolean;
+  } = {},
 ): Gateway {
   // read first: a broken operation file stops the start before anything is opened
   const manifest = config.PERSISTED_OPERATIONS_DIR ? loadManifest(config.PERSISTED_OPERATIONS_DIR) : undefined;
@@ -241,6 +245,7 @@ export function createGateway(
       const who = accessOf(req);
       return who?.kind === 'key' ? { id: who.key.prefix, max: who.key.overrides.maxStreams ?? settings.SUBSCRIPTIONS_MAX_PER_CLIENT } : null;
     },
+    anonymousShare: () => (access.registry.size() > 0 ? settings.ANONYMOUS_SHARE : 1),
   });
   const yoga = createGraphqlServer({
     store,
@@ -308,7 +313,7 @@ export function createGateway(
     metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
     wrap: observeRequests({ logger, metrics, pool }), compression, graphiql: settings.GRAPHQL_INTROSPECTION, freshness,
     errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
-    access: access.hook,
+    access: access.hook, warmGraphiql: hooks.warmGraphiql,
     budget,
   }, settings);
   return {

@@ -85,7 +85,7 @@ async function main() {
     await prepareDatabase(target, config, config.SEED === 'false' ? 'never' : config.SEED === 'true' ? 'always' : 'if-empty', log);
   }
 
-  const gateway = createGateway(config, embedded ? { ...target, notifications: embedded } : target, { logger });
+  const gateway = createGateway(config, embedded ? { ...target, notifications: embedded } : target, { logger, warmGraphiql: true });
   await gateway.ready;
   const player = embedded && playsDemo(config) ? await startDemoPlayer(embedded, config, logger) : undefined;
   if (heapPolicy) collectStartupGarbage();

@@ -1,3 +1,4 @@
+import { createClient, type Client } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../src/access/key-format.js';
 import { insertApiKey } from '../src/db/api-keys.js';
@@ -7,7 +8,8 @@ import { lockTable } from './support/locks.js';
 import { gql, startGateway, waitFor, type LiveGateway } from './support/ops.js';
 
 // ANONYMOUS_SHARE: while any API key exists, requests without a key hold at most that share of the
-// database pool together, so a keyed client finds a connection however many anonymous requests wait.
+// database pool and of the open subscriptions together, so a keyed client finds a connection and a stream
+// slot however many anonymous requests wait or streams are held.
 // Contention is made with a lock on `ticks` held by another session: anonymous requests for ticks wait
 // on it, each holding a pool connection; a keyed request for chains needs a connection, not the lock.
 
@@ -65,5 +67,64 @@ describe.skipIf(!onServer)('the anonymous share of the database pool (real Postg
       expect(reply.status).toBe(200);
       expect(reply.json.data.ticks.edges[0].node.tick).toBe('lock');
     }
+  });
+});
+
+describe.skipIf(!onServer)('the anonymous share of the open subscriptions', () => {
+  let db: TestDatabase;
+  let gateway: LiveGateway;
+  let key: string;
+  const clients: Client[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const g = generateKey();
+    await insertApiKey(db.sql, { name: 'partner', prefix: g.prefix, secretSha256: g.secretSha256, ratePerS: 1_000, burst: 1_000, maxStreams: 10 });
+    key = g.key;
+    gateway = await startGateway(db, { SUBSCRIPTIONS_MAX_OPEN: 4, SUBSCRIPTIONS_MAX_PER_CLIENT: 0, ANONYMOUS_SHARE: 0.5 });
+  });
+
+  afterAll(async () => {
+    for (const c of clients) c.dispose();
+    await gateway?.close();
+    await db?.close();
+  });
+
+  async function openStreams(): Promise<number> {
+    const text = await (await fetch(`${gateway.base}/metrics`)).text();
+    return Number(/^igw_subscriptions_open\{field="blocks"\} (\S+)$/m.exec(text)?.[1]);
+  }
+
+  function subscribe(headers: Record<string, string> = {}) {
+    const client = createClient({ url: `${gateway.base}/graphql`, retryAttempts: 0, headers });
+    clients.push(client);
+    const state = { error: null as unknown, done: false };
+    client.subscribe({ query: 'subscription { blocks { height } }' }, {
+      next: () => {},
+      error: (error) => { state.error = error; state.done = true; },
+      complete: () => { state.done = true; },
+    });
+    return state;
+  }
+
+  it('anonymous streams past the share get TOO_MANY_SUBSCRIPTIONS; keyed ones still open up to the total', async () => {
+    const anonymous = [subscribe(), subscribe()];
+    await waitFor(async () => (await openStreams()) === 2, 5_000);
+    // a third without a key: refused with a body that says why
+    const third = await fetch(`${gateway.base}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ query: 'subscription { blocks { height } }' }),
+    });
+    const body = await third.text();
+    expect(third.status).toBe(503);
+    expect(third.headers.get('retry-after')).toBe('5');
+    expect(body).toMatch(/TOO_MANY_SUBSCRIPTIONS/);
+    expect(body).toMatch(/ANONYMOUS_SHARE/);
+    expect(anonymous.filter((s) => !s.done)).toHaveLength(2);
+    const keyed = [subscribe({ 'x-api-key': key }), subscribe({ 'x-api-key': key })];
+    await new Promise((r) => setTimeout(r, 500));
+    expect(keyed.filter((s) => !s.done)).toHaveLength(2);
+    expect(await openStreams()).toBe(4);
   });
 });

@@ -200,25 +200,34 @@ describe('compression', () => {
     }
   });
 
-  it('serves the GraphiQL page compressed and much smaller, compressed once', async () => {
+  it('serves GraphiQL as a small page and versioned assets, compressed once, each coding kept', async () => {
     const html = { accept: 'text/html' };
-    const plain = await raw(live.base, '/graphql', { headers: html });
-    expect(plain.headers['content-type']).toMatch(/^text\/html/);
-    const br = await raw(live.base, '/graphql', { headers: { ...html, 'accept-encoding': 'gzip, br' } });
-    const gzip = await raw(live.base, '/graphql', { headers: { ...html, 'accept-encoding': 'gzip' } });
-    expect(br.headers['content-encoding']).toBe('br');
-    expect(gzip.headers['content-encoding']).toBe('gzip');
-    expect(decode(br).equals(plain.body)).toBe(true);
-    expect(decode(gzip).equals(plain.body)).toBe(true);
-    console.info(`GraphiQL page: ${plain.body.length} bytes, gzip ${gzip.body.length}, br ${br.body.length}`);
-    expect(br.body.length).toBeLessThan(plain.body.length / 4);
-    expect(gzip.body.length).toBeLessThan(plain.body.length / 3);
-    expect(Number(br.headers['content-length'])).toBe(br.body.length);
-    expect(br.headers['cache-control']).toBe('public, max-age=600');
-    expect(br.headers.vary).toBe('Accept, Accept-Encoding');
-    // kept in memory once compressed: the same bytes again; a tie between codings goes to brotli
-    const again = await raw(live.base, '/graphql?query=%7B%20chains%20%7B%20chain%20%7D%20%7D', { headers: { ...html, 'accept-encoding': 'gzip;q=1, br;q=1' } });
-    expect(again.headers['content-encoding']).toBe('br');
-    expect(again.body.equals(br.body)).toBe(true);
+    const page = await raw(live.base, '/graphql', { headers: { ...html, 'accept-encoding': 'gzip, br' } });
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers['cache-control']).toBe('no-cache');
+    const assets = [...decode(page).toString().matchAll(/(?:src|href)="(\/graphql\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.length).toBeGreaterThanOrEqual(2);
+    let plainTotal = 0;
+    let brTotal = 0;
+    for (const path of assets) {
+      const plain = await raw(live.base, path);
+      const br = await raw(live.base, path, { headers: { 'accept-encoding': 'gzip, br' } });
+      const gzip = await raw(live.base, path, { headers: { 'accept-encoding': 'gzip' } });
+      expect(br.headers['content-encoding'], path).toBe('br');
+      expect(gzip.headers['content-encoding'], path).toBe('gzip');
+      expect(decode(br).equals(plain.body)).toBe(true);
+      expect(decode(gzip).equals(plain.body)).toBe(true);
+      expect(Number(br.headers['content-length'])).toBe(br.body.length);
+      expect(br.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      expect(br.headers.vary).toBe('Accept-Encoding');
+      // kept in memory once compressed: the same bytes again; a tie between codings goes to brotli
+      const again = await raw(live.base, path, { headers: { 'accept-encoding': 'gzip;q=1, br;q=1' } });
+      expect(again.headers['content-encoding']).toBe('br');
+      expect(again.body.equals(br.body)).toBe(true);
+      plainTotal += plain.body.length;
+      brTotal += br.body.length;
+    }
+    console.info(`GraphiQL: page ${page.body.length} bytes, assets ${plainTotal} bytes, br ${brTotal}`);
+    expect(brTotal).toBeLessThan(plainTotal / 4);
   });
 });

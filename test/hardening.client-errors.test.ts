@@ -36,6 +36,13 @@ async function gatewayWith(overrides: Partial<GatewayConfig>) {
 
 const limitExceeded = { code: -32005, message: 'limit exceeded', data: { reason: 'request row budget exceeded' } };
 
+/** The request's log line is written when its response has finished, which may be just after the client has read it. */
+async function linesOf(log: { lines: Record<string, any>[] }, reqId: string) {
+  const deadline = Date.now() + 5_000;
+  while (!log.lines.some((l) => l.reqId === reqId && l.msg === 'request') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  return log.lines.filter((l) => l.reqId === reqId);
+}
+
 describe('a request over its own row budget', () => {
   it('JSON-RPC: a batch of 100 × inds_getTransactions(limit 1000) → -32005 "limit exceeded" for the elements past the budget, logged once at info as a client failure', async () => {
     // 300 rows a page, 1,500 rows a request: about five pages answered, the rest refused
@@ -56,7 +63,7 @@ describe('a request over its own row budget', () => {
     }
 
     // one line for the request, at info, saying the client ran into a limit; nothing at warn or error
-    const mine = log.lines.filter((l) => l.reqId === 'batch-100');
+    const mine = (await linesOf(log, 'batch-100'));
     expect(mine).toHaveLength(1);
     expect(mine[0]).toMatchObject({ msg: 'request', level: 'info', failure: 'client', limit: 'request row budget exceeded', batch: 100 });
     expect(log.lines.filter((l) => l.failure === 'outage')).toEqual([]);
@@ -80,7 +87,7 @@ describe('a request over its own row budget', () => {
       expect(error.extensions).toEqual({ code: 'LIMIT_EXCEEDED', reason: 'request row budget exceeded' });
       expect(error.message).toBe('Limit exceeded: request row budget exceeded');
     }
-    const mine = log.lines.filter((l) => l.reqId === 'aliases-15');
+    const mine = (await linesOf(log, 'aliases-15'));
     expect(mine).toHaveLength(1);
     expect(mine[0]).toMatchObject({ msg: 'request', level: 'info', failure: 'client', errors: ['LIMIT_EXCEEDED'] });
     expect(log.lines.filter((l) => l.level === 'warn' || l.level === 'error')).toEqual([]);

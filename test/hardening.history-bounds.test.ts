@@ -43,6 +43,13 @@ const holdersAt = (offset: number, first = 10, alias = 'h') =>
 const tickQuery = (fields: string) => `{ tick(chain: "eth", protocol: "erc-20", tick: "deep") { ${fields} } }`;
 const historyStatements = (statements: string[]) => statements.filter((q) => /balance_history/.test(q)).length;
 
+/** The request's log line is written when its response has finished, which may be just after the client has read it. */
+async function linesOf(log: { lines: Record<string, any>[] }, reqId: string) {
+  const deadline = Date.now() + 5_000;
+  while (!log.lines.some((l) => l.reqId === reqId && l.msg === 'request') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  return log.lines.filter((l) => l.reqId === reqId);
+}
+
 describe('settings', () => {
   it('HISTORY_MAX_OFFSET and DB_REQUEST_TIME_BUDGET_MS have documented defaults', () => {
     const defaults = configSchema.parse({});
@@ -63,7 +70,7 @@ describe('deep offsets at a block height', () => {
     expect(reply.json.errors[0].extensions.code).toBe('LIMIT_EXCEEDED');
     expect(reply.json.errors[0].extensions.reason).toMatch(/^history offset too deep: at most 100 \(HISTORY_MAX_OFFSET\)/);
     expect(historyStatements(statements)).toBe(before);
-    expect(log.lines.filter((l) => l.reqId === 'deep')).toMatchObject([{ msg: 'request', level: 'info', failure: 'client' }]);
+    expect((await linesOf(log, 'deep'))).toMatchObject([{ msg: 'request', level: 'info', failure: 'client' }]);
 
     // at the limit: answered; without atBlock (the current list, no history scan): not this limit
     const atLimit = await gql(base, tickQuery(holdersAt(100, 10)));
@@ -109,12 +116,14 @@ describe('DB_REQUEST_TIME_BUDGET_MS', () => {
     for (const ext of codes) expect(ext).toEqual({ code: 'LIMIT_EXCEEDED', reason: 'request database time budget exceeded' });
     // one statement per alias (and one count each) without the budget: here at most the one that ran
     expect(historyStatements(statements) - before).toBeLessThanOrEqual(2);
-    expect(log.lines.filter((l) => l.reqId === 'aliases')).toMatchObject([{ msg: 'request', level: 'info', failure: 'client', limit: 'request database time budget exceeded' }]);
+    expect((await linesOf(log, 'aliases'))).toMatchObject([{ msg: 'request', level: 'info', failure: 'client', limit: 'request database time budget exceeded' }]);
 
-    // the next request has a budget of its own
+    // the next request has a budget of its own: its first history statement is sent (on a loaded machine its
+    // second may find 50 ms spent already, so only the sending is asserted)
+    const sentBefore = historyStatements(statements);
     const next = await gql(base, tickQuery(holdersAt(0, 3)));
-    expect(next.json.errors).toBeUndefined();
-    expect(next.json.data.tick.h.totalCount).toBe(HOLDERS);
+    expect(historyStatements(statements)).toBeGreaterThan(sentBefore);
+    for (const error of next.json.errors ?? []) expect(error.extensions.code).toBe('LIMIT_EXCEEDED');
   });
 
   it('JSON-RPC: the batch shares one budget; elements past it get -32005 with the reason', async () => {

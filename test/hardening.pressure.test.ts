@@ -1,7 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../src/app.js';
+import { EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { configSchema } from '../src/config.js';
+import { connectionTable } from '../src/server/pressure.js';
 import { createTestDatabase, createTestGateway, type TestDatabase } from './support/db.js';
 import { Fixture } from './support/fixtures.js';
 import { exchange, openClient, parseResponse, type RawClient } from './support/sockets.js';
@@ -84,13 +88,67 @@ describe('settings', () => {
   });
 });
 
+describe('which connection makes room (the table alone)', () => {
+  const fakeSocket = () => {
+    const s = new EventEmitter() as EventEmitter & { destroyed: boolean; destroy(): void };
+    s.destroyed = false;
+    s.destroy = () => { s.destroyed = true; s.emit('close'); };
+    return s as unknown as Socket;
+  };
+  /** A connection that has completed a request and been answered: idle. */
+  const complete = (table: ReturnType<typeof connectionTable>, socket: Socket) => {
+    const res = new EventEmitter();
+    table.request({ socket, complete: true } as unknown as IncomingMessage, res as unknown as ServerResponse, '/healthz');
+    res.emit('close');
+  };
+
+  it('the oldest incomplete connection first, then the longest idle one; never the newcomer', () => {
+    const table = connectionTable({ maxConnections: 4, thresholdPercent: 50, timeoutMs: 1_000 }, { cut: () => {} });
+    const [a, b, c, d, e] = [fakeSocket(), fakeSocket(), fakeSocket(), fakeSocket(), fakeSocket()];
+    table.opened(a!);
+    complete(table, a!);
+    table.opened(b!); // 2: at the threshold, nothing cut
+    expect([a!.destroyed, b!.destroyed]).toEqual([false, false]);
+    table.opened(c!); // 3: the oldest incomplete one (b) makes room, not the idle a
+    expect([a!.destroyed, b!.destroyed, c!.destroyed]).toEqual([false, true, false]);
+    complete(table, c!);
+    table.opened(d!); // only the newcomer is incomplete: the longest idle (a) makes room
+    expect([a!.destroyed, c!.destroyed, d!.destroyed]).toEqual([true, false, false]);
+    table.opened(e!); // d is the oldest incomplete
+    expect([c!.destroyed, d!.destroyed, e!.destroyed]).toEqual([false, true, false]);
+    expect(table.stats()).toMatchObject({ open: 2, cut: 3 });
+  });
+
+  it('under pressure, a newcomer from an address already holding 8 incomplete connections is closed on accept; one from another address gets in', () => {
+    const addressOf = new WeakMap<Socket, string>();
+    const table = connectionTable({ maxConnections: 40, thresholdPercent: 50, timeoutMs: 60_000, keyOf: (s) => addressOf.get(s) }, { cut: () => {} });
+    const from = (address: string) => {
+      const s = fakeSocket();
+      addressOf.set(s, address);
+      table.opened(s);
+      return s;
+    };
+    // 20 (the threshold): 8 incomplete from the attacker, 12 completed ones from elsewhere
+    const attacker = Array.from({ length: 8 }, () => from('10.0.0.1'));
+    for (let i = 0; i < 12; i++) complete(table, from(`10.0.1.${i}`));
+    const again = from('10.0.0.1');
+    expect(again.destroyed).toBe(true);
+    expect(attacker.every((s) => !s.destroyed)).toBe(true);
+    const other = from('10.0.0.2');
+    expect(other.destroyed).toBe(false);
+    expect(attacker[0]!.destroyed).toBe(true); // the oldest incomplete one made room
+    expect(table.stats()).toMatchObject({ refused: 1, cut: 1 });
+  });
+});
+
 describe('a nearly full connection table', () => {
   it('new connections cut the oldest incomplete ones, never those that completed a request; a probe from another address is answered', async () => {
     // threshold 20 of 40: 5 completed connections, then 45 slow bodies from 15 addresses (more than the whole table)
     const { port, gateway } = await gatewayWith({ HTTP_PRESSURE_THRESHOLD_PERCENT: 50, HTTP_PRESSURE_TIMEOUT_MS: 600_000 });
     const completed = await completedConnections(port, 5);
     const slow: RawClient[] = [];
-    for (let i = 0; i < 45; i++) slow.push(await connected(port, `127.0.0.${10 + (i % 15)}`, slowHead));
+    // 45 addresses, one each: the cut order (another test covers many from one address)
+    for (let i = 0; i < 45; i++) slow.push(await connected(port, `127.0.0.${10 + i}`, slowHead));
     await until('the oldest 30 slow bodies are cut', () => slow.slice(0, 30).every((c) => c.socket.destroyed));
     expect(await connectionsOf(gateway.server)).toBeLessThanOrEqual(20);
 

@@ -12,9 +12,10 @@ import { openClient, parseResponse } from './support/sockets.js';
 
 interface Raw { status: number; headers: Record<string, string | string[] | undefined>; body: string }
 
-function raw(base: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Raw> {
+function raw(base: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string; from?: string } = {}): Promise<Raw> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${base}${path}`, { method: init.method ?? 'GET', headers: init.headers ?? {} }, (res) => {
+    const options = { method: init.method ?? 'GET', headers: init.headers ?? {}, localAddress: init.from, agent: init.from ? false : undefined };
+    const req = httpRequest(`${base}${path}`, options, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('latin1') }));
@@ -177,5 +178,68 @@ describe('GraphQL', () => {
       method: 'POST', headers: { ...json, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify({ query: '{ __typename }' }),
     });
     expect(JSON.parse(ok.body).data.__typename).toBe('Query');
+  });
+});
+
+describe('GraphiQL', () => {
+  let budgeted: LiveGateway;
+  beforeAll(async () => {
+    budgeted = await startGateway(db, { HTTP_CLIENT_BYTES_PER_S: 64 * 1024, HTTP_CLIENT_BURST_BYTES: 1024 * 1024 });
+  });
+  afterAll(async () => {
+    await budgeted?.close();
+  });
+  const html = { accept: 'text/html' };
+  const assetsOf = (page: string) => [...page.matchAll(/(?:src|href)="(\/graphql\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+
+  it('is a small page and assets served compressed: a browser load is ~2 MB, not 9 MB', async () => {
+    const page = await raw(live.base, '/graphql', { headers: html });
+    expect(page.status).toBe(200);
+    expect(page.body.length).toBeLessThan(4_096);
+    let total = page.body.length;
+    for (const path of assetsOf(page.body)) {
+      const r = await raw(live.base, path, { headers: { 'accept-encoding': 'gzip, deflate, br' } });
+      expect(r.status).toBe(200);
+      expect(r.headers['content-encoding'] ?? 'identity', path).toMatch(/^(br|identity)$/);
+      total += r.body.length;
+    }
+    // (before: one 9 MB page, brotli-compressed to ~1.6 MB but re-sent in full on every load)
+    expect(total).toBeLessThan(2.5 * 1024 * 1024);
+  });
+
+  it('revalidates: 304 for the page (no-cache + ETag) and for an asset (immutable + ETag), per coding', async () => {
+    const page = await raw(live.base, '/graphql', { headers: html });
+    expect(page.headers['cache-control']).toBe('no-cache');
+    const tag = String(page.headers.etag);
+    expect(tag).toMatch(/^"[^"]+"$/);
+    const again = await raw(live.base, '/graphql', { headers: { ...html, 'if-none-match': tag } });
+    expect(again.status).toBe(304);
+    expect(again.body.length).toBe(0);
+    const [script] = assetsOf(page.body).filter((p) => p.endsWith('.js'));
+    const tags = new Set<string>();
+    for (const coding of ['identity', 'gzip', 'br']) {
+      const r = await raw(live.base, script!, { headers: { 'accept-encoding': coding } });
+      expect(r.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      tags.add(String(r.headers.etag));
+      const revalidated = await raw(live.base, script!, { headers: { 'accept-encoding': coding, 'if-none-match': String(r.headers.etag) } });
+      expect(revalidated.status).toBe(304);
+      expect(revalidated.headers.etag).toBe(r.headers.etag);
+    }
+    expect(tags.size, 'one ETag per representation').toBe(3);
+    expect((await raw(live.base, '/graphql/assets/graphiql-nope.js')).status).toBe(404);
+  });
+
+  it('is charged to the byte budget: an address over it is refused (429), another address is not', async () => {
+    const page = await raw(budgeted.base, '/graphql', { headers: html });
+    const [script] = assetsOf(page.body).filter((p) => p.endsWith('.js'));
+    let refused: Raw | undefined;
+    for (let i = 0; i < 10 && !refused; i++) {
+      const r = await raw(budgeted.base, script!, { headers: { 'accept-encoding': 'identity' } });
+      if (r.status === 429) refused = r;
+    }
+    expect(refused, 'an 8 MB script over a 1 MB burst').toBeDefined();
+    expect(Number(refused!.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await raw(budgeted.base, '/graphql', { headers: html })).status).toBe(429);
+    expect((await raw(budgeted.base, '/graphql', { headers: html, from: '127.0.0.2' })).status).toBe(200);
   });
 });

@@ -56,7 +56,7 @@ describe('the shedding order (one sample at a time)', () => {
 
   it('SHED_EVENT_LOOP_LAG_MS and SHED_CLIENT_MIN_BYTES have documented defaults', () => {
     const defaults = configSchema.parse({});
-    expect([defaults.SHED_EVENT_LOOP_LAG_MS, defaults.SHED_CLIENT_MIN_BYTES]).toEqual([200, 1_048_576]);
+    expect([defaults.SHED_EVENT_LOOP_LAG_MS, defaults.SHED_CLIENT_MIN_BYTES]).toEqual([200, 8_388_608]);
   });
 });
 

@@ -181,5 +181,20 @@ describe.skipIf(!server || !mariadbAvailable())('sync: two syncs on one source (
       expect(s.child.exitCode, s.output().slice(-2000)).toBeNull();
       expect(s.output()).not.toMatch(/same --server-id|same server_uuid/);
     }
+    for (const s of syncs.splice(0)) await s.kill('SIGTERM');
+  }, 150_000);
+
+  it('two syncs given the same --server-id: the one the source drops retries instead of exiting', async () => {
+    const w = new IndexerWriter(src.conn, 0);
+    const t = { chain: 'eth', protocol: 'erc-20', tick: 'twin' };
+    for (const d of dbs) syncs.push(startSyncProcess(['--source', src.url, '--database-url', d.target.url!, '--mode', 'binlog', '--server-id', '7777']));
+    await waitFor(async () => syncs.some((s) => /another replica uses the same --server-id; retrying/.test(s.output())), 60_000, 'the clash')
+      .catch((error) => { throw new Error(`${(error as Error).message}\n${syncs.map((s) => s.output().slice(-2000)).join('\n---\n')}`); });
+    w.mint(t, '0x00000000000000000000000000000000000000a1', '1');
+    await w.flush('eth');
+    const count = (d: TestDatabase) => d.sql`SELECT count(*)::int AS n FROM transactions`.then((r) => r[0]!.n as number).catch(() => 0);
+    // the flush reaches both read models, each follow taking its turn on the source
+    for (const d of dbs) await waitFor(async () => (await count(d)) === 6, 60_000, 'both read models');
+    for (const s of syncs) expect(s.child.exitCode, s.output().slice(-2000)).toBeNull();
   }, 150_000);
 });

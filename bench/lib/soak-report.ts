@@ -92,6 +92,10 @@ export function soakMarkdown(r: SoakResult): string {
     lines.push(`| ${name} | ${a.what} | ${a.completed} | ${outcomes(a.outcomes) || '—'}${a.unfinishedAtEnd ? `; ${a.unfinishedAtEnd} unfinished at the end` : ''} | ` +
       `${((a.maxBytes as number) / 1e6).toFixed(2)} MB | ${((a.maxMs as number) / 1000).toFixed(1)} s |`);
   }
+  // an attack's own figures (bench/lib/soak-protocol.ts: scrape sizes, APQ victim kept, GraphiQL bytes)
+  for (const [name, a] of Object.entries(r.attacks)) {
+    if (a.figures) lines.push('', `**${name}**: \`${JSON.stringify(a.figures)}\``);
+  }
   const streamProbe = r.attacks['stream-probe'];
   if (streamProbe) {
     lines.push('', `**Stream attacks' probe** (${streamProbe.what}): ${streamProbe.sent} sent, ${streamProbe.successPercent} % answered 200, ` +

@@ -7,7 +7,8 @@ import type { Plugin } from 'graphql-yoga';
 //   revalidation is cheap (ETag → 304, src/cache/graphql.ts);
 // - POST answers, errors and anything else: `no-store` (a POST is not cacheable by shared caches anyway,
 //   and an error such as "server busy" must not be replayed);
-// - the GraphiQL page: `public, max-age=600` (it changes with a release only).
+// - the GraphiQL page, should yoga serve it: `public, max-age=600` (the listener serves it itself, split into
+//   a page revalidated on each load and immutable assets: src/server/graphiql.ts).
 // `Vary: Accept` (GET /graphql answers GraphiQL's HTML or JSON) is set by src/server/http.ts beside CORS'
 // `Vary: Origin`, and Accept-Encoding by the compression layer (src/server/http.ts).
 

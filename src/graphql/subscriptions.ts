@@ -22,6 +22,8 @@ export interface SubscriptionLimits {
    * key's own cap (its max_streams, else maxPerClient), not per address. Null: counted per address.
    */
   keyedCap?: (req: IncomingMessage | undefined) => { id: string; max: number } | null;
+  /** The share of maxOpen that streams without an API key may hold together now (ANONYMOUS_SHARE; 1: all). */
+  anonymousShare?: () => number;
 }
 
 /** Seconds a client refused for the gateway's stream count is told to wait. */
@@ -32,6 +34,11 @@ const tooManyInAll = () => new GraphQLError(
   { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', http: { status: 503, headers: { 'retry-after': String(busyRetryAfterS), connection: 'close' } } } },
 );
 
+const tooManyAnonymous = () => new GraphQLError(
+  'Too many open subscriptions without an API key on this gateway (ANONYMOUS_SHARE): retry later, or subscribe with a key',
+  { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', http: { status: 503, headers: { 'retry-after': String(busyRetryAfterS) } } } },
+);
+
 const tooMany = (what: string) =>
   new GraphQLError(`Too many open subscriptions ${what}: close one first`, { extensions: { code: 'TOO_MANY_REQUESTS' } });
 
@@ -39,6 +46,11 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
   const perClient = new Map<string, number>();
   const perSocket = new WeakMap<Socket, number>();
   let open = 0;
+  let openAnonymous = 0;
+  const anonymousFull = () => {
+    const share = limits.anonymousShare?.() ?? 1;
+    return limits.maxOpen !== undefined && share < 1 && openAnonymous >= Math.max(1, Math.floor(limits.maxOpen * share));
+  };
   const plugin: Plugin = {
     // at the cap, an event-stream request is refused before its body is read or parsed: a crowd of refused
     // clients reconnecting costs the gateway as little as possible (the check in onSubscribe stays the bound)
@@ -62,6 +74,7 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
       const key = keyed ? `key:${keyed.id}` : socket?.remoteAddress !== undefined ? limits.clientKey(socket.remoteAddress) : null;
       const cap = keyed ? keyed.max : limits.maxPerClient;
       if (limits.maxOpen !== undefined && open >= limits.maxOpen) return setResultAndStopExecution({ errors: [tooManyInAll()] });
+      if (!keyed && anonymousFull()) return setResultAndStopExecution({ errors: [tooManyAnonymous()] });
       if (key !== null && cap > 0 && (perClient.get(key) ?? 0) >= cap) {
         return setResultAndStopExecution({ errors: [tooMany(keyed ? 'for this API key (its stream count)' : 'from this client address (SUBSCRIPTIONS_MAX_PER_CLIENT)')] });
       }
@@ -71,6 +84,7 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
       if (key !== null) perClient.set(key, (perClient.get(key) ?? 0) + 1);
       if (socket) perSocket.set(socket, (perSocket.get(socket) ?? 0) + 1);
       open += 1;
+      if (!keyed) openAnonymous += 1;
       let released = false;
       let detach = () => {};
       const release = () => {
@@ -78,6 +92,7 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
         released = true;
         detach();
         open -= 1;
+        if (!keyed) openAnonymous -= 1;
         if (key !== null) {
           const left = (perClient.get(key) ?? 1) - 1;
           if (left > 0) perClient.set(key, left);

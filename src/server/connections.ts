@@ -111,6 +111,7 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
     maxConnections: settings.HTTP_MAX_CONNECTIONS,
     thresholdPercent: settings.HTTP_PRESSURE_THRESHOLD_PERCENT ?? 90,
     timeoutMs: settings.HTTP_PRESSURE_TIMEOUT_MS ?? 2_000,
+    keyOf: (socket) => (socket.remoteAddress === undefined ? undefined : clientKey(socket.remoteAddress)),
   }, { cut: hooks.cut });
   server.prependListener('connection', (socket: Socket) => table.opened(socket));
   const pressureTimer = setInterval(() => table.sweep(), Math.min(250, checkInterval(settings))).unref();

@@ -11,7 +11,7 @@ import { ServiceUnavailableError } from '../db/errors.js';
 import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
 import { checkInterval, clientBudget, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
-import { graphiqlPage, wantsGraphiql } from './graphiql.js';
+import { assetPrefix, graphiqlPage, wantsGraphiql } from './graphiql.js';
 import { createShedder } from './shedding.js';
 
 /**
@@ -50,8 +50,10 @@ export interface HttpDeps {
   wrap?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => (req: IncomingMessage, res: ServerResponse) => void;
   /** CORS for /graphql (the RPC handler applies the same policy itself); default `*` without credentials. */
   cors?: CorsPolicy;
-  /** Whether GraphiQL is served (GRAPHQL_INTROSPECTION): its page is then kept, compressed, in memory. */
+  /** Whether GraphiQL is served (GRAPHQL_INTROSPECTION): its page and assets are then kept, compressed, in memory. */
   graphiql?: boolean;
+  /** Prepare GraphiQL at start rather than on its first load (the server does; tests that never load it do not). */
+  warmGraphiql?: boolean;
   /** Response compression (HTTP_COMPRESSION): compressor below; none when absent. */
   compression?: CompressionSettings;
   /** Error bodies of the surfaces, for refusals on their paths (elsewhere, and without one: a plain body). */
@@ -161,8 +163,10 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     if (page.status !== 200) throw new Error(`GraphiQL answered ${page.status}`);
     return { body: Buffer.from(await page.arrayBuffer()), headers };
   }, { compress: deps.compression !== undefined }) : undefined;
+  // rendered, split and compressed at start (in the background: ~1.3 s of CPU), not on the first load
+  if (deps.warmGraphiql) graphiql?.warm().catch(() => {}); // (a failure is tried again by the first load)
   const budget = deps.budget ?? clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
-  const shedder = createShedder({ lagMs: limits.SHED_EVENT_LOOP_LAG_MS ?? 0, minBytes: limits.SHED_CLIENT_MIN_BYTES ?? 1_048_576 });
+  const shedder = createShedder({ lagMs: limits.SHED_EVENT_LOOP_LAG_MS ?? 0, minBytes: limits.SHED_CLIENT_MIN_BYTES ?? 8_388_608 });
   const handle = wrap((req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     // pipelined past HTTP_MAX_REQUESTS_PER_SOCKET (the response before it closed the connection)
@@ -184,6 +188,9 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
       return sendJson(res, 400, surfaceError(path, { kind: 'bad-request', reason: 'missing Host header' }));
     }
     if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    // GraphiQL's page and assets are compressed once, at start (src/server/graphiql.ts), not per response
+    if (graphiql && (path === '/graphql' || path === '/graphql/') && wantsGraphiql(req)) return graphiql.page(req, res);
+    if (graphiql && path.startsWith(assetPrefix)) return graphiql.asset(req, res);
     if (path !== '/readyz') return compress(req, res, () => route(req, res, path));
     deps.store.ping().then(
       () => sendJson(res, 200, { status: 'ready', ...(deps.freshness?.() ?? {}) }),
@@ -225,7 +232,6 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
         res.writeHead(204, { 'content-length': '0' });
         return res.end();
       }
-      if (graphiql && wantsGraphiql(req)) return graphiql(req, res);
       // GET answers GraphiQL's page or JSON by Accept: a shared cache keeps them apart (yoga's response
       // headers are copied over these, so Vary is set here, beside CORS' Vary: Origin)
       if (req.method === 'GET' || req.method === 'HEAD') {
@@ -411,7 +417,7 @@ export function corsPolicy(origins: string, credentials: boolean): CorsPolicy {
 // Response compression for every surface: expressjs' `compression` (node's zlib: brotli, gzip, deflate),
 // which negotiates the coding from Accept-Encoding with its q-values (`negotiator`), skips bodies under
 // the threshold, HEAD, 204/304 and `Cache-Control: no-transform`, adds `Vary: Accept-Encoding`, and
-// streams (a 9 MB GraphiQL page is compressed as it is written). Only the bytes on the wire change: a
+// streams (GraphiQL is not among them: its page and assets are compressed once, src/server/graphiql.ts). Only the bytes on the wire change: a
 // JSON-RPC answer decompresses to exactly the bytes sent uncompressed.
 //
 // A strong ETag names one representation, so a compressed answer's tag gets the coding as a suffix

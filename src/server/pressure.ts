@@ -19,7 +19,16 @@ export interface PressureSettings {
   thresholdPercent: number;
   /** Headers and body deadline while above the threshold (ms). */
   timeoutMs: number;
+  /** The client address a socket is counted under (connections.ts' clientKey); none: no per-address rule. */
+  keyOf?: (socket: Socket) => string | undefined;
 }
+
+/**
+ * Under pressure, a new connection from an address that already holds this many incomplete ones is closed
+ * on accept (the cheapest answer: no request parsed, nobody else cut): a reconnecting attacker then churns
+ * against itself, while a newcomer from any other address is let in and makes room.
+ */
+export const incompletePerClientUnderPressure = 8;
 
 type State = 'incomplete' | 'busy' | 'idle';
 
@@ -45,7 +54,7 @@ export interface ConnectionTable {
   /** Cuts slow incomplete connections while under pressure (called from the listener's periodic check). */
   sweep(): void;
   /** Open connections and how many were cut to make room (for metrics and tests). */
-  stats(): { open: number; cut: number; underPressure: boolean };
+  stats(): { open: number; cut: number; refused: number; underPressure: boolean };
 }
 
 export function connectionTable(settings: PressureSettings, hooks: PressureHooks, now: () => number = () => performance.now()): ConnectionTable {
@@ -54,19 +63,37 @@ export function connectionTable(settings: PressureSettings, hooks: PressureHooks
   const incomplete = new Map<Socket, Entry>();
   const idle = new Map<Socket, Entry>();
   const entries = new Map<Socket, Entry>();
+  const incompleteByKey = new Map<string, number>();
+  const keys = new WeakMap<Socket, string>();
   let cutCount = 0;
+  let refusedCount = 0;
+
+  /** Keeps the per-address count of incomplete connections as a socket enters or leaves that state. */
+  const countIncomplete = (socket: Socket, delta: 1 | -1) => {
+    const key = keys.get(socket);
+    if (key === undefined) return;
+    const n = (incompleteByKey.get(key) ?? 0) + delta;
+    if (n > 0) incompleteByKey.set(key, n);
+    else incompleteByKey.delete(key);
+  };
+  const leaveIncomplete = (socket: Socket) => {
+    if (incomplete.delete(socket)) countIncomplete(socket, -1);
+  };
 
   const move = (socket: Socket, entry: Entry, state: State) => {
-    incomplete.delete(socket);
+    leaveIncomplete(socket);
     idle.delete(socket);
     entry.state = state;
     entry.since = now();
-    if (state === 'incomplete') incomplete.set(socket, entry);
+    if (state === 'incomplete') {
+      incomplete.set(socket, entry);
+      countIncomplete(socket, 1);
+    }
     else if (state === 'idle') idle.set(socket, entry);
   };
 
   const cut = (socket: Socket, entry: Entry, reason: string) => {
-    incomplete.delete(socket);
+    leaveIncomplete(socket);
     idle.delete(socket);
     entries.delete(socket);
     cutCount++;
@@ -82,10 +109,10 @@ export function connectionTable(settings: PressureSettings, hooks: PressureHooks
     }
   };
 
-  /** Cuts one connection to make room: an incomplete one first, else an idle one. */
-  const makeRoom = () => {
+  /** Cuts one connection other than `newcomer` to make room: an incomplete one first, else an idle one. */
+  const makeRoom = (newcomer: Socket) => {
     const first = incomplete.entries().next();
-    if (!first.done) return cut(first.value[0], first.value[1], 'connection table nearly full: request not completed in time');
+    if (!first.done && first.value[0] !== newcomer) return cut(first.value[0], first.value[1], 'connection table nearly full: request not completed in time');
     const oldIdle = idle.entries().next();
     if (!oldIdle.done) cut(oldIdle.value[0], oldIdle.value[1], 'connection table nearly full');
   };
@@ -95,18 +122,25 @@ export function connectionTable(settings: PressureSettings, hooks: PressureHooks
 
   return {
     opened(socket) {
+      const key = settings.keyOf?.(socket);
+      if (key !== undefined && underPressure() && (incompleteByKey.get(key) ?? 0) >= incompletePerClientUnderPressure) {
+        refusedCount++;
+        return void socket.destroy();
+      }
+      if (key !== undefined) keys.set(socket, key);
       const entry: Entry = { state: 'incomplete', since: now(), inFlight: 0 };
       entries.set(socket, entry);
       incomplete.set(socket, entry);
+      countIncomplete(socket, 1);
       socket.once('close', () => {
         entries.delete(socket);
-        incomplete.delete(socket);
+        leaveIncomplete(socket);
         idle.delete(socket);
       });
       // the new one is the youngest: the oldest incomplete (or idle) one makes room for it
       while (entries.size > threshold && (incomplete.size > 1 || idle.size > 0)) {
         const before = entries.size;
-        makeRoom();
+        makeRoom(socket);
         if (entries.size === before) break;
       }
     },
@@ -143,6 +177,6 @@ export function connectionTable(settings: PressureSettings, hooks: PressureHooks
         cut(socket, entry, `connection table nearly full: request not completed within ${settings.timeoutMs} ms`);
       }
     },
-    stats: () => ({ open: entries.size, cut: cutCount, underPressure: underPressure() }),
+    stats: () => ({ open: entries.size, cut: cutCount, refused: refusedCount, underPressure: underPressure() }),
   };
 }

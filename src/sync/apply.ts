@@ -63,7 +63,7 @@ async function knownTicks<T extends TickKey & { id?: string; address?: string }>
 
 /** Inscriptions whose tick an earlier one has in another case are bad rows (src/sync/case-ticks.ts); with
  *  --skip-bad-rows they are recorded, so that their rows are skipped too. */
-async function distinctTicks(tx: write.Tx, rows: SourceRow[], o: ApplyOptions): Promise<SourceRow[]> {
+async function distinctTicks(tx: write.Tx, rows: SourceRow[], o: ApplyOptions, shadows: Shadows): Promise<SourceRow[]> {
   const known = await write.tickIds(tx, rows.map(tickKeyOf));
   const keys = new TickKeys(known);
   const out: SourceRow[] = [];
@@ -74,21 +74,26 @@ async function distinctTicks(tx: write.Tx, rows: SourceRow[], o: ApplyOptions): 
     if (!o.skipBadRows) throw error;
     o.onBadRow(error);
     await recordShadowedTicks(tx, [shadow]);
+    shadows.known = null; // read again by the next child batch
   }
   return out;
 }
 
+/** The shadowed inscriptions, read once per applyChanges call (and again after one is recorded). */
+interface Shadows { known: ShadowedTicks | null }
+
 /** Rows of an inscription skipped as a case-only duplicate: bad rows (the table is empty but for hand edits). */
-async function notShadowed(tx: write.Tx, table: string, rows: SourceRow[], o: ApplyOptions): Promise<SourceRow[]> {
-  const shadowed = new ShadowedTicks(await readShadowedTicks(tx));
+async function notShadowed(tx: write.Tx, table: string, rows: SourceRow[], o: ApplyOptions, shadows: Shadows): Promise<SourceRow[]> {
+  shadows.known ??= new ShadowedTicks(await readShadowedTicks(tx));
+  const shadowed = shadows.known;
   if (shadowed.size === 0) return rows;
   return mapOrReport(rows, (r) => { shadowed.check(table, r); return r; }, o);
 }
 
-async function applyBatch(tx: write.Tx, table: string, kind: ChangeKind, changes: Change[], o: ApplyOptions): Promise<void> {
+async function applyBatch(tx: write.Tx, table: string, kind: ChangeKind, changes: Change[], o: ApplyOptions, shadows: Shadows): Promise<void> {
   let rows = changes.map((c) => c.row);
-  if (kind !== 'delete' && table === 'inscriptions') rows = await distinctTicks(tx, rows, o);
-  if (kind !== 'delete' && ['balances', 'address_txs', 'utxos', 'balance_txn'].includes(table)) rows = await notShadowed(tx, table, rows, o);
+  if (kind !== 'delete' && table === 'inscriptions') rows = await distinctTicks(tx, rows, o, shadows);
+  if (kind !== 'delete' && ['balances', 'address_txs', 'utxos', 'balance_txn'].includes(table)) rows = await notShadowed(tx, table, rows, o, shadows);
   const upsert = kind !== 'delete';
   const ids = () => rows.map((r) => String(r.id));
   switch (table) {
@@ -160,12 +165,13 @@ export async function applyChanges(tx: write.Tx, changes: Change[], options: App
     const history = (kind: boolean) => changes.filter((c) => c.table === 'balance_txn' && (c.kind === 'delete') === kind);
     changes = [...history(true), ...changes.filter((c) => c.table !== 'balance_txn'), ...history(false)];
   }
+  const shadows: Shadows = { known: null };
   let i = 0;
   while (i < changes.length) {
     const first = changes[i]!;
     let j = i + 1;
     while (j < changes.length && changes[j]!.table === first.table && changes[j]!.kind === first.kind) j++;
-    if (!ignoredTables.has(first.table)) await applyBatch(tx, first.table, first.kind, changes.slice(i, j), options);
+    if (!ignoredTables.has(first.table)) await applyBatch(tx, first.table, first.kind, changes.slice(i, j), options, shadows);
     i = j;
   }
 }

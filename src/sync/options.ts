@@ -15,6 +15,7 @@ const schema = z.object({
   'source-time-zone': z.string().default('+00:00')
     .refine((v) => parseZone(v) !== null || isZoneName(v), 'must be a UTC offset like +08:00 or a zone name like Asia/Shanghai'),
   verify: z.boolean().default(false),
+  repair: z.boolean().default(false),
   'dry-run': z.boolean().default(false),
   mode: z.enum(['auto', 'binlog', 'polling']).default('auto'),
   // default: derived from the target (src/sync/run.ts defaultServerId)
@@ -35,7 +36,7 @@ export type SyncOptions = z.infer<typeof schema>;
 
 export class OptionsError extends Error {}
 
-const flags = ['once', 'verify', 'dry-run', 'skip-bad-rows', 'help'];
+const flags = ['once', 'verify', 'repair', 'dry-run', 'skip-bad-rows', 'help'];
 const valued = ['source', 'database-url', 'source-time-zone', 'mode', 'server-id', 'batch-size', 'poll-interval-ms',
   'poll-overlap-s', 'poll-sweep-ids', 'gap-expiry-s', 'reconcile-interval-s', 'metrics-port', 'metrics-host', 'log-level'];
 
@@ -44,7 +45,8 @@ export const usage = `usage: npm run sync -- --source mysql://user:pass@host:330
   --source-time-zone +08:00  the zone the indexer host wrote its timestamps in: offset or name (default +00:00)
   --mode auto|binlog|polling how to follow (default auto: binlog when possible)
   --dry-run                  preflight only
-  --verify                   compare source and read model, print the differences (exit 0 same, 1 different)
+  --verify                   compare source and read model, counts and every mapped value (exit 0 same, 1 different)
+  --repair                   with --verify: re-copy the differing rows from the source, in one transaction
   --skip-bad-rows            report rows that cannot be mapped and go on (default: stop)
   --metrics-port 9465        Prometheus /metrics (0: any free port)
   --server-id, --batch-size, --poll-interval-ms, --poll-overlap-s, --poll-sweep-ids, --gap-expiry-s, --reconcile-interval-s,

@@ -53,28 +53,44 @@ export function rewoundChains(changes: Change[]): Map<string, string | null> {
   return out;
 }
 
-/** Re-syncs one chain with the source (see above). `height` is the lowered height (for the log). */
+/**
+ * Re-syncs one chain with the source (see above). `height` is the lowered height (for the log). The source is
+ * read in one consistent snapshot and every change is committed in one read-model transaction (issue 25,
+ * D3): a reader sees the chain as it was or as the snapshot has it, never a state the source never had
+ * (copied pages without the rows deleted, one table's new rows without another's).
+ */
 export async function resyncChain(sql: Sql, conn: SourceConnection, chain: string, height: string | null, apply: ApplyOptions,
   log: Logger): Promise<RewindResult> {
   log.warn({ chain, height }, 'rewind in the source: re-syncing the chain');
+  await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+  try {
+    const result = await sql.begin((tx) => resyncIn(tx as Tx, conn, chain, apply));
+    log.warn({ ...result, height }, 'rewind re-sync done');
+    return result;
+  } finally {
+    await conn.query('COMMIT').catch(() => {});
+  }
+}
+
+async function resyncIn(tx: Tx, conn: SourceConnection, chain: string, apply: ApplyOptions): Promise<RewindResult> {
   const result: RewindResult = { chain, deleted: {}, copied: {}, balancesDeleted: 0 };
   const deletes: { source: string; remove: (tx: Tx, ids: string[]) => Promise<void>; ids: string[] }[] = [];
   // copies first (ticks before children), deletes after (children before ticks)
   for (const t of tables) {
-    const top = [await sourceMax(conn, t.source, chain), await maxChainId(sql, t.source, chain)].reduce((a, b) => (a > b ? a : b));
+    const top = [await sourceMax(conn, t.source, chain), await maxChainId(tx, t.source, chain)].reduce((a, b) => (a > b ? a : b));
     let copied = 0;
     const gone: string[] = [];
     for (let lo = 0n; lo < top; lo += span) {
       const hi = lo + span;
       const [rows] = await conn.query(`SELECT id FROM \`${t.source}\` WHERE chain = ? AND id > ? AND id <= ?`, [chain, String(lo), String(hi)]);
       const theirs = new Set((rows as { id: unknown }[]).map((r) => String(r.id)));
-      const mine = new Set(await chainIds(sql, t.source, chain, lo, hi));
+      const mine = new Set(await chainIds(tx, t.source, chain, lo, hi));
       gone.push(...[...mine].filter((id) => !theirs.has(id)));
       const missing = [...theirs].filter((id) => !mine.has(id));
       for (let i = 0; i < missing.length; i += page) {
         const [found] = await conn.query(`${selectRows(t.source)} WHERE id IN (?) ORDER BY id`, [missing.slice(i, i + page)]);
         const changes: Change[] = (found as SourceRow[]).map((row) => ({ table: t.source, kind: 'insert', row }));
-        await sql.begin((tx) => applyChanges(tx as Tx, changes, apply));
+        await applyChanges(tx, changes, apply);
         copied += changes.length;
       }
     }
@@ -82,7 +98,7 @@ export async function resyncChain(sql: Sql, conn: SourceConnection, chain: strin
     result.copied[t.source] = copied;
   }
   // balances: the source's whole set for the chain; changed ones written, the others kept; the rest deleted
-  await sql.begin(async (tx) => {
+  {
     await beginKeptBalances(tx as Tx);
     let last = '0';
     for (;;) {
@@ -115,7 +131,6 @@ export async function resyncChain(sql: Sql, conn: SourceConnection, chain: strin
         await state.savePollState(tx, { ...s, high_id: String(max), gaps });
       }
     }
-  });
-  log.warn({ ...result, height }, 'rewind re-sync done');
+  }
   return result;
 }

@@ -17,6 +17,7 @@ import { followPolling } from './polling.js';
 import { formatPreflight, preflight } from './preflight.js';
 import { connectSource, parseSourceUrl, type SourceConnection, type SourceTarget } from './source/connection.js';
 import { formatVerify, verify } from './verify.js';
+import { formatValues, verifyValues } from './verify-values.js';
 
 const transientCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND',
   'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_SERVER_SHUTDOWN', 'ER_CON_COUNT_ERROR',
@@ -86,13 +87,18 @@ function heapPolicy(): void {
 
 /** --verify: 0 when the read model matches the source, 1 with a table of differences, 2 when either side fails. */
 async function runVerify(options: SyncOptions, target: SourceTarget): Promise<number> {
-  const sql = createSql({ url: options['database-url'], poolMax: 1, statementTimeoutMs: 0, connectTimeoutS: 10, readOnly: true });
+  // read-only unless --repair: a plain --verify writes nothing
+  const sql = createSql({ url: options['database-url'], poolMax: 1, statementTimeoutMs: 0, connectTimeoutS: 10, readOnly: !options.repair });
   let conn: SourceConnection | null = null;
   try {
     conn = await connectSource(target);
     const report = await verify(conn, sql);
     process.stdout.write(`${formatVerify(report)}\n`);
-    return report.differences.length ? 1 : 0;
+    const zoneOffset = parseZone(options['source-time-zone']);
+    const ctx = { zoneMinutes: zoneOffset ?? 0, zoneName: zoneOffset === null ? options['source-time-zone'] : undefined };
+    const values = await verifyValues(conn, sql, { ctx, batchSize: options['batch-size'], repair: options.repair });
+    process.stdout.write(`${formatValues(values)}\n`);
+    return report.differences.length || values.differences.length ? 1 : 0;
   } catch (error) {
     process.stderr.write(`--verify failed: ${(error as Error).message}\n`);
     return 2;

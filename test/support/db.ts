@@ -99,6 +99,9 @@ export const testConfig: GatewayConfig = {
   HTTP_MAX_CONNECTIONS_PER_CLIENT: 0,
   // likewise the per-client byte budget (test/hardening.client-budget.test.ts)
   HTTP_CLIENT_BYTES_PER_S: 0,
+  // a request's database time, like the statement timeout above, is stretched by a loaded test machine:
+  // the budget itself is proven with its own settings (test/hardening.history-bounds.test.ts)
+  DB_REQUEST_TIME_BUDGET_MS: 60_000,
   // and load shedding: a loaded test machine's event loop is late for reasons of its own
   // (test/hardening.shedding.test.ts makes the lag itself)
   SHED_EVENT_LOOP_LAG_MS: 0,
