@@ -6,6 +6,7 @@ import net from 'node:net';
 import { outcomeKey, rawExchange, request, Tally, type Outcome } from './soak-http.js';
 import { buildStreamAttacks } from './soak-streams.js';
 import { pressureAttacks } from './soak-pressure.js';
+import { Clock } from './soak-clock.js';
 
 const attackerAddress = '127.0.0.2';
 
@@ -32,28 +33,6 @@ export interface Attack {
   run(): Promise<void>;
   stop(): void;
   result(): Record<string, unknown>;
-}
-
-/** Shared stop signal: sleeps end early when the run is over. */
-class Clock {
-  stopped = false;
-  private wake: (() => void)[] = [];
-  sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const wake = this.wake;
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      wake.push(done);
-    });
-  }
-  stop() {
-    this.stopped = true;
-    for (const w of this.wake.splice(0)) w();
-  }
 }
 
 // --- 1, 2: variables that bypass the cost limit (the cost estimate counts `first: $n` as 1) -----------------

@@ -9,22 +9,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { outcomeKey, request, Tally } from './soak-http.js';
 import type { Attack, AttackContext } from './soak-attacks.js';
-
-class Stop {
-  stopped = false;
-  private wakers: (() => void)[] = [];
-  sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      this.wakers.push(() => { clearTimeout(timer); resolve(); });
-    });
-  }
-  stop() {
-    this.stopped = true;
-    for (const w of this.wakers.splice(0)) w();
-  }
-}
+import { Clock } from './soak-clock.js';
 
 const percentile = (sorted: number[], p: number) => (sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!) : null);
 
@@ -33,7 +18,7 @@ function loop(name: string, what: string, ctx: AttackContext, opts: {
   addresses: string[]; perAddress: number; pauseMs: number;
   next: (i: number) => { path: string; body: string } | Promise<{ path: string; body: string }>;
 }): Attack {
-  const stop = new Stop();
+  const stop = new Clock();
   const tally = new Tally();
   const agents = opts.addresses.map((localAddress) => new http.Agent({ keepAlive: true, localAddress } as http.AgentOptions));
   let bytes = 0;
@@ -62,7 +47,7 @@ function loop(name: string, what: string, ctx: AttackContext, opts: {
 
 /** A cheap request every 250 ms from 127.0.0.250: the figure the pressure attacks are judged by. */
 function probe(ctx: AttackContext): Attack {
-  const stop = new Stop();
+  const stop = new Clock();
   const tally = new Tally();
   const ms: number[] = [];
   let answered = 0;
@@ -101,7 +86,7 @@ function probe(ctx: AttackContext): Attack {
 
 /** Slow bodies from 70 addresses × 60, each reopened 50 ms after the gateway cuts it. */
 function reconnectingSlow(ctx: AttackContext): Attack {
-  const stop = new Stop();
+  const stop = new Clock();
   const sockets = new Set<net.Socket>();
   let opened = 0;
   let cut = 0;

@@ -7,28 +7,9 @@ import net from 'node:net';
 import postgres from 'postgres';
 import type { Attack, AttackContext } from './soak-attacks.js';
 import { request, Tally } from './soak-http.js';
+import { Clock } from './soak-clock.js';
 
 const probeAddress = '127.0.0.250';
-
-class Clock {
-  stopped = false;
-  private wake: (() => void)[] = [];
-  sleep(ms: number): Promise<void> {
-    if (this.stopped) return Promise.resolve();
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake.push(done);
-    });
-  }
-  stop() {
-    this.stopped = true;
-    for (const w of this.wake.splice(0)) w();
-  }
-}
 
 /** One raw SSE request (HTTP/1.1, kept alive). */
 function sseRequest(query: string, variables: Record<string, unknown> = {}): string {

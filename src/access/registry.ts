@@ -1,5 +1,6 @@
 import { readApiKeys, listenApiKeys, type ApiKeyRow } from '../db/api-keys.js';
 import type { Sql } from '../db/client.js';
+import { coalescedReads } from '../db/coalesced-reads.js';
 import { within } from '../db/deadline.js';
 import { parseKey, secretMatches } from './key-format.js';
 import type { QuotaLimits } from './limits.js';
@@ -73,39 +74,25 @@ export function createKeyRegistry(options: KeyRegistryOptions): KeyRegistry {
   const now = options.now ?? Date.now;
   let byPrefix: Map<string, Entry> | null = null;
   let prefixSet: ReadonlySet<string> = new Set();
-  let inflight: Promise<void> | null = null;
-  let again = false;
   let stopped = false;
   let errorReported = false;
   let listener: { unlisten(): Promise<void> } | null = null;
   let timer: NodeJS.Timeout | undefined;
 
-  // reads coalesce; a notification during a read asks for one more (the running read may predate the commit)
-  const load = (via: 'start' | 'notify' | 'poll'): Promise<void> => {
-    if (inflight) {
-      again = true;
-      return inflight;
+  const reads = coalescedReads(async (via: 'start' | 'notify' | 'poll') => {
+    try {
+      const rows = await within(readApiKeys(options.sql), options.readTimeoutMs ?? 10_000, 'API keys read');
+      byPrefix = new Map(rows.map((row) => [row.prefix, toEntry(row)]));
+      prefixSet = new Set(byPrefix.keys());
+      errorReported = false;
+      options.onReload?.(rows.length, via);
+    } catch (error) {
+      // the keys last read stay in force
+      if (!errorReported) options.onError?.(error, 'read');
+      errorReported = true;
     }
-    inflight = (async () => {
-      do {
-        again = false;
-        try {
-          const rows = await within(readApiKeys(options.sql), options.readTimeoutMs ?? 10_000, 'API keys read');
-          byPrefix = new Map(rows.map((row) => [row.prefix, toEntry(row)]));
-          prefixSet = new Set(byPrefix.keys());
-          errorReported = false;
-          options.onReload?.(rows.length, via);
-        } catch (error) {
-          // the keys last read stay in force
-          if (!errorReported) options.onError?.(error, 'read');
-          errorReported = true;
-        }
-      } while (again && !stopped);
-    })().finally(() => {
-      inflight = null;
-    });
-    return inflight;
-  };
+  }, () => stopped);
+  const load = (via: 'start' | 'notify' | 'poll') => reads.read(via);
 
   return {
     lookup(presented) {
@@ -145,7 +132,7 @@ export function createKeyRegistry(options: KeyRegistryOptions): KeyRegistry {
       clearInterval(timer);
       await listener?.unlisten().catch(() => {});
       listener = null;
-      await inflight?.catch(() => {});
+      await reads.settled();
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Sql } from './client.js';
 import { within } from './deadline.js';
+import { coalescedReads } from './coalesced-reads.js';
 
 // The data version (sql/004_data_version.sql) and the indexed height per chain, as one consistent
 // snapshot. The gateway keeps the latest one in memory: cache keys and the freshness extension of every
@@ -70,45 +71,29 @@ export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): 
   let listener: { unlisten(): Promise<void> } | null = null;
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
-  let inflight: Promise<DataSnapshot | null> | null = null;
-  let again = false;
   let errorReported = false;
   let readOk = false;
 
-  // Reads are coalesced; a notification arriving while a read is in flight triggers one more read, since
-  // the running one may have started before the notifying transaction committed.
-  function refresh(via: 'start' | 'notify' | 'poll' = 'poll'): Promise<DataSnapshot | null> {
-    if (inflight) {
-      again = true;
-      return inflight;
+  const reads = coalescedReads(async (via: 'start' | 'notify' | 'poll') => {
+    try {
+      const sentAt = performance.now();
+      const next = await within(readSnapshot(sql), readTimeoutMs, 'data version read');
+      options.onRead?.(next, sentAt);
+      errorReported = false;
+      readOk = true;
+      // any change counts (not only an increase): a restored database must not reuse old keys' data
+      if (!snapshot || next.version !== snapshot.version || next.epoch !== snapshot.epoch || !sameHeights(next.heights, snapshot.heights)) {
+        const previous = snapshot;
+        snapshot = next;
+        options.onChange?.(next, previous, previous ? via : 'start');
+      }
+    } catch (error) {
+      readOk = false;
+      if (!errorReported) options.onError?.(error, 'read');
+      errorReported = true;
     }
-    inflight = (async () => {
-      do {
-        again = false;
-        try {
-          const sentAt = performance.now();
-          const next = await within(readSnapshot(sql), readTimeoutMs, 'data version read');
-          options.onRead?.(next, sentAt);
-          errorReported = false;
-          readOk = true;
-          // any change counts (not only an increase): a restored database must not reuse old keys' data
-          if (!snapshot || next.version !== snapshot.version || next.epoch !== snapshot.epoch || !sameHeights(next.heights, snapshot.heights)) {
-            const previous = snapshot;
-            snapshot = next;
-            options.onChange?.(next, previous, previous ? via : 'start');
-          }
-        } catch (error) {
-          readOk = false;
-          if (!errorReported) options.onError?.(error, 'read');
-          errorReported = true;
-        }
-      } while (again && !stopped);
-      return snapshot;
-    })().finally(() => {
-      inflight = null;
-    });
-    return inflight;
-  }
+  }, () => stopped);
+  const refresh = (via: 'start' | 'notify' | 'poll' = 'poll'): Promise<DataSnapshot | null> => reads.read(via).then(() => snapshot);
 
   return {
     current: () => snapshot,
@@ -146,7 +131,7 @@ export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): 
       clearInterval(timer);
       await listener?.unlisten().catch(() => {});
       listener = null;
-      await inflight?.catch(() => {});
+      await reads.settled();
     },
   };
 }
