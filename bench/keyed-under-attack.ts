@@ -1,4 +1,4 @@
-// npm run bench:keyed -- [--seconds 60] [--idle-addresses 60] [--admin-url postgres://postgres@127.0.0.1:5432/postgres]
+// npm run bench:keyed -- [--seconds 60] [--idle-addresses 60] [--only a,b] [--cpu-prof] [--admin-url postgres://postgres@127.0.0.1:5432/postgres]
 //
 // Does a partner keep its service while anonymous clients attack? The real gateway process (production
 // defaults) on a fresh demo database with one API key; anonymous clients from 100+ loopback addresses run the
@@ -29,6 +29,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '60' },
     'idle-addresses': { type: 'string', default: '60' },
     only: { type: 'string' },
+    // a V8 CPU profile of the gateway, written to bench/results/prof/ when it stops (npx tsx bench/prof-summary.ts)
+    'cpu-prof': { type: 'boolean', default: false },
     // internal: run the measuring clients (a child of the benchmark)
     clients: { type: 'string' },
     'admin-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
@@ -119,7 +121,8 @@ async function main() {
   await q.end({ timeout: 5 });
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'inherit' });
   let runStart: number | null = null;
-  gateway = await startGateway(db.url, {}, () => runStart);
+  const profArgs = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}prof`] : [];
+  gateway = await startGateway(db.url, {}, () => runStart, profArgs);
   const gw = gateway;
   const rss = sampleRssEverySecond(gw.pid);
   const ctx = {

@@ -24,6 +24,7 @@ import { loadAverage } from './lib/load.js';
 import { resultsDir } from './lib/scenarios.js';
 import { buildAttacks, type Attack } from './lib/soak-attacks.js';
 import { protocolAttacks } from './lib/soak-protocol.js';
+import { inOwnProcess } from './lib/soak-own-process.js';
 import { createSeededDatabase, sampleRssEverySecond, startGateway, gatewayArgv, type SoakDatabase, type SoakGateway } from './lib/soak-gateway.js';
 import type { NormalConfig, NormalResult } from './lib/soak-normal.js';
 import { soakMarkdown, soakTargets, summaryLines, verdicts, type MetricsFigures, type SoakResult } from './lib/soak-report.js';
@@ -81,6 +82,7 @@ const gatewayEnv = Object.fromEntries(values['gateway-env']!.map((kv) => {
   return [kv.slice(0, at), kv.slice(at + 1)];
 }));
 const log = (s: string) => console.log(`soak: ${s}`);
+const probes = ['probe', 'stream-probe'];
 
 /** The soft limit of open files of this process (Node cannot raise it: run `ulimit -n` before). */
 function openFilesLimit(): number | null {
@@ -229,7 +231,9 @@ async function main() {
     base: gw.base, host: '127.0.0.1', port: gw.port, ticks, nested3AtS,
     slowSockets, slowEveryMs: slowEverySeconds * 1000, batchWorkers, dbUrl: db.url, idleAddresses,
   };
-  attacks = [...buildAttacks(attackContext), ...protocolAttacks(attackContext)];
+  // the probes measure the gateway: they run in processes of their own (bench/lib/soak-own-process.ts)
+  attacks = [...buildAttacks(attackContext), ...protocolAttacks(attackContext)]
+    .map((a) => (probes.includes(a.name) ? inOwnProcess(a, attackContext) : a));
   if (values.only) {
     const wanted = values.only.split(',').map((s) => s.trim());
     const unknown = wanted.filter((w) => !attacks.some((a) => a.name === w));

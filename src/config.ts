@@ -100,13 +100,15 @@ export const configSchema = z.object({
   HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(4_096).describe(
     'open connections in all; one over it is closed on accept (no reply: no JavaScript runs for it). Keep it well under `ulimit -n` (the start logs a warning when it is within 256 of it)'),
   HTTP_PRESSURE_THRESHOLD_PERCENT: int(1, 100).default(90).describe(
-    'percent of `HTTP_MAX_CONNECTIONS` above which the table is under pressure: each new connection makes room by cutting an older one that has not completed a request (still sending headers or a body; oldest first), else the longest idle kept-alive one (a connection whose request is complete is never cut), and headers and bodies get `HTTP_PRESSURE_TIMEOUT_MS`; a new connection from an address already holding 8 incomplete ones is closed on accept. `100`: off'),
+    'percent of `HTTP_MAX_CONNECTIONS` above which the table is under pressure: each new connection makes room by cutting an older one that has not completed a request (still sending headers or a body; oldest first), else the longest idle kept-alive one (a connection whose request is complete is never cut), and headers and bodies get `HTTP_PRESSURE_TIMEOUT_MS`. `100`: off'),
   HTTP_PRESSURE_TIMEOUT_MS: int(100, 600_000).default(2_000).describe(
     'under pressure (`HTTP_PRESSURE_THRESHOLD_PERCENT`), the time a connection has to complete its request (headers and body) before it is cut'),
   SHED_EVENT_LOOP_LAG_MS: int(0, 60_000).default(200).describe(
     'load shedding: while the event loop is later than this (`perf_hooks.monitorEventLoopDelay`, read every 250 ms), the clients whose recent answers cost the most (response bytes per address, half-life 10 s) are refused first, most expensive first: 429 with `Retry-After`, JSON-RPC `-32005` "limit exceeded", GraphQL `LIMIT_EXCEEDED`; probes exempt. `0`: off'),
   SHED_CLIENT_MIN_BYTES: int(0, 10_000_000_000).default(8_388_608).describe(
     'load shedding never refuses a client whose recent answers (decayed, half-life 10 s) total less than this: cheap clients are always served (a steady 20 requests/s of 5 KB pages is about 1.4 MB; a client pulling 5 MB answers passes it in two)'),
+  HTTP_MAX_INCOMPLETE_PER_CLIENT: int(0, 1_000_000).default(8).describe(
+    'connections one client address may hold that have not completed a request (still sending headers or a body); one more waits, accepted but unread, until one of them completes or closes (at most `HTTP_MAX_CONNECTIONS` wait in all; past that it is closed on accept). `0`: no limit (behind a proxy, whose one address carries everyone)'),
   HTTP_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000).default(64).describe(
     'open connections per client address (IPv4 address, IPv6 /64); one over it gets 429 with `Retry-After: 1` and a body, unread, and is closed. Behind a proxy, at least its connection pool. `0`: off'),
   HTTP_CLIENT_BYTES_PER_S: int(0, 10_000_000_000).default(4 * 1024 * 1024).describe(

@@ -75,8 +75,9 @@ describe('limits', () => {
   });
 
   it('the listener is built with them', async () => {
-    const { gateway } = await gatewayWith({ HTTP_MAX_CONNECTIONS: 77, HTTP_HEADERS_TIMEOUT_MS: 1_500, HTTP_REQUEST_TIMEOUT_MS: 2_500 });
-    expect(gateway.server.maxConnections).toBe(77);
+    const { gateway } = await gatewayWith({ HTTP_MAX_CONNECTIONS: 77, HTTP_MAX_CONNECTIONS_PER_CLIENT: 16, HTTP_HEADERS_TIMEOUT_MS: 1_500, HTTP_REQUEST_TIMEOUT_MS: 2_500 });
+    // HTTP_MAX_CONNECTIONS admitted, as many again waiting unread for their address's turn (HTTP_MAX_INCOMPLETE_PER_CLIENT)
+    expect(gateway.server.maxConnections).toBe(2 * 77);
     expect(gateway.server.headersTimeout).toBe(1_500);
     expect(gateway.server.requestTimeout).toBe(2_500);
     expect(gateway.server.keepAliveTimeout).toBe(5_000);
@@ -217,8 +218,8 @@ describe('slow clients are cut within the configured timeouts', () => {
 
   it('bodies trickled below the minimum rate get 408 with an error body of their surface, and are closed', async () => {
     const { port, base } = await gatewayWith(settings);
-    // 20 connections from 127.0.0.2, a body byte every 100 ms (10 bytes/s) on each
-    const slow = Array.from({ length: 20 }, (_, i) => {
+    // 8 connections from 127.0.0.2 (HTTP_MAX_INCOMPLETE_PER_CLIENT: more would wait), a body byte every 100 ms (10 bytes/s) on each
+    const slow = Array.from({ length: 8 }, (_, i) => {
       const c = client(port, '127.0.0.2', i % 2 === 0 ? `${rpcHead(1_000)}{` : `${graphqlHead(1_000)}{`);
       c.trickle('x', 100);
       return { surface: i % 2 === 0 ? 'rpc' : 'graphql', c };

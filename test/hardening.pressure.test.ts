@@ -119,25 +119,36 @@ describe('which connection makes room (the table alone)', () => {
     expect(table.stats()).toMatchObject({ open: 2, cut: 3 });
   });
 
-  it('under pressure, a newcomer from an address already holding 8 incomplete connections is closed on accept; one from another address gets in', () => {
+  it('an address holding HTTP_MAX_INCOMPLETE_PER_CLIENT incomplete connections: one more waits unread until one of them completes; one from another address gets in', async () => {
     const addressOf = new WeakMap<Socket, string>();
-    const table = connectionTable({ maxConnections: 40, thresholdPercent: 50, timeoutMs: 60_000, keyOf: (s) => addressOf.get(s) }, { cut: () => {} });
+    const table = connectionTable({
+      maxConnections: 40, thresholdPercent: 50, timeoutMs: 60_000, keyOf: (s) => addressOf.get(s), maxIncompletePerClient: 8, maxWaiting: 2,
+    }, { cut: () => {} });
+    const resumed = new WeakSet<Socket>();
     const from = (address: string) => {
       const s = fakeSocket();
+      (s as unknown as { resume(): void }).resume = () => resumed.add(s);
       addressOf.set(s, address);
-      table.opened(s);
-      return s;
+      return { s, outcome: table.opened(s) };
     };
-    // 20 (the threshold): 8 incomplete from the attacker, 12 completed ones from elsewhere
-    const attacker = Array.from({ length: 8 }, () => from('10.0.0.1'));
-    for (let i = 0; i < 12; i++) complete(table, from(`10.0.1.${i}`));
-    const again = from('10.0.0.1');
-    expect(again.destroyed).toBe(true);
-    expect(attacker.every((s) => !s.destroyed)).toBe(true);
+    const attacker = Array.from({ length: 8 }, () => from('10.0.0.1').s);
+    const ninth = from('10.0.0.1');
+    const tenth = from('10.0.0.1');
+    expect([ninth.outcome, tenth.outcome]).toEqual(['waiting', 'waiting']);
+    expect(table.waiting(ninth.s) && table.waiting(tenth.s)).toBe(true);
+    // the waiting room is full (maxWaiting 2): one more is closed on accept
+    const eleventh = from('10.0.0.1');
+    expect([eleventh.outcome, eleventh.s.destroyed]).toEqual(['closed', true]);
     const other = from('10.0.0.2');
-    expect(other.destroyed).toBe(false);
-    expect(attacker[0]!.destroyed).toBe(true); // the oldest incomplete one made room
-    expect(table.stats()).toMatchObject({ refused: 1, cut: 1 });
+    expect(other.outcome).toBe('admitted');
+    expect(table.stats()).toMatchObject({ open: 9, waiting: 2, refused: 1 });
+    // one of the attacker's completes its request: its oldest waiting connection is let in and read
+    complete(table, attacker[3]!);
+    await Promise.resolve();
+    expect([table.waiting(ninth.s), resumed.has(ninth.s), table.waiting(tenth.s), resumed.has(tenth.s)]).toEqual([false, true, true, false]);
+    // a waiting connection that closes leaves the room
+    tenth.s.destroy();
+    expect(table.stats()).toMatchObject({ open: 10, waiting: 0 });
   });
 });
 
@@ -193,5 +204,25 @@ describe('a nearly full connection table', () => {
     await until('all 12 accepted', async () => (await connectionsOf(gateway.server)) >= 12);
     const c = await connected(port, '127.0.0.41', 'GET /healthz HTTP/1.1\r\nhost: gw\r\nconnection: close\r\n\r\n');
     expect(await c.closed).toBe('');
+  });
+});
+
+describe('the waiting room (HTTP_MAX_INCOMPLETE_PER_CLIENT)', () => {
+  it("a connection over its address's limit is not read until one of the address's incomplete ones completes; another address is served meanwhile", async () => {
+    const { port } = await gatewayWith({ HTTP_MAX_CONNECTIONS_PER_CLIENT: 64, HTTP_MAX_INCOMPLETE_PER_CLIENT: 3 });
+    const slow: RawClient[] = [];
+    for (let i = 0; i < 3; i++) slow.push(await connected(port, '127.0.0.8', slowHead));
+    const waiting = await connected(port, '127.0.0.8', healthz);
+    const other = await exchange(port, 'GET /healthz HTTP/1.1\r\nhost: gw\r\nconnection: close\r\n\r\n', '127.0.0.9');
+    expect(other?.status).toBe(200);
+    await sleep(300);
+    expect(waiting.received()).toBe('');
+    expect(waiting.socket.destroyed).toBe(false);
+    // the first slow body completes (1000 bytes in all): it is answered, and the waiting connection is read
+    const rest = '"2.0","id":1,"method":"inds_getAllChains","params":[["eth"]]}';
+    slow[0]!.socket.write(rest.padEnd(1000 - '{"jsonrpc":'.length, ' '));
+    await until('the first slow request answered', () => slow[0]!.received().startsWith('HTTP/1.1 200'));
+    await until('the waiting connection answered', () => waiting.received().includes('{"status":"ok"}'));
+    expect(slow.slice(1).every((c) => c.received() === '' && !c.socket.destroyed)).toBe(true);
   });
 });

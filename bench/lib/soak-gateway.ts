@@ -75,16 +75,19 @@ export interface SoakGateway {
 
 /**
  * Starts the gateway on a free port of 127.0.0.1 against `databaseUrl` with its production defaults
- * (response cache on, every limit at its default) and `env` on top; resolves once /readyz answers 200.
+ * (response cache on, every limit at its default) and `env` on top (`nodeArgs` before the script, e.g. --cpu-prof);
+ * resolves once /readyz answers 200.
  */
 /** What `npm start` runs (package.json), with the default heap limit; dist/ is built first by bench/soak.ts. */
 export const gatewayArgv = ['--max-old-space-size=512', 'dist/main.js'];
 
-export async function startGateway(databaseUrl: string, env: Record<string, string>, runStart: () => number | null): Promise<SoakGateway> {
+export async function startGateway(
+  databaseUrl: string, env: Record<string, string>, runStart: () => number | null, nodeArgs: string[] = [],
+): Promise<SoakGateway> {
   const port = await freePort();
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) =>
     !/^(DATABASE_URL|PORT|HOST|SEED|NODE_OPTIONS|VITEST.*|LOG_.*|DB_.*|GRAPHQL_.*|RPC_.*|CACHE.*|REDIS_URL|HTTP_.*|CORS_.*|HEAP_MAX_MB)$/.test(k)));
-  const child = spawn(process.execPath, [...gatewayArgv], {
+  const child = spawn(process.execPath, [...nodeArgs, ...gatewayArgv], {
     cwd: root,
     env: { ...inherited, DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), SEED: 'false', LOG_LEVEL: 'warn', LOG_FORMAT: 'json', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

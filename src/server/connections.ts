@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Config } from '../config.js';
-import { connectionTable, type ConnectionTable } from './pressure.js';
+import { connectionTable, cutsPerSweep, type ConnectionTable } from './pressure.js';
 
 // Slow and greedy clients. Node bounds the whole connection count (maxConnections: a connection over it
 // is closed on accept, before any JavaScript runs for it) and the time to receive headers and a whole
@@ -14,7 +14,7 @@ export type HttpSettings = Pick<Config,
   'HTTP_IDLE_TIMEOUT_MS' | 'HTTP_KEEP_ALIVE_TIMEOUT_MS' | 'HTTP_MAX_REQUESTS_PER_SOCKET' | 'HTTP_MAX_CONNECTIONS' |
   'HTTP_MAX_CONNECTIONS_PER_CLIENT' | 'HTTP_CLIENT_BYTES_PER_S' | 'HTTP_CLIENT_BURST_BYTES'> &
   // the connection table under pressure (src/server/pressure.ts); defaults 90 % and 2 s
-  Partial<Pick<Config, 'HTTP_PRESSURE_THRESHOLD_PERCENT' | 'HTTP_PRESSURE_TIMEOUT_MS'>> &
+  Partial<Pick<Config, 'HTTP_PRESSURE_THRESHOLD_PERCENT' | 'HTTP_PRESSURE_TIMEOUT_MS' | 'HTTP_MAX_INCOMPLETE_PER_CLIENT'>> &
   // load shedding by cost (src/server/shedding.ts); default off here, on in the gateway's config
   Partial<Pick<Config, 'SHED_EVENT_LOOP_LAG_MS' | 'SHED_CLIENT_MIN_BYTES'>>;
 
@@ -81,7 +81,12 @@ export interface ConnectionTracker {
 }
 
 export function trackConnections(server: Server, settings: HttpSettings, hooks: ConnectionHooks): ConnectionTracker {
-  server.maxConnections = settings.HTTP_MAX_CONNECTIONS;
+  // Node closes a connection over maxConnections on accept; the table (pressure.ts) keeps the admitted ones
+  // within HTTP_MAX_CONNECTIONS and lets as many more wait unread for their address's turn
+  // with the per-client cap off (behind a proxy: one address carries everyone) nothing is counted per address
+  const maxIncomplete = settings.HTTP_MAX_CONNECTIONS_PER_CLIENT === 0 ? 0 : settings.HTTP_MAX_INCOMPLETE_PER_CLIENT ?? 0;
+  const maxWaiting = maxIncomplete > 0 ? settings.HTTP_MAX_CONNECTIONS : 0;
+  server.maxConnections = settings.HTTP_MAX_CONNECTIONS + maxWaiting;
   server.keepAliveTimeout = settings.HTTP_KEEP_ALIVE_TIMEOUT_MS;
   // requests per connection are counted here, not by Node (server.maxRequestsPerSocket), whose answer to a
   // request past the limit is an empty 503
@@ -112,8 +117,17 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
     thresholdPercent: settings.HTTP_PRESSURE_THRESHOLD_PERCENT ?? 90,
     timeoutMs: settings.HTTP_PRESSURE_TIMEOUT_MS ?? 2_000,
     keyOf: (socket) => (socket.remoteAddress === undefined ? undefined : clientKey(socket.remoteAddress)),
+    maxIncompletePerClient: maxIncomplete,
+    maxWaiting,
   }, { cut: hooks.cut });
-  server.prependListener('connection', (socket: Socket) => table.opened(socket));
+  server.prependListener('connection', (socket: Socket) => {
+    if (!refused.has(socket)) table.opened(socket);
+  });
+  // after Node's own listener (its 'pause' handler stops the socket's reads; a pause before it, or before the
+  // read it starts on the next tick, would not): a waiting connection is not read until its turn (table.waiting)
+  server.on('connection', (socket: Socket) => {
+    if (table.waiting(socket)) process.nextTick(() => table.waiting(socket) && socket.pause());
+  });
   const pressureTimer = setInterval(() => table.sweep(), Math.min(250, checkInterval(settings))).unref();
   server.once('close', () => clearInterval(pressureTimer));
 
@@ -141,7 +155,9 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
   const minRate = settings.HTTP_MIN_BODY_BYTES_PER_S;
   const sweep = () => {
     const now = performance.now();
+    let budget = cutsPerSweep;
     for (const [socket, entry] of receiving) {
+      if (budget === 0) break; // the rest on the next tick: one turn of the event loop cuts a bounded number
       if (entry.req.complete || socket.destroyed) {
         receiving.delete(socket);
         continue;
@@ -151,6 +167,7 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
       const received = socket.bytesRead - entry.bytesAtStart;
       if (received < (elapsed / 1_000) * minRate) {
         receiving.delete(socket);
+        budget--;
         hooks.cut(entry.req, entry.res, entry.path, `request body slower than ${minRate} bytes/s`);
       }
     }

@@ -12,6 +12,12 @@ import type { Socket } from 'node:net';
 // while under pressure the headers and body deadlines shrink to HTTP_PRESSURE_TIMEOUT_MS, so slow
 // connections are cut even without new arrivals. A probe's connection sends its request at once: by the
 // time it could be the oldest incomplete one its request is complete.
+//
+// Whatever the pressure, an address holds at most `maxIncompletePerClient` incomplete connections: one more
+// waits, accepted but unread, until one of its address's incomplete connections completes or closes (or
+// Node's headers timeout ends it). A reconnecting attacker's surplus then sits in the waiting room instead
+// of being closed and reopened in a loop, which would cost the event loop an accept, a parse and an answer
+// each time; a client that merely opened many connections at once is served a moment later.
 
 export interface PressureSettings {
   maxConnections: number;
@@ -21,14 +27,14 @@ export interface PressureSettings {
   timeoutMs: number;
   /** The client address a socket is counted under (connections.ts' clientKey); none: no per-address rule. */
   keyOf?: (socket: Socket) => string | undefined;
+  /** Incomplete connections one address may hold; more wait unread (0: no limit). */
+  maxIncompletePerClient?: number;
+  /** Connections waiting in all; past it a new one over its address's limit is closed on accept. */
+  maxWaiting?: number;
 }
 
-/**
- * Under pressure, a new connection from an address that already holds this many incomplete ones is closed
- * on accept (the cheapest answer: no request parsed, nobody else cut): a reconnecting attacker then churns
- * against itself, while a newcomer from any other address is let in and makes room.
- */
-export const incompletePerClientUnderPressure = 8;
+/** At most this many connections cut per sweep: a cohort that passes its deadline together is cut over several ticks, not in one long turn of the event loop. */
+export const cutsPerSweep = 64;
 
 type State = 'incomplete' | 'busy' | 'idle';
 
@@ -47,14 +53,16 @@ export interface PressureHooks {
 }
 
 export interface ConnectionTable {
-  /** A connection was accepted. */
-  opened(socket: Socket): void;
+  /** A connection was accepted: admitted, made to wait (it must not be read yet), or closed. */
+  opened(socket: Socket): 'admitted' | 'waiting' | 'closed';
+  /** Whether the connection is still waiting for its address's turn (not to be read). */
+  waiting(socket: Socket): boolean;
   /** A request arrived on it (its headers are in). */
   request(req: IncomingMessage, res: ServerResponse, path: string): void;
   /** Cuts slow incomplete connections while under pressure (called from the listener's periodic check). */
   sweep(): void;
   /** Open connections and how many were cut to make room (for metrics and tests). */
-  stats(): { open: number; cut: number; refused: number; underPressure: boolean };
+  stats(): { open: number; cut: number; refused: number; waiting: number; underPressure: boolean };
 }
 
 export function connectionTable(settings: PressureSettings, hooks: PressureHooks, now: () => number = () => performance.now()): ConnectionTable {
@@ -67,6 +75,11 @@ export function connectionTable(settings: PressureSettings, hooks: PressureHooks
   const keys = new WeakMap<Socket, string>();
   let cutCount = 0;
   let refusedCount = 0;
+  const perClient = settings.maxIncompletePerClient ?? 0;
+  const maxWaiting = settings.maxWaiting ?? settings.maxConnections;
+  // per address, oldest first; a waiting socket is in no other map
+  const waitingByKey = new Map<string, Set<Socket>>();
+  let waitingCount = 0;
 
   /** Keeps the per-address count of incomplete connections as a socket enters or leaves that state. */
   const countIncomplete = (socket: Socket, delta: 1 | -1) => {
@@ -77,7 +90,10 @@ export function connectionTable(settings: PressureSettings, hooks: PressureHooks
     else incompleteByKey.delete(key);
   };
   const leaveIncomplete = (socket: Socket) => {
-    if (incomplete.delete(socket)) countIncomplete(socket, -1);
+    if (!incomplete.delete(socket)) return;
+    countIncomplete(socket, -1);
+    const key = keys.get(socket);
+    if (key !== undefined && waitingByKey.has(key)) queueMicrotask(() => promote(key));
   };
 
   const move = (socket: Socket, entry: Entry, state: State) => {
@@ -120,29 +136,70 @@ export function connectionTable(settings: PressureSettings, hooks: PressureHooks
   // at the threshold already: arrivals keep the table there by cutting, so this is where the deadlines shrink
   const underPressure = () => entries.size >= threshold && threshold < settings.maxConnections;
 
+  /** Enters a connection in the table (making room for it past the threshold); false if the table is full. */
+  const admit = (socket: Socket): boolean => {
+    while (threshold < settings.maxConnections && entries.size >= threshold && (incomplete.size > 0 || idle.size > 0)) {
+      const before = entries.size;
+      makeRoom(socket);
+      if (entries.size === before) break;
+    }
+    if (entries.size >= settings.maxConnections) {
+      refusedCount++;
+      socket.destroy();
+      return false;
+    }
+    const entry: Entry = { state: 'incomplete', since: now(), inFlight: 0 };
+    entries.set(socket, entry);
+    incomplete.set(socket, entry);
+    countIncomplete(socket, 1);
+    socket.once('close', () => {
+      entries.delete(socket);
+      leaveIncomplete(socket);
+      idle.delete(socket);
+    });
+    return true;
+  };
+
+  const leaveWaiting = (key: string, socket: Socket): boolean => {
+    const queue = waitingByKey.get(key);
+    if (!queue?.delete(socket)) return false;
+    waitingCount--;
+    if (queue.size === 0) waitingByKey.delete(key);
+    return true;
+  };
+
+  /** Lets the address's oldest waiting connections in while it is under its limit; they are read from now on. */
+  const promote = (key: string) => {
+    for (const socket of waitingByKey.get(key) ?? []) {
+      if ((incompleteByKey.get(key) ?? 0) >= perClient) return;
+      leaveWaiting(key, socket);
+      if (socket.destroyed) continue;
+      if (admit(socket)) socket.resume();
+    }
+  };
+
   return {
     opened(socket) {
       const key = settings.keyOf?.(socket);
-      if (key !== undefined && underPressure() && (incompleteByKey.get(key) ?? 0) >= incompletePerClientUnderPressure) {
-        refusedCount++;
-        return void socket.destroy();
-      }
       if (key !== undefined) keys.set(socket, key);
-      const entry: Entry = { state: 'incomplete', since: now(), inFlight: 0 };
-      entries.set(socket, entry);
-      incomplete.set(socket, entry);
-      countIncomplete(socket, 1);
-      socket.once('close', () => {
-        entries.delete(socket);
-        leaveIncomplete(socket);
-        idle.delete(socket);
-      });
-      // the new one is the youngest: the oldest incomplete (or idle) one makes room for it
-      while (entries.size > threshold && (incomplete.size > 1 || idle.size > 0)) {
-        const before = entries.size;
-        makeRoom(socket);
-        if (entries.size === before) break;
+      if (key !== undefined && perClient > 0 && (incompleteByKey.get(key) ?? 0) >= perClient) {
+        if (waitingCount >= maxWaiting) {
+          refusedCount++;
+          socket.destroy();
+          return 'closed';
+        }
+        let queue = waitingByKey.get(key);
+        if (!queue) waitingByKey.set(key, (queue = new Set()));
+        queue.add(socket);
+        waitingCount++;
+        socket.once('close', () => leaveWaiting(key, socket));
+        return 'waiting';
       }
+      return admit(socket) ? 'admitted' : 'closed';
+    },
+    waiting: (socket) => {
+      const key = keys.get(socket);
+      return key !== undefined && (waitingByKey.get(key)?.has(socket) ?? false);
     },
     request(req, res, path) {
       const socket = req.socket;
@@ -172,11 +229,12 @@ export function connectionTable(settings: PressureSettings, hooks: PressureHooks
     sweep() {
       if (!underPressure()) return;
       const oldest = now() - settings.timeoutMs;
+      let budget = cutsPerSweep;
       for (const [socket, entry] of incomplete) {
-        if (entry.since > oldest) break; // oldest first: the rest are younger
+        if (entry.since > oldest || budget-- === 0) break; // oldest first: the rest are younger
         cut(socket, entry, `connection table nearly full: request not completed within ${settings.timeoutMs} ms`);
       }
     },
-    stats: () => ({ open: entries.size, cut: cutCount, refused: refusedCount, underPressure: underPressure() }),
+    stats: () => ({ open: entries.size, cut: cutCount, refused: refusedCount, waiting: waitingCount, underPressure: underPressure() }),
   };
 }
