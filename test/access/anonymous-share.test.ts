@@ -6,6 +6,7 @@ import { createTestDatabase, findServer, type TestDatabase } from '../support/db
 import { Fixture } from '../support/fixtures.js';
 import { lockTable } from '../support/locks.js';
 import { gql, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // ANONYMOUS_SHARE: while any API key exists, requests without a key hold at most that share of the
 // database pool and of the open subscriptions together, so a keyed client finds a connection and a stream
@@ -15,7 +16,7 @@ import { gql, startGateway, waitFor, type LiveGateway } from '../support/ops.js'
 
 const onServer = (await findServer()) !== null;
 
-describe.skipIf(!onServer)('the anonymous share of the database pool (real PostgreSQL)', () => {
+describe('the anonymous share of the database pool (real PostgreSQL)', skipUnless(onServer, because.noServer), () => {
   let db: TestDatabase;
   let gateway: LiveGateway;
   let key: string;
@@ -70,7 +71,7 @@ describe.skipIf(!onServer)('the anonymous share of the database pool (real Postg
   });
 });
 
-describe.skipIf(!onServer)('the anonymous share of the open subscriptions', () => {
+describe('the anonymous share of the open subscriptions', skipUnless(onServer, because.noServer), () => {
   let db: TestDatabase;
   let gateway: LiveGateway;
   let key: string;

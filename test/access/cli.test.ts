@@ -7,6 +7,7 @@ import { createQuota } from '../../src/access/quota.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
+import { because } from '../support/skips.js';
 
 // `npm run keys -- create|list|revoke|usage` as the operator runs it (the real CLI in a child process) on a
 // real PostgreSQL database and a private Redis: the key is printed once as the last (and only) line of
@@ -42,7 +43,7 @@ describe('npm run keys', () => {
   let created = '';
 
   it('create prints the key once, as the last line of stdout, and stores only its hash', async (ctx) => {
-    if (db.engine === 'embedded') ctx.skip(); // the CLI takes a server URL
+    ctx.skip(db.engine === 'embedded', because.noServerForChild);
     const out = await keys(['create', '--database-url', db.target.url!, '--name', 'explorer', '--rate', '600/min', '--burst', '20', '--daily', '50000',
       '--expires', '30d', '--max-page-size', '5000', '--max-streams', '64']);
     expect(out.code).toBe(0);
@@ -60,7 +61,7 @@ describe('npm run keys', () => {
   });
 
   it('refuses a second key of the same name, a bad rate and a missing database, with one line and exit 1', async (ctx) => {
-    if (db.engine === 'embedded') ctx.skip();
+    ctx.skip(db.engine === 'embedded', because.noServerForChild);
     const again = await keys(['create', '--database-url', db.target.url!, '--name', 'explorer', '--rate', '1']);
     expect(again).toMatchObject({ code: 1, stdout: '', stderr: 'a key named explorer exists\n' });
     const badRate = await keys(['create', '--database-url', db.target.url!, '--name', 'x', '--rate', 'fast']);
@@ -72,7 +73,7 @@ describe('npm run keys', () => {
   });
 
   it('list shows names, prefixes and limits, never the secret; DATABASE_URL works as well', async (ctx) => {
-    if (db.engine === 'embedded') ctx.skip();
+    ctx.skip(db.engine === 'embedded', because.noServerForChild);
     const out = await keys(['list'], { DATABASE_URL: db.target.url! });
     expect(out.code).toBe(0);
     expect(out.stdout).toMatch(/^name\s+prefix\s+status\s+rate\/s\s+burst\s+daily/);
@@ -81,7 +82,7 @@ describe('npm run keys', () => {
   });
 
   it('usage prints the day\'s counters the gateways keep in Redis', async (ctx) => {
-    if (db.engine === 'embedded') ctx.skip();
+    ctx.skip(db.engine === 'embedded', because.noServerForChild);
     const quota = createQuota({ redisUrl: redis.url, commandTimeoutMs: 1_000, breakerFailures: 5, breakerOpenMs: 1_000, gateways: 1, logger: createLogger({ level: 'silent' }) });
     quota.connect();
     for (let i = 0; i < 100 && quota.mode() !== 'redis'; i++) await new Promise((r) => setTimeout(r, 50));
@@ -101,7 +102,7 @@ describe('npm run keys', () => {
   });
 
   it('revoke marks the key revoked (kept for its usage)', async (ctx) => {
-    if (db.engine === 'embedded') ctx.skip();
+    ctx.skip(db.engine === 'embedded', because.noServerForChild);
     const out = await keys(['revoke', 'explorer', '--database-url', db.target.url!]);
     expect(out.code).toBe(0);
     expect(out.stdout).toMatch(/^revoked explorer \(prefix igw[0-9a-f]{8}\) at /);

@@ -5,6 +5,7 @@ import { createKeyRegistry, type KeyRegistry } from '../../src/access/registry.j
 import { insertApiKey, revokeApiKey } from '../../src/db/api-keys.js';
 import { createSql, type Sql } from '../../src/db/client.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { because } from '../support/skips.js';
 
 // The gateway's key registry on real PostgreSQL: read with a read-only session (as the gateway's role),
 // a change made on the admin connection reaches two running registries through NOTIFY within 2 s, and a
@@ -84,7 +85,7 @@ describe('the key registry', () => {
   });
 
   it('reaches two running registries within 2 s of a create and of a revoke (NOTIFY)', async (ctx) => {
-    if (db.engine === 'embedded') ctx.skip(); // the embedded engine delivers no notifications
+    ctx.skip(db.engine === 'embedded', because.noNotify);
     const a = await registry(true);
     const b = await registry(true);
     await until(() => a.listening() && b.listening(), 5_000);
@@ -104,7 +105,7 @@ describe('the key registry', () => {
   });
 
   it('reads with a read-only session (the gateway cannot change a key)', async (ctx) => {
-    if (db.engine === 'embedded') ctx.skip(); // startup parameters are ignored there
+    ctx.skip(db.engine === 'embedded', because.noStartupParameters);
     const sql = reader();
     await expect(sql`UPDATE api_keys SET revoked_at = now()`).rejects.toMatchObject({ code: '25006' });
   });

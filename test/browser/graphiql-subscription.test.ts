@@ -3,6 +3,7 @@ import { hasChromium, launchChromium, screenshot, type Browser } from '../suppor
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { indexMint, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // A subscription in GraphiQL, in headless Chromium: GraphiQL opens with a `blocks` subscription (the
 // ?query= parameter), runs it over SSE, the test commits a block as the indexer would, and the result
@@ -25,7 +26,7 @@ subscription NewBlocks {
 }
 `;
 
-describe.skipIf(!hasChromium)('a subscription in GraphiQL (headless Chromium)', () => {
+describe('a subscription in GraphiQL (headless Chromium)', skipUnless(hasChromium, because.noChromium), () => {
   let db: TestDatabase;
   let live: LiveGateway;
   let browser: Browser;

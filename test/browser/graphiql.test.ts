@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, launchChromium, screenshot, type Browser } from '../support/browser.js';
 import { startDemoGateway, type LiveGateway } from '../support/ops.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // GraphiQL in a real browser: headless Chromium (Debian's package, driven by playwright-core) loads
 // /graphql from the running gateway, runs the pre-filled example query and must show data. The
@@ -9,7 +10,7 @@ import { startDemoGateway, type LiveGateway } from '../support/ops.js';
 // Skipped (reported as skipped) where /usr/bin/chromium is not installed.
 
 
-describe.skipIf(!hasChromium)('GraphiQL in headless Chromium', () => {
+describe('GraphiQL in headless Chromium', skipUnless(hasChromium, because.noChromium), () => {
   let live: LiveGateway;
   let browser: Browser;
 

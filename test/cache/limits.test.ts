@@ -4,6 +4,7 @@ import { keyVersion } from '../../src/cache/keys.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { findRedis, gql, gqlGet, rpc, sameData, sameText, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // The response cache is bounded in bytes: an answer over CACHE_MAX_ENTRY_BYTES is served but not stored
 // (in memory or on Redis), the in-memory store never holds more than CACHE_MAX_BYTES (least recently
@@ -108,7 +109,7 @@ describe('response cache limits (in memory)', () => {
   });
 });
 
-describe.skipIf(!redisUrl)('response cache limits (Redis)', () => {
+describe('response cache limits (Redis)', skipUnless(redisUrl, because.noRedis), () => {
   let live: LiveGateway;
   let redis: Redis;
   beforeAll(async () => {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { findRedis, gql, indexMint, rpc, sameData, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // Two gateway replicas on one Redis: one cache (an entry stored by one is a hit on the other) and one
 // invalidation (each learns the new data version from the database). Skipped without a Redis.
@@ -23,7 +24,7 @@ async function seeded(offset: number): Promise<TestDatabase> {
   return db;
 }
 
-describe.skipIf(!redisUrl)('response cache on Redis, shared by two gateways', () => {
+describe('response cache on Redis, shared by two gateways', skipUnless(redisUrl, because.noRedis), () => {
   let db: TestDatabase;
   let a: LiveGateway;
   let b: LiveGateway;

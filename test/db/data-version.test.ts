@@ -5,6 +5,7 @@ import { createVersionWatcher, dataVersionChannel, readSnapshot } from '../../sr
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { dataVersion, indexMint, waitFor } from '../support/ops.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // The data version of sql/004_data_version.sql: bumped once per writing transaction on any table the
 // indexer writes (even in replica mode), never by a rolled-back one, notified at commit; readable by the
@@ -86,7 +87,7 @@ describe('data version', () => {
     if (db.engine === 'server') await expect(readOnly`UPDATE data_version SET version = 0`).rejects.toMatchObject({ code: '25006' });
   });
 
-  it.skipIf(!onServer)('is announced on igw_data_version at commit, with the new version', async () => {
+  it('is announced on igw_data_version at commit, with the new version', skipUnless(onServer, because.noNotify), async () => {
     const listener = postgres(db.target.url!, { max: 1, onnotice: () => {} });
     const seen: string[] = [];
     try {

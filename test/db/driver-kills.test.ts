@@ -4,6 +4,7 @@ import { createSql } from '../../src/db/client.js';
 import { within } from '../../src/db/deadline.js';
 import { ServiceUnavailableError } from '../../src/db/errors.js';
 import { findServer } from '../support/db.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // Two defects of postgres.js 3.4.9 when a server ends a connection (patches/postgres+3.4.9.patch):
 // - the timer of a write scheduled before the close was kept, so the reconnect's StartupMessage was never
@@ -16,7 +17,7 @@ import { findServer } from '../support/db.js';
 
 const server = await findServer();
 
-describe.skipIf(!server)('the driver when its backends are terminated under load', () => {
+describe('the driver when its backends are terminated under load', skipUnless(server, because.noServer), () => {
   const sql = server ? createSql({ url: server, poolMax: 4, statementTimeoutMs: 3_000, connectTimeoutS: 2, readOnly: true }) : undefined;
   const admin = server ? postgres(server, { max: 1, onnotice: () => {} }) : undefined;
 

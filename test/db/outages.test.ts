@@ -6,6 +6,7 @@ import { hostileFixture } from '../support/hostile.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
 import { classify, exchange, recoveryMs, sleep, startLoad, summarise } from '../support/load.js';
 import { createPgInstance, pgBinDir, type PgInstance } from '../support/pg-instance.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // Database faults against the real gateway process on a PostgreSQL instance of its own (stopped and
 // started by the test): down at start, connections killed under load, the server stopped and started
@@ -16,7 +17,7 @@ import { createPgInstance, pgBinDir, type PgInstance } from '../support/pg-insta
 const bin = pgBinDir();
 const figures: string[] = [];
 
-describe.skipIf(!bin)('database faults (dedicated PostgreSQL instance)', () => {
+describe('database faults (dedicated PostgreSQL instance)', skipUnless(bin, because.noPgBin), () => {
   let pg: PgInstance;
   let gateway: GatewayProcess;
 

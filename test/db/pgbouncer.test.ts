@@ -5,6 +5,7 @@ import { Fixture } from '../support/fixtures.js';
 import { listen } from '../support/http.js';
 import { capturingLogger, gql, request, rpc, waitFor } from '../support/ops.js';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
+import { because, skipUnlessAll } from '../support/skips.js';
 
 // The gateway behind a real PgBouncer in transaction pooling mode. With DB_POOLER=pgbouncer: it connects
 // (no startup parameters), answers, cannot write, has its statements cut at DB_STATEMENT_TIMEOUT_MS, sends
@@ -16,7 +17,7 @@ const bouncerBinary = pgbouncerBinary();
 const server = await findServer();
 const figures: string[] = [];
 
-describe.skipIf(!bouncerBinary || !server)('behind PgBouncer (transaction pooling)', () => {
+describe('behind PgBouncer (transaction pooling)', skipUnlessAll([bouncerBinary, because.noPgbouncer], [server, because.noServer]), () => {
   let db: TestDatabase;
   let bouncer: PgBouncer;
   let dropping: PgBouncer;

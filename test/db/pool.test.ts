@@ -6,6 +6,7 @@ import { lockTable } from '../support/locks.js';
 import { Fixture } from '../support/fixtures.js';
 import { post } from '../support/http.js';
 import { capturingLogger, startGateway, type LiveGateway } from '../support/ops.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // Fair use of the pool: heavy JSON-RPC batches get a row budget and a few connections, not the pool;
 // cheap requests of other clients get through meanwhile; a statement's timer starts when it has a
@@ -84,7 +85,7 @@ describe('settings', () => {
   });
 });
 
-describe.skipIf(!onServer)('fair use of the pool (real PostgreSQL)', () => {
+describe('fair use of the pool (real PostgreSQL)', skipUnless(onServer, because.noServer), () => {
   afterEach(async () => {
     for (const gw of open.splice(0)) await gw.close();
   });

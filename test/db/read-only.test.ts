@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, createTestGateway, type TestDatabase } from '../support/db.js';
+import { because } from '../support/skips.js';
 
 // The gateway's sessions are read-only (default_transaction_read_only, a startup parameter): a write
 // through its connection is refused by the server with SQLSTATE 25006. The embedded engine ignores
@@ -28,20 +29,20 @@ describe('the gateway connection', () => {
   });
 
   it('refuses INSERT with a read-only error (25006)', async (ctx) => {
-    if (db.engine === 'embedded') ctx.skip();
+    ctx.skip(db.engine === 'embedded', because.noStartupParameters);
     await expect(gw.gateway.sql`INSERT INTO chains (chain, chain_id, name, network_id, display_order)
                                 VALUES ('bsc', 56, 'BNB', 56, 2)`).rejects.toMatchObject(readOnlyError);
   });
 
   it('refuses UPDATE and DELETE with a read-only error (25006)', async (ctx) => {
-    if (db.engine === 'embedded') ctx.skip();
+    ctx.skip(db.engine === 'embedded', because.noStartupParameters);
     await expect(gw.gateway.sql`UPDATE chains SET name = 'x'`).rejects.toMatchObject(readOnlyError);
     await expect(gw.gateway.sql`UPDATE ticks SET holders = 0`).rejects.toMatchObject(readOnlyError);
     await expect(gw.gateway.sql`DELETE FROM chains`).rejects.toMatchObject(readOnlyError);
   });
 
   it('stays read-only inside an explicit transaction and on every pooled connection', async (ctx) => {
-    if (db.engine === 'embedded') ctx.skip();
+    ctx.skip(db.engine === 'embedded', because.noStartupParameters);
     await expect(gw.gateway.sql.begin((tx) => tx`INSERT INTO chains (chain, chain_id, name, network_id, display_order)
                                                   VALUES ('bsc', 56, 'BNB', 56, 2)`)).rejects.toMatchObject(readOnlyError);
     // as many concurrent attempts as the pool has connections

@@ -10,6 +10,7 @@ import { listen } from '../support/http.js';
 import { waitFor } from '../support/ops.js';
 import { createPgInstance, pgBinDir, type PgInstance } from '../support/pg-instance.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // Never older than the budget: a real primary and streaming standby of this file's own, a writer that
 // bumps one value on the primary all the time, and clients asking two gateways for it back to back.
@@ -26,7 +27,7 @@ const supplyQuery = 'query S($n: Int) { tick(chain: "eth", protocol: "erc-20", t
 
 interface Answer { gateway: string; phase: string; sent: number; received: number; value: number; cache: string | null }
 
-describe.skipIf(!bin)('replica freshness: never older than MAX_REPLICA_LAG_MS (own primary and streaming standby)', () => {
+describe('replica freshness: never older than MAX_REPLICA_LAG_MS (own primary and streaming standby)', skipUnless(bin, because.noPgBin), () => {
   let primary: PgInstance;
   let standby: PgInstance;
   let writer: Sql;

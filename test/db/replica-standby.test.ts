@@ -12,6 +12,7 @@ import { Fixture, fakeHash } from '../support/fixtures.js';
 import { listen } from '../support/http.js';
 import { findRedis, gql, indexMint, request, rpc, waitFor } from '../support/ops.js';
 import { createPgInstance, pgBinDir, type PgInstance } from '../support/pg-instance.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // Read replicas against a real primary and a real streaming standby (pg_basebackup -R), both private to
 // this file: routing and rotation by measured lag, the replica metrics, /readyz, cache entries stored
@@ -26,7 +27,7 @@ const tick = { chain: 'eth', protocol: 'erc-20', tick: 'alpha' };
 const txHash = fakeHash(0xfeed);
 const supplyQuery = `query Supply($n: Int) { tick(chain: "eth", protocol: "erc-20", tick: "alpha") { totalSupply } ticks(first: $n) { totalCount } }`;
 
-describe.skipIf(!bin)('read replicas (own primary and streaming standby)', () => {
+describe('read replicas (own primary and streaming standby)', skipUnless(bin, because.noPgBin), () => {
   let primary: PgInstance;
   let standby: PgInstance;
   let writer: Sql;

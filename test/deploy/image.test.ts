@@ -16,6 +16,7 @@ import { createTestDatabase, findServer, type TestDatabase } from '../support/db
 import { listFiles, parseDockerfile, replayDockerfile, type BuiltStage } from '../support/dockerfile.js';
 import { IndexerWriter } from '../support/indexer.js';
 import { createSqliteSource, type SqliteSource } from '../support/indexer-sqlite.js';
+import { because, skipIfMissing, skipUnless } from '../support/skips.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const dockerfile = parseDockerfile(readFileSync(join(root, 'Dockerfile'), 'utf8'));
@@ -62,7 +63,7 @@ function finished(child: ChildProcess): Promise<{ code: number | null; output: s
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, output })));
 }
 
-describe.skipIf(missing.length > 0)(`the Dockerfile, replayed${missing.length ? ` (missing: ${missing.join(', ')})` : ''}`, () => {
+describe('the Dockerfile, replayed', skipIfMissing(missing), () => {
   beforeAll(async () => {
     expect(baseIsNode20).toBe(true);
     dir = mkdtempSync(join(tmpdir(), 'igw-image-'));
@@ -163,7 +164,7 @@ describe.skipIf(missing.length > 0)(`the Dockerfile, replayed${missing.length ? 
     expect((await done).code).toBe(0);
   }, 200_000);
 
-  describe.skipIf(!onServer)('the SQLite sync (`npm run sync`) in the image', () => {
+  describe('the SQLite sync (`npm run sync`) in the image', skipUnless(onServer, because.noServerForChild), () => {
     let db: TestDatabase;
     let src: SqliteSource;
 

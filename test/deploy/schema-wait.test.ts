@@ -8,6 +8,7 @@ import { createGateway, type Gateway } from '../../src/app.js';
 import { createSql, type Sql } from '../../src/db/client.js';
 import { listMigrations, migrate } from '../../src/db/migrate.js';
 import { findServer, testConfig } from '../support/db.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // Rollouts wait for the schema: a gateway whose database has not (yet) been migrated to the version its
 // build ships answers /readyz 503 with the exact reason, so an orchestrator keeps it out of service
@@ -33,7 +34,7 @@ async function until<T>(what: () => Promise<T>, ok: (v: T) => boolean, ms: numbe
   return last;
 }
 
-describe.skipIf(!base)('readiness waits for the schema', () => {
+describe('readiness waits for the schema', skipUnless(base, because.noServer), () => {
   const name = `igw_test_schema_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   let admin: postgres.Sql;
   let owner: Sql;

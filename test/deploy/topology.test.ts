@@ -8,6 +8,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { skipIfMissing } from '../support/skips.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const pgBin = existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql').some((v) =>
@@ -22,7 +23,7 @@ const missing = [
   existsSync(`${root}/dist/main.js`) ? '' : 'dist/ (npm run build)',
 ].filter(Boolean);
 
-describe.skipIf(missing.length > 0)(`compose's database topology on local binaries${missing.length ? ` (missing: ${missing.join(', ')})` : ''}`, () => {
+describe("compose's database topology on local binaries", skipIfMissing(missing), () => {
   it('primary with the roles, streaming standby, PgBouncer routing, owner migrations and seed, reader gateways', async () => {
     const run = () => promisify(execFile)('bash', ['deploy/smoke/local-topology.sh'], {
       cwd: root, timeout: 240_000, maxBuffer: 16 * 1024 * 1024,

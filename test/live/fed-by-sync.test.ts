@@ -4,6 +4,7 @@ import { createTestDatabase, findServer, type TestDatabase } from '../support/db
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { startGateway, type LiveGateway } from '../support/ops.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // Live updates fed by the sync (npm run sync, polling follow) rather than by a writer of the read model:
 // the indexer flushes a block to its MariaDB, the sync applies it, and a subscriber of the gateway gets the
@@ -13,7 +14,7 @@ const server = await findServer();
 const tick = { chain: 'bsc', protocol: 'bsc-20', tick: 'live' };
 const minter = '0x00000000000000000000000000000000000Ab0b1';
 
-describe.skipIf(!server)('live updates from the sync', { timeout: 180_000 }, () => {
+describe('live updates from the sync', { timeout: 180_000, ...skipUnless(server, because.noServerForChild) }, () => {
   let db: TestDatabase;
   let src: SourceDb;
   let w: IndexerWriter;

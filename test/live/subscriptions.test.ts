@@ -6,6 +6,7 @@ import { Fixture } from '../support/fixtures.js';
 import { startGatewayProcess } from '../support/gateway-process.js';
 import { startRedis } from '../support/redis-server.js';
 import { findRedis, indexMint, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // Live updates end to end: a real SSE client (graphql-sse, the protocol yoga serves) against a listening
 // gateway, and writes made the way the indexer makes them (row by row, triggers on, one transaction).
@@ -244,7 +245,7 @@ describe('limits', () => {
 
 describe('shared LISTEN through Redis', async () => {
   const redisUrl = await findRedis();
-  it.skipIf(!redisUrl)('one LISTEN for two gateways, both deliver; a dead Redis falls back to a direct LISTEN', async () => {
+  it('one LISTEN for two gateways, both deliver; a dead Redis falls back to a direct LISTEN', skipUnless(redisUrl, because.noRedis), async () => {
     const a = await startGateway(db, { REDIS_URL: redisUrl! });
     const b = await startGateway(db, { REDIS_URL: redisUrl! });
     try {

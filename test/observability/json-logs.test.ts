@@ -3,6 +3,7 @@ import { createTestDatabase, findServer, type TestDatabase } from '../support/db
 import { Fixture } from '../support/fixtures.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
 import { gql, gqlGet, request, rpc } from '../support/ops.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // With LOG_FORMAT=json every line the gateway process writes, on stdout and on stderr, is one JSON object:
 // a spread of requests (GraphQL misses and hits, JSON-RPC, errors, hostile input) and a shutdown must not
@@ -12,7 +13,7 @@ import { gql, gqlGet, request, rpc } from '../support/ops.js';
 const onServer = (await findServer()) !== null;
 const A = '0x150b000000000000000000000000000000000001';
 
-describe.skipIf(!onServer)('the gateway process logs JSON lines only', () => {
+describe('the gateway process logs JSON lines only', skipUnless(onServer, because.noServerForChild), () => {
   let db: TestDatabase;
   let gateway: GatewayProcess;
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
 import { startGatewayProcess } from '../support/gateway-process.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // A crash is never silent, on the real process: an uncaught exception and an unhandled rejection each write
 // one fatal JSON line naming the error and exit non-zero (70). The failure is forced through a test-only
@@ -31,7 +32,7 @@ describe('heap limit', () => {
   });
 });
 
-describe.skipIf(!onServer)('the real process', () => {
+describe('the real process', skipUnless(onServer, because.noServerForChild), () => {
   let db: TestDatabase;
 
   beforeAll(async () => {

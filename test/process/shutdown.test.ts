@@ -5,6 +5,7 @@ import { createTestDatabase, findServer, type TestDatabase } from '../support/db
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
 import { hostileFixture } from '../support/hostile.js';
 import { classify, exchange, sleep, startLoad, summarise } from '../support/load.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // SIGTERM under load, on the real process: requests in flight finish (they are held in the database by
 // a lock, so they really are in flight when the signal comes), a request arriving on a kept-alive
@@ -47,7 +48,7 @@ const refused = (base: string) => new Promise<string>((resolve) => {
   socket.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
 });
 
-describe.skipIf(!onServer)('SIGTERM under load', () => {
+describe('SIGTERM under load', skipUnless(onServer, because.noServerForChild), () => {
   let db: TestDatabase;
   let gateway: GatewayProcess | undefined;
 

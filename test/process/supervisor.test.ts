@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // `npm start` under a supervisor (systemd, supervisord, a container runtime running npm): the supervisor
 // signals npm's pid, not the gateway's. SIGTERM to npm must stop the gateway with its drain (npm forwards
@@ -68,7 +69,7 @@ async function gone(pid: number, withinMs: number): Promise<boolean> {
 
 const refused = (base: string) => fetch(`${base}/healthz`).then(() => false, () => true);
 
-describe.skipIf(!onServer)('npm start under a supervisor', () => {
+describe('npm start under a supervisor', skipUnless(onServer, because.noServerForChild), () => {
   let db: TestDatabase;
   const started: Started[] = [];
 

@@ -9,6 +9,7 @@ import { createTestDatabase, createTestGateway, findServer, testConfig, type Tes
 import { lockTable } from '../support/locks.js';
 import { Fixture } from '../support/fixtures.js';
 import { listen, post } from '../support/http.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // Every limit is configurable and proven here with a small setting: body size, batch size, page size,
 // GraphQL depth/aliases/tokens/cost, the database's statement_timeout, the pool bound, introspection,
@@ -263,7 +264,7 @@ describe('introspection', () => {
   });
 });
 
-describe.skipIf(!onServer)('database limits (real PostgreSQL)', () => {
+describe('database limits (real PostgreSQL)', skipUnless(onServer, because.noServer), () => {
   // pg_stat_activity is counted below: only the gateway under test may be connected
   beforeAll(async () => {
     for (const gw of open.splice(0)) await gw.close();

@@ -4,6 +4,7 @@ import { call, listen } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
 import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from '../support/sync-process.js';
+import { because, skipUnlessAll } from '../support/skips.js';
 
 // A reader never sees half of a binlog flush. Real processes: a private MariaDB with a ROW binlog, the
 // sync process following it, PostgreSQL, a gateway over HTTP. The indexer's writer commits flushes of
@@ -29,7 +30,7 @@ const modes = [
   { mode: 'polling', port: 4452, mints: 40, transfers: 10, flushes: 24, args: ['--mode', 'polling', '--poll-interval-ms', '300', '--log-level', 'debug'] },
 ] as const;
 
-describe.skipIf(!server || !mariadbAvailable()).each(modes)('sync: a $mode flush is applied all at once', { timeout: 240_000 }, ({ mode, port, mints, transfers, flushes, args }) => {
+describe.each(modes)('sync: a $mode flush is applied all at once', { timeout: 240_000, ...skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]) }, ({ mode, port, mints, transfers, flushes, args }) => {
   /** the rows one flush adds to each read-model table (a transfer is one txs row and two legs) */
   const perFlush = { transactions: mints + transfers, address_txs: mints + 2 * transfers, balances: mints, balance_history: mints + 2 * transfers };
   let maria: MariaInstance;

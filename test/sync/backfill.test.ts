@@ -7,6 +7,7 @@ import { createTestDatabase, createTestGateway, findServer, graphql, type TestDa
 import { call, listen } from '../support/http.js';
 import { historyDifferences } from '../support/history.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // Backfill of a fixture written in the indexer's schema by an indexer host at +08:00 (a non-UTC zone),
 // then the v2 answers the gateway gives for it; polling picks up flushes and a row committed late.
@@ -18,7 +19,7 @@ const big = { chain: 'avalanche', protocol: 'asc-20', tick: 'huge' };
 const alice = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
 const bob = '0x4273173187f1108007b1C1ABE5301eFa03f7fc8A';
 
-describe.skipIf(!server)('sync: backfill and polling from an indexer database', () => {
+describe('sync: backfill and polling from an indexer database', skipUnless(server, because.noServerForChild), () => {
   let db: TestDatabase;
   let src: SourceDb;
   let w: IndexerWriter;

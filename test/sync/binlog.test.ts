@@ -5,6 +5,7 @@ import { historyDifferences } from '../support/history.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
 import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from '../support/sync-process.js';
+import { because, skipUnlessAll } from '../support/skips.js';
 
 // Binlog follow against a private MariaDB with a ROW binlog: a flush arriving while a gateway serves
 // changes its RPC answers and GraphQL freshness (the cache is invalidated); kill -9 mid-backfill and
@@ -14,7 +15,7 @@ const server = await findServer();
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'bin' };
 const holders = Array.from({ length: 20 }, (_, i) => `0x${(i + 1).toString(16).padStart(4, '0')}AbCd${'0'.repeat(30)}`);
 
-describe.skipIf(!server || !mariadbAvailable())('sync: binlog follow', { timeout: 180_000 }, () => {
+describe('sync: binlog follow', { timeout: 180_000, ...skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]) }, () => {
   let maria: MariaInstance;
   let db: TestDatabase;
   let src: SourceDb;

@@ -4,6 +4,7 @@ import { copyChunksInto } from '../../src/db/copy.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { startSyncProcess, waitFor } from '../support/sync-process.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // Every failure ends (issue 25, D1): a row the read model refuses never hangs the sync. Before, a COPY the
 // server failed after its last chunk was sent waited for ever (postgres.js resolves the COPY with its stream
@@ -11,7 +12,7 @@ import { startSyncProcess, waitFor } from '../support/sync-process.js';
 
 const server = await findServer();
 
-describe.skipIf(!server)('sync: failures end the run', () => {
+describe('sync: failures end the run', skipUnless(server, because.noServerForChild), () => {
   let db: TestDatabase;
   let src: SourceDb;
 
@@ -93,7 +94,7 @@ describe.skipIf(!server)('sync: failures end the run', () => {
 // Ticks that differ only in case (D2): the indexer lower-cases every tick it parses (uxuycom/indexer
 // protocol/metadata.go), so `zebra` and `ZEBRA` are one tick to it; the first inscription is kept, the
 // later one and the rows spelled like it are bad rows — named, counted, skipped with --skip-bad-rows.
-describe.skipIf(!server)('sync: ticks that differ only in case', () => {
+describe('sync: ticks that differ only in case', skipUnless(server, because.noServerForChild), () => {
   let db: TestDatabase;
   let src: SourceDb;
   let w: IndexerWriter;

@@ -4,6 +4,7 @@ import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
 import { createLogger } from '../../src/sync/log.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // How polling follows balances (updated in place, updated_at not indexed by the indexer): from the keys of
 // the new address_txs / txs rows, read by the source's unique key; and, for a change no movement shows, by
@@ -15,7 +16,7 @@ const silent = createLogger('silent');
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'Derive' };
 const holders = Array.from({ length: 12 }, (_, i) => `0x${(i + 1).toString(16).padStart(4, '0')}DeAd${'0'.repeat(30)}`);
 
-describe.skipIf(!server)('sync: polling follows balances by derivation and by the sweep', () => {
+describe('sync: polling follows balances by derivation and by the sweep', skipUnless(server, because.noServerForChild), () => {
   let db: TestDatabase;
   let src: SourceDb;
   let w: IndexerWriter;

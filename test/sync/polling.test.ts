@@ -3,6 +3,7 @@ import { createTestDatabase, createTestGateway, findServer, graphql, type TestDa
 import { call, listen } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // The polling follow (the shared MariaDB runs without a binlog): a flush while a gateway serves changes
 // the RPC answer and GraphQL freshness; kill -9 mid-follow resumes without loss or duplicate; a row
@@ -12,7 +13,7 @@ const server = await findServer();
 const tick = { chain: 'bsc', protocol: 'bsc-20', tick: 'poll' };
 const holders = Array.from({ length: 10 }, (_, i) => `0x${(i + 1).toString(16).padStart(4, '0')}BeEf${'0'.repeat(30)}`);
 
-describe.skipIf(!server)('sync: polling follow', { timeout: 180_000 }, () => {
+describe('sync: polling follow', { timeout: 180_000, ...skipUnless(server, because.noServerForChild) }, () => {
   let db: TestDatabase;
   let src: SourceDb;
   let w: IndexerWriter;

@@ -6,6 +6,7 @@ import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/i
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
 import { freePort } from '../support/ports.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
+import { because, skipUnless, skipUnlessAll } from '../support/skips.js';
 
 // Issue 25: a refused connection is one REFUSED line (D8); --dry-run checks the target (D6); the binlog
 // server id is unique by default and a clash is refused or retried (D5); updatedAt of rows the indexer
@@ -22,7 +23,7 @@ async function run(args: string[], ms = 45_000): Promise<{ code: number | null; 
 /** No stack trace in the output (a JSON log line's err.stack, or a raw one). */
 const noStack = (output: string) => !/"stack"|\n\s+at /.test(output);
 
-describe.skipIf(!server)('sync: refusals (D8, D6)', () => {
+describe('sync: refusals (D8, D6)', skipUnless(server, because.noServerForChild), () => {
   let db: TestDatabase;
   let src: SourceDb;
   const srcUrl = () => src.url;
@@ -92,7 +93,7 @@ describe.skipIf(!server)('sync: refusals (D8, D6)', () => {
   }, 120_000);
 });
 
-describe.skipIf(!server)('sync: updatedAt of inserted rows (D7)', () => {
+describe('sync: updatedAt of inserted rows (D7)', skipUnless(server, because.noServerForChild), () => {
   let db: TestDatabase;
   let src: SourceDb;
 
@@ -135,7 +136,7 @@ describe('sync: the default --server-id (D5)', () => {
   });
 });
 
-describe.skipIf(!server || !mariadbAvailable())('sync: two syncs on one source (D5)', { timeout: 180_000 }, () => {
+describe('sync: two syncs on one source (D5)', { timeout: 180_000, ...skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]) }, () => {
   let maria: MariaInstance;
   let src: SourceDb;
   let dbs: TestDatabase[] = [];

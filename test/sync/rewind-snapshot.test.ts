@@ -3,6 +3,7 @@ import { createTestDatabase, findServer, type TestDatabase } from '../support/db
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
 import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from '../support/sync-process.js';
+import { because, skipUnlessAll } from '../support/skips.js';
 
 // A rewind's re-sync shows only real states (issue 25, D3): it reads one source snapshot and commits in
 // one read-model transaction. Rows the binlog never carried (written with sql_log_bin = 0) are found by
@@ -14,7 +15,7 @@ const tick = { chain: 'eth', protocol: 'erc-20', tick: 'snap' };
 const holder = '0x00000000000000000000000000000000000000a1';
 const hidden = 12_000;
 
-describe.skipIf(!server || !mariadbAvailable())('sync: a rewind\'s re-sync is one snapshot, one transaction', { timeout: 180_000 }, () => {
+describe('sync: a rewind\'s re-sync is one snapshot, one transaction', { timeout: 180_000, ...skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]) }, () => {
   let maria: MariaInstance;
   let db: TestDatabase;
   let src: SourceDb;

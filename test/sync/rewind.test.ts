@@ -7,6 +7,7 @@ import { call, listen } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type MariaServer, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
 import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from '../support/sync-process.js';
+import { because, skipUnless, skipUnlessAll } from '../support/skips.js';
 
 // A manual rewind in the source while the sync follows: an operator deletes a chain's rows above a height
 // and lowers `block` by hand. In both follow modes the read model drops the rows above the height (also rows
@@ -115,5 +116,5 @@ function rewindSuite(mode: 'binlog' | 'polling') {
   });
 }
 
-describe.skipIf(!server)('sync: rewind while polling', { timeout: 240_000 }, () => rewindSuite('polling'));
-describe.skipIf(!server || !mariadbAvailable())('sync: rewind while following the binlog', { timeout: 240_000 }, () => rewindSuite('binlog'));
+describe('sync: rewind while polling', { timeout: 240_000, ...skipUnless(server, because.noServerForChild) }, () => rewindSuite('polling'));
+describe('sync: rewind while following the binlog', { timeout: 240_000, ...skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]) }, () => rewindSuite('binlog'));

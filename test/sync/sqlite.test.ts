@@ -6,6 +6,7 @@ import { call, listen } from '../support/http.js';
 import { IndexerWriter } from '../support/indexer.js';
 import { createSqliteSource, type SqliteSource } from '../support/indexer-sqlite.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // The indexer's SQLite storage as the source (--source sqlite:///path): backfill of the same fixture rows as
 // the MySQL tests (test/sync/backfill.test.ts), then polling while a writer appends flushes to the file from
@@ -19,7 +20,7 @@ const alice = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
 const bob = '0x4273173187f1108007b1C1ABE5301eFa03f7fc8A';
 const holders = Array.from({ length: 8 }, (_, i) => `0x${(i + 1).toString(16).padStart(4, '0')}CcCc${'0'.repeat(30)}`);
 
-describe.skipIf(!server)('sync from the indexer\'s SQLite storage', { timeout: 180_000 }, () => {
+describe('sync from the indexer\'s SQLite storage', { timeout: 180_000, ...skipUnless(server, because.noServerForChild) }, () => {
   let db: TestDatabase;
   let src: SqliteSource;
   let w: IndexerWriter;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { createPgInstance, pgBinDir, type PgInstance } from '../support/pg-instance.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // The target (PostgreSQL) goes down while the sync follows: it retries with backoff, resumes from the
 // saved position when the database is back, and nothing written to the source meanwhile is lost.
@@ -10,7 +11,7 @@ import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-pro
 const tick = { chain: 'fantom', protocol: 'ftm-20', tick: 'down' };
 const holder = '0x000000000000000000000000000000000000dEaD';
 
-describe.skipIf(!pgBinDir())('sync: target outage', () => {
+describe('sync: target outage', skipUnless(pgBinDir(), because.noPgBin), () => {
   let pg: PgInstance;
   let sql: postgres.Sql;
   let src: SourceDb;

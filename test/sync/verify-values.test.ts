@@ -5,6 +5,7 @@ import { runSync } from '../../src/sync/run.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { startSyncProcess } from '../support/sync-process.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // --verify compares values (issue 25, D4): a balance 150 → 155, a transaction's block time +8 h and amount
 // +1, a history row's balance +1 all matched the old per-chain counts. Now each is named (table, source
@@ -15,7 +16,7 @@ const eth = { chain: 'eth', protocol: 'erc-20', tick: 'vals' };
 const alice = '0xA11cE00000000000000000000000000000000001';
 const bob = '0x00000000000000000000000000000000000000b0';
 
-describe.skipIf(!server)('sync --verify: values', { timeout: 120_000 }, () => {
+describe('sync --verify: values', { timeout: 120_000, ...skipUnless(server, because.noServerForChild) }, () => {
   let db: TestDatabase;
   let src: SourceDb;
   const verify = async (extra: string[] = []) => {

@@ -5,6 +5,7 @@ import { createLogger } from '../../src/sync/log.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { startSyncProcess } from '../support/sync-process.js';
+import { because, skipUnless } from '../support/skips.js';
 
 // --verify: an identical pair exits 0; a damaged read model exits 1 with the difference named (table,
 // chain, tick, both values); inscriptions_stats disagreeing is reported as a cross-check, not counted.
@@ -15,7 +16,7 @@ const bsc = { chain: 'bsc', protocol: 'bsc-20', tick: 'other' };
 const alice = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
 const bob = '0x4273173187f1108007b1C1ABE5301eFa03f7fc8A';
 
-describe.skipIf(!server)('sync --verify', { timeout: 120_000 }, () => {
+describe('sync --verify', { timeout: 120_000, ...skipUnless(server, because.noServerForChild) }, () => {
   let db: TestDatabase;
   let src: SourceDb;
   const args = () => ['--source', src.url, '--database-url', db.target.url!, '--source-time-zone', '+08:00', '--verify'];
