@@ -9,7 +9,7 @@
 #            (schema/), run by an unprivileged user
 # build and deps use the full Debian image: a native module without a prebuilt binary for the platform
 # compiles there (python3, make, g++), and the slim runtime (same Debian release) needs no toolchain.
-# test/deploy.image.test.ts replays this file without Docker: exactly its COPYs into a clean directory, then
+# test/deploy/image.test.ts replays this file without Docker: exactly its COPYs into a clean directory, then
 # its RUNs, then its CMD; keep the RUN commands' paths relative to WORKDIR.
 ARG NODE_IMAGE=node:20-bookworm-slim
 ARG BUILD_IMAGE=node:20-bookworm

@@ -16,6 +16,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     maxWorkers: 2,
-    reporters: ['default'],
+    // the default reporter only counts skips; this one also says which were skipped and why
+    reporters: ['default', './test/support/skip-reporter.ts'],
   },
 });

@@ -95,19 +95,19 @@ export const testConfig: GatewayConfig = {
   CACHE: false,
   LOG_LEVEL: 'silent',
   // every test client is 127.0.0.1 and some open hundreds of connections at once; the per-client cap is
-  // proven with its own settings (and other addresses) in test/hardening.connections.test.ts
+  // proven with its own settings (and other addresses) in test/server/connections.test.ts
   HTTP_MAX_CONNECTIONS_PER_CLIENT: 0,
-  // likewise the per-client byte budget (test/hardening.client-budget.test.ts)
+  // likewise the per-client byte budget (test/server/client-budget.test.ts)
   HTTP_CLIENT_BYTES_PER_S: 0,
   // a request's database time, like the statement timeout above, is stretched by a loaded test machine:
-  // the budget itself is proven with its own settings (test/hardening.history-bounds.test.ts)
+  // the budget itself is proven with its own settings (test/graphql/history-bounds.test.ts)
   DB_REQUEST_TIME_BUDGET_MS: 60_000,
   // and load shedding: a loaded test machine's event loop is late for reasons of its own
-  // (test/hardening.shedding.test.ts makes the lag itself)
+  // (test/server/shedding.test.ts makes the lag itself)
   SHED_EVENT_LOOP_LAG_MS: 0,
   // a loaded test machine can take longer than the production 50 ms for one Redis command, and a timed-out
   // command is a skipped cache write or a bypass by design (fail soft); the cache tests look at what is
-  // stored, so they get a generous bound. Timeouts themselves: test/cache.redis-faults.test.ts (SIGSTOP).
+  // stored, so they get a generous bound. Timeouts themselves: test/cache/redis-faults.test.ts (SIGSTOP).
   REDIS_COMMAND_TIMEOUT_MS: 1_000,
 };
 

@@ -15,6 +15,16 @@ export const chainRows: ChainInput[] = [
   { chain: 'btc', chain_id: 0, outer_chain: 'btc', name: 'BTC', logo: 'https://s3.indexs.io/chain/icon/btc.png', network_id: 0, ext: '', display_order: 7 },
 ];
 
+// The holders the fixtures share, by name. Mixed case on purpose: addresses are matched whatever their case and
+// answered in the spelling stored.
+export const alice = '0xAaAa00000000000000000000000000000000000A';
+export const bob = '0xbBbB00000000000000000000000000000000000B';
+export const carol = '0xCcCc00000000000000000000000000000000000C';
+export const dave = '0xDdDd00000000000000000000000000000000000D';
+export const erin = '0xEeEe00000000000000000000000000000000000E';
+/** Minted, then sent everything away: a balance row of zero. */
+export const drained = '0x2222000000000000000000000000000000000000';
+
 export const unix = (seconds: number) => new Date(seconds * 1000).toISOString();
 
 type TickSpec = Partial<TickInput> & Pick<TickInput, 'chain' | 'protocol' | 'tick'>;

@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasChromium, launchChromium, screenshot, type Browser } from '../support/browser.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { Fixture } from '../support/fixtures.js';
+import { indexMint, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { because, skipUnless } from '../support/skips.js';
+
+// A subscription in GraphiQL, in headless Chromium: GraphiQL opens with a `blocks` subscription (the
+// ?query= parameter), runs it over SSE, the test commits a block as the indexer would, and the result
+// pane must show it. Screenshot: test/artifacts/graphiql-subscription.png; UPDATE_SCREENSHOT=1 also copies
+// it to docs/graphiql-subscription.png (docs/graphql.md shows it). Skipped where /usr/bin/chromium is missing.
+
+const tick = { chain: 'eth', protocol: 'erc-20', tick: 'live' };
+const A = '0xAbCd000000000000000000000000000000000001';
+const query = `# Each newly indexed block of Ethereum, as soon as it is committed.
+subscription NewBlocks {
+  blocks(chains: ["eth"]) {
+    chainName
+    height
+    time
+    transactionCount
+    inscriptionCount
+    tickCount
+    addressCount
+  }
+}
+`;
+
+describe('a subscription in GraphiQL (headless Chromium)', skipUnless(hasChromium, because.noChromium), () => {
+  let db: TestDatabase;
+  let live: LiveGateway;
+  let browser: Browser;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const f = new Fixture();
+    f.mint(f.tick(tick), A, '10');
+    f.block('eth', '19000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
+    await f.load(db.sql);
+    live = await startGateway(db);
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await live?.close();
+    await db?.close();
+  });
+
+  it('runs a blocks subscription and shows the block committed after it started', async () => {
+    const page = await browser.context.newPage();
+    const response = await page.goto(`${live.base}/graphql?query=${encodeURIComponent(query)}`, { waitUntil: 'load' });
+    expect(response?.status()).toBe(200);
+    await page.waitForSelector('.graphiql-execute-button', { timeout: 30_000 });
+    await page.waitForFunction(() => document.querySelector('.graphiql-query-editor')?.textContent?.includes('NewBlocks'), undefined, { timeout: 30_000 });
+    await page.click('.graphiql-execute-button');
+    await waitFor(async () => live.gateway.live.hub.stats().subscriptions === 1, 30_000, 50);
+
+    await indexMint(db.sql, tick, A, '5');
+    await page.waitForFunction(
+      () => /"height":\s*"19000001"/.test(document.querySelector('.graphiql-response')?.textContent ?? ''),
+      undefined,
+      { timeout: 30_000 },
+    );
+    const shown = await page.textContent('.graphiql-response');
+    expect(shown).toMatch(/"inscriptionCount":\s*1/);
+    expect(shown).not.toContain('"errors"');
+
+    expect(await screenshot(page, 'graphiql-subscription.png')).toBeGreaterThan(20_000);
+    await page.close();
+  }, 120_000);
+});

@@ -1,0 +1,120 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import * as generatorModule from '@open-rpc/generator';
+import { parseOpenRPCDocument, validateOpenRPCDocument } from '@open-rpc/schema-utils-js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openRpcFiles, type RpcInterface } from '../../src/rpc/openrpc.js';
+
+// The OpenRPC documents as the official OpenRPC tooling sees them, offline: @open-rpc/schema-utils-js
+// validates each against the meta-schema and dereferences it (every $ref is local), and
+// @open-rpc/generator, run with the shipped config (examples/openrpc-client/<version>.json), generates a
+// TypeScript client from each that compiles with no edit (strict, with the packages it imports:
+// @open-rpc/client-js, lodash, @open-rpc/meta-schema, @open-rpc/schema-utils-js). v2 uses the generator's
+// stock client; v1's dotted names need the shipped component that quotes member names.
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const versions: RpcInterface[] = ['v2', 'v1'];
+const read = (version: RpcInterface) => JSON.parse(readFileSync(openRpcFiles[version], 'utf8')) as Record<string, any>;
+// a CommonJS module whose `exports.default` is the generate function: depending on the loader's interop
+// the namespace's default is that function or the whole `exports`
+type Generate = (options: unknown) => Promise<void>;
+const loaded = (generatorModule as unknown as { default: Generate | { default: Generate } }).default;
+const generate: Generate = typeof loaded === 'function' ? loaded : loaded.default;
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** Every $ref in a JSON value. */
+function refs(value: unknown, found: string[] = []): string[] {
+  if (Array.isArray(value)) value.forEach((v) => refs(v, found));
+  else if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k === '$ref' && typeof v === 'string') found.push(v);
+      else refs(v, found);
+    }
+  }
+  return found;
+}
+
+describe.each(versions)('the %s document and the OpenRPC tools', (version) => {
+  const document = read(version);
+
+  it('validateOpenRPCDocument accepts it (and rejects a server URL that is no URI)', () => {
+    expect(validateOpenRPCDocument(document as never)).toBe(true);
+    const templated = { ...document, servers: [{ name: version, url: `{baseUrl}/${version}/rpc` }] };
+    expect(validateOpenRPCDocument(templated as never)).not.toBe(true);
+  });
+
+  it('has only local $refs, and parseOpenRPCDocument dereferences it offline', async () => {
+    const all = refs(document);
+    expect(all.length).toBeGreaterThan(10);
+    expect(all.filter((r) => !r.startsWith('#/components/'))).toEqual([]);
+    const parsed = await parseOpenRPCDocument(structuredClone(document) as never);
+    expect(refs(parsed)).toEqual([]);
+    // rpc.discover is answered on the endpoint, not listed (test/rpc/discover.test.ts)
+    expect(parsed.methods.filter((m) => 'name' in m && m.name.startsWith('rpc.'))).toEqual([]);
+  });
+
+  it('@open-rpc/generator, with the shipped config, writes a TypeScript client that compiles with no edit', async () => {
+    const { client, source } = await generateClient(version, shippedConfig(version).components[0]!);
+    const generated = readFileSync(source, 'utf8');
+    // every method is a member with a typed signature that calls it by its own name; positional params
+    // before a required one take null
+    for (const method of document.methods) {
+      const member = version === 'v1' ? `public "${method.name}": ` : `public ${method.name}: `;
+      expect(generated).toContain(member);
+      expect(generated).toContain(`return this.request("${method.name}", params);`);
+    }
+    const byAddress = version === 'v2' ? 'IndsGetBalancesByAddress' : 'AddressBalances';
+    expect(generated).toMatch(new RegExp(`export type ${byAddress} = \\(limit: \\w+, offset: \\w+, address: \\w+, chain\\?: `));
+    expect(await typeCheck(client)).toEqual({ code: 0, output: '' });
+  }, 120_000);
+
+  it(version === 'v2'
+    ? 'the shipped v2 config is the generator\'s stock client component'
+    : 'v1 needs the shipped component: the stock client does not compile with dotted names', async () => {
+    const component = shippedConfig(version).components[0]!;
+    if (version === 'v2') {
+      expect(component).toMatchObject({ type: 'client', language: 'typescript' });
+      return;
+    }
+    expect(component).toMatchObject({ type: 'custom', customType: 'client' });
+    const { client, source } = await generateClient(version, { type: 'client', name: 'stock-v1', language: 'typescript' });
+    expect(readFileSync(source, 'utf8')).toContain('public tick.Holders: ');
+    expect((await typeCheck(client)).code).not.toBe(0);
+  }, 120_000);
+});
+
+interface ComponentConfig { type: string; name: string; language: string; customComponent?: string; customType?: string; outPath?: string }
+
+/** examples/openrpc-client/<version>.json: what `open-rpc-generator generate -c` is given. */
+function shippedConfig(version: RpcInterface): { openrpcDocument: string; components: ComponentConfig[] } {
+  return JSON.parse(readFileSync(join(root, 'examples', 'openrpc-client', `${version}.json`), 'utf8'));
+}
+
+/** Runs the generator for one component into a fresh directory; the client's directory and its source file. */
+async function generateClient(version: RpcInterface, component: ComponentConfig) {
+  const dir = mkdtempSync(join(tmpdir(), `openrpc-client-${version}-`));
+  dirs.push(dir);
+  const custom = component.customComponent ? { customComponent: join(root, component.customComponent) } : {};
+  await generate({ openrpcDocument: structuredClone(read(version)), components: [{ ...component, ...custom, outPath: dir }] });
+  // the packages it imports (@open-rpc/client-js, lodash, @open-rpc/meta-schema, …), from this project (offline)
+  symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  return { client: dir, source: join(dir, 'src', 'index.ts') };
+}
+
+/** tsc on a generated client with its own tsconfig (strict): exit code and output. */
+function typeCheck(client: string): Promise<{ code: number; output: string }> {
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  return run(process.execPath, [tsc, '-p', join(client, 'tsconfig.json'), '--noEmit'], { cwd: client }).then(
+    () => ({ code: 0, output: '' }),
+    (error: { code: number; stdout: string }) => ({ code: error.code, output: error.stdout }),
+  );
+}

@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayConfig } from '../../src/app.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { Fixture } from '../support/fixtures.js';
+import { capturingLogger, gql, rpc, startGateway, type LiveGateway } from '../support/ops.js';
+
+// Client-caused limits are client errors (issue 23): a request that runs into a limit of its own (here its
+// row budget, REQUEST_MAX_ROWS) is told JSON-RPC -32005 "limit exceeded" with data.reason (EIP-1474), never
+// -32000 "Service unavailable" with retryable: true, and GraphQL LIMIT_EXCEEDED, never SERVICE_UNAVAILABLE.
+// The log says it once, on the request's own line, at info with failure "client": not one warn line
+// "database unavailable" (failure "outage") per batch element, which paged operators and made clients loop.
+
+const TRANSACTIONS = 300;
+
+let db: TestDatabase;
+const open: LiveGateway[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase();
+  const f = new Fixture();
+  const busy = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'busy' });
+  for (let i = 0; i < TRANSACTIONS; i++) f.mint(busy, `0x${(0xbee00000 + i).toString(16).padStart(40, '0')}`, '1');
+  await f.load(db.sql);
+});
+afterAll(async () => {
+  for (const gw of open.splice(0)) await gw.close();
+  await db?.close();
+});
+
+async function gatewayWith(overrides: Partial<GatewayConfig>) {
+  const log = capturingLogger('info');
+  const live = await startGateway(db, { CACHE: false, ...overrides }, { logger: log.logger });
+  open.push(live);
+  return { ...live, log };
+}
+
+const limitExceeded = { code: -32005, message: 'limit exceeded', data: { reason: 'request row budget exceeded' } };
+
+/** The request's log line is written when its response has finished, which may be just after the client has read it. */
+async function linesOf(log: { lines: Record<string, any>[] }, reqId: string) {
+  const deadline = Date.now() + 5_000;
+  while (!log.lines.some((l) => l.reqId === reqId && l.msg === 'request') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  return log.lines.filter((l) => l.reqId === reqId);
+}
+
+describe('a request over its own row budget', () => {
+  it('JSON-RPC: a batch of 100 × inds_getTransactions(limit 1000) → -32005 "limit exceeded" for the elements past the budget, logged once at info as a client failure', async () => {
+    // 300 rows a page, 1,500 rows a request: about five pages answered, the rest refused
+    const { base, log } = await gatewayWith({ REQUEST_MAX_ROWS: 1_500 });
+    const batch = Array.from({ length: 100 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'inds_getTransactions', params: [1_000, 0, '', 'eth', 'erc-20', 'busy', 1] }));
+    const reply = await rpc(base, batch, '/v2/rpc', { 'x-request-id': 'batch-100' });
+    expect(reply.status).toBe(200);
+    const elements = reply.json as any[];
+    expect(elements).toHaveLength(100);
+    const answered = elements.filter((e) => e.result);
+    const refused = elements.filter((e) => e.error);
+    expect(answered.length).toBeGreaterThanOrEqual(3);
+    expect(refused.length).toBeGreaterThanOrEqual(80);
+    for (const e of answered) expect(e.result.data).toHaveLength(TRANSACTIONS);
+    for (const e of refused) {
+      expect(e.error).toEqual(limitExceeded);
+      expect(e.error.data.retryable).toBeUndefined();
+    }
+
+    // one line for the request, at info, saying the client ran into a limit; nothing at warn or error
+    const mine = (await linesOf(log, 'batch-100'));
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ msg: 'request', level: 'info', failure: 'client', limit: 'request row budget exceeded', batch: 100 });
+    expect(log.lines.filter((l) => l.failure === 'outage')).toEqual([]);
+    expect(log.lines.filter((l) => l.level === 'warn' || l.level === 'error')).toEqual([]);
+
+    // metrics count the code the client saw
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toMatch(/^igw_errors_total\{surface="rpc",code="-32005"\} [1-9]/m);
+    expect(metrics).not.toMatch(/^igw_errors_total\{surface="rpc",code="-32000"\}/m);
+  });
+
+  it('GraphQL: 15 aliased 1000-row pages → LIMIT_EXCEEDED with extensions.reason on the fields past the budget, never SERVICE_UNAVAILABLE', async () => {
+    const { base, log } = await gatewayWith({ REQUEST_MAX_ROWS: 1_500 });
+    const aliases = Array.from({ length: 15 }, (_, i) =>
+      `a${i}: transactions(first: 1000, offset: ${i}, chain: "eth", tick: "busy") { edges { node { txHash } } }`).join('\n');
+    const reply = await gql(base, `{ ${aliases} }`, undefined, { 'x-request-id': 'aliases-15' });
+    expect(reply.status).toBe(200);
+    const errors = reply.json.errors as any[];
+    expect(errors.length).toBeGreaterThanOrEqual(1);
+    for (const error of errors) {
+      expect(error.extensions).toEqual({ code: 'LIMIT_EXCEEDED', reason: 'request row budget exceeded' });
+      expect(error.message).toBe('Limit exceeded: request row budget exceeded');
+    }
+    const mine = (await linesOf(log, 'aliases-15'));
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ msg: 'request', level: 'info', failure: 'client', errors: ['LIMIT_EXCEEDED'] });
+    expect(log.lines.filter((l) => l.level === 'warn' || l.level === 'error')).toEqual([]);
+  });
+});

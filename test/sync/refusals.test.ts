@@ -1,0 +1,201 @@
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultServerId } from '../../src/sync/run.js';
+import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
+import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
+import { freePort } from '../support/ports.js';
+import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
+import { because, skipUnless, skipUnlessAll } from '../support/skips.js';
+
+// Issue 25: a refused connection is one REFUSED line (D8); --dry-run checks the target (D6); the binlog
+// server id is unique by default and a clash is refused or retried (D5); updatedAt of rows the indexer
+// inserts is read in --source-time-zone (D7).
+
+const server = await findServer();
+
+async function run(args: string[], ms = 45_000): Promise<{ code: number | null; output: string }> {
+  const sync = startSyncProcess(args);
+  const exit = await Promise.race([sync.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), ms))]);
+  await sync.kill();
+  return { code: exit ? exit.code : null, output: sync.output() };
+}
+/** No stack trace in the output (a JSON log line's err.stack, or a raw one). */
+const noStack = (output: string) => !/"stack"|\n\s+at /.test(output);
+
+describe('sync: refusals (D8, D6)', skipUnless(server, because.noServerForChild), () => {
+  let db: TestDatabase;
+  let src: SourceDb;
+  const srcUrl = () => src.url;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    src = await createSourceDatabase();
+  });
+  afterAll(async () => {
+    await src?.close();
+    await db?.close();
+  });
+
+  it('a wrong source password is one REFUSED line, no stack trace', async () => {
+    const url = srcUrl().replace('mysql://root@', 'mysql://root:wrong-password@');
+    for (const extra of [['--dry-run'], ['--once']]) {
+      const r = await run(['--source', url, '--database-url', db.target.url!, ...extra]);
+      expect(r.code, r.output).toBe(1);
+      expect(r.output).toMatch(/^REFUSED +the source refused: Access denied for user 'root'.*\(ER_ACCESS_DENIED_ERROR\)$/m);
+      expect(noStack(r.output), r.output).toBe(true);
+    }
+  }, 120_000);
+
+  it('--dry-run connects to the target: a closed port, a missing database, a missing role are refused', async () => {
+    const base = new URL(db.target.url!);
+    const at = (change: (u: URL) => void) => { const u = new URL(base); change(u); return u.toString(); };
+    const closed = await freePort();
+    const cases: [string, RegExp][] = [
+      [at((u) => { u.port = String(closed); }), /^REFUSED +the target is unreachable: .*ECONNREFUSED/m],
+      [at((u) => { u.pathname = '/igw_no_such_database'; }), /^REFUSED +the target refused: database "igw_no_such_database" does not exist \(3D000\)$/m],
+      [at((u) => { u.username = 'igw_no_such_role'; }), /^REFUSED +the target refused: role "igw_no_such_role" does not exist \(28000\)$/m],
+    ];
+    for (const [url, expected] of cases) {
+      const r = await run(['--source', srcUrl(), '--database-url', url, '--dry-run']);
+      expect(r.code, r.output).toBe(1);
+      expect(r.output).toMatch(expected);
+      expect(noStack(r.output), r.output).toBe(true);
+    }
+    const ok = await run(['--source', srcUrl(), '--database-url', db.target.url!, '--dry-run']);
+    expect(ok.code, ok.output).toBe(0);
+  }, 180_000);
+
+  it('--dry-run refuses a target role that can neither create nor write the read model', async () => {
+    const admin = postgres(new URL('/postgres', db.target.url!).toString().replace(/\/postgres$/, '/postgres'), { max: 1, onnotice: () => {} });
+    const name = `igw_ro_${process.pid}`;
+    const empty = `igw_empty_${process.pid}`;
+    try {
+      await admin.unsafe(`DROP ROLE IF EXISTS ${name}`).catch(() => {});
+      await admin.unsafe(`CREATE ROLE ${name} LOGIN`);
+      await admin.unsafe(`CREATE DATABASE ${empty}`);
+      const u = new URL(db.target.url!);
+      u.username = name;
+      // the migrated read model: no write privilege on its tables
+      const r1 = await run(['--source', srcUrl(), '--database-url', u.toString(), '--dry-run']);
+      expect(r1.code, r1.output).toBe(1);
+      expect(r1.output).toMatch(new RegExp(`^REFUSED +the target role ${name} on database \\S+ may not write the read model's tables`, 'm'));
+      // an empty database whose public schema it may not create in (PostgreSQL 15+)
+      u.pathname = `/${empty}`;
+      const r2 = await run(['--source', srcUrl(), '--database-url', u.toString(), '--dry-run']);
+      expect(r2.code, r2.output).toBe(1);
+      expect(r2.output).toMatch(new RegExp(`^REFUSED +the target role ${name} on database ${empty} may not CREATE in schema public`, 'm'));
+    } finally {
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${empty} WITH (FORCE)`).catch(() => {});
+      await admin.unsafe(`DROP ROLE IF EXISTS ${name}`).catch(() => {});
+      await admin.end({ timeout: 1 });
+    }
+  }, 120_000);
+});
+
+describe('sync: updatedAt of inserted rows (D7)', skipUnless(server, because.noServerForChild), () => {
+  let db: TestDatabase;
+  let src: SourceDb;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    src = await createSourceDatabase();
+  });
+  afterAll(async () => {
+    await src?.close();
+    await db?.close();
+  });
+
+  it('reads an inserted tick\'s and balance\'s updated_at in --source-time-zone, a database-stamped one as UTC', async () => {
+    const w = new IndexerWriter(src.conn, 8 * 60);
+    const t = { chain: 'eth', protocol: 'erc-20', tick: 'clock' };
+    const alice = '0x00000000000000000000000000000000000000a1';
+    const bob = '0x00000000000000000000000000000000000000b0';
+    w.deploy(t).mint(t, alice, '1').mint(t, bob, '1');
+    await w.flush('eth');
+    w.mint(t, bob, '1'); // an update: the database stamps updated_at (its clock, UTC here)
+    await w.flush('eth');
+    const r = await run(['--source', src.url, '--database-url', db.target.url!, '--once', '--mode', 'polling', '--source-time-zone', '+08:00']);
+    expect(r.code, r.output).toBe(0);
+    const [tick] = await db.sql`SELECT created_at, updated_at FROM ticks`;
+    expect(tick!.updated_at.toISOString()).toBe(tick!.created_at.toISOString());
+    const near = (d: Date) => Math.abs(d.getTime() - Date.now()) < 10 * 60_000;
+    const balances = await db.sql`SELECT address_key, updated_at FROM balances ORDER BY 1`;
+    expect(balances.map((b) => [b.address_key, near(b.updated_at)])).toEqual([[alice, true], [bob, true]]);
+  }, 90_000);
+});
+
+describe('sync: the default --server-id (D5)', () => {
+  it('is derived from the target: the same for one read model, another for another', () => {
+    const a = defaultServerId('postgres://igw@db1:5432/igw');
+    expect(defaultServerId('postgres://igw@db1:5432/igw')).toBe(a);
+    expect(defaultServerId('postgres://igw@db2:5432/igw')).not.toBe(a);
+    expect(defaultServerId('postgres://igw@db1:5432/igw2')).not.toBe(a);
+    expect(a).toBeGreaterThanOrEqual(1_000_000);
+    expect(a).toBeLessThanOrEqual(4_294_967_295);
+  });
+});
+
+describe('sync: two syncs on one source (D5)', { timeout: 180_000, ...skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]) }, () => {
+  let maria: MariaInstance;
+  let src: SourceDb;
+  let dbs: TestDatabase[] = [];
+  const syncs: SyncProcess[] = [];
+
+  beforeAll(async () => {
+    maria = await startMariaInstance(4501);
+    src = await createSourceDatabase({ host: maria.host, port: maria.port, user: maria.user });
+    dbs = [await createTestDatabase(), await createTestDatabase()];
+  }, 120_000);
+  afterAll(async () => {
+    for (const s of syncs) await s.kill();
+    await src?.close();
+    for (const d of dbs) await d.close();
+    await maria?.destroy();
+  });
+
+  it('the preflight refuses a --server-id the source itself has', async () => {
+    const r = await run(['--source', src.url, '--database-url', dbs[0]!.target.url!, '--dry-run', '--mode', 'binlog', '--server-id', '4501']);
+    expect(r.code, r.output).toBe(1);
+    expect(r.output).toMatch(/^REFUSED +--server-id 4501 is the source server's own server_id/m);
+  }, 60_000);
+
+  it('two syncs into two read models follow the same source side by side with their default ids', async () => {
+    const w = new IndexerWriter(src.conn, 0);
+    const t = { chain: 'eth', protocol: 'erc-20', tick: 'twin' };
+    w.deploy(t).mint(t, '0x00000000000000000000000000000000000000a1', '1');
+    await w.flush('eth');
+    for (const d of dbs) syncs.push(startSyncProcess(['--source', src.url, '--database-url', d.target.url!, '--mode', 'binlog']));
+    const count = (d: TestDatabase) => d.sql`SELECT count(*)::int AS n FROM transactions`.then((r) => r[0]!.n as number).catch(() => 0);
+    for (const d of dbs) await waitFor(async () => (await count(d)) === 2, 60_000, 'the backfills');
+    for (let i = 0; i < 3; i++) {
+      w.mint(t, '0x00000000000000000000000000000000000000a1', '1');
+      await w.flush('eth');
+      await new Promise((r) => setTimeout(r, 700));
+    }
+    for (const d of dbs) {
+      await waitFor(async () => (await count(d)) === 5, 30_000, 'the follows').catch((error) => {
+        throw new Error(`${(error as Error).message}\n${syncs.map((s) => s.output().slice(-2000)).join('\n---\n')}`);
+      });
+    }
+    for (const s of syncs) {
+      expect(s.child.exitCode, s.output().slice(-2000)).toBeNull();
+      expect(s.output()).not.toMatch(/same --server-id|same server_uuid/);
+    }
+    for (const s of syncs.splice(0)) await s.kill('SIGTERM');
+  }, 150_000);
+
+  it('two syncs given the same --server-id: the one the source drops retries instead of exiting', async () => {
+    const w = new IndexerWriter(src.conn, 0);
+    const t = { chain: 'eth', protocol: 'erc-20', tick: 'twin' };
+    for (const d of dbs) syncs.push(startSyncProcess(['--source', src.url, '--database-url', d.target.url!, '--mode', 'binlog', '--server-id', '7777']));
+    await waitFor(async () => syncs.some((s) => /another replica uses the same --server-id; retrying/.test(s.output())), 60_000, 'the clash')
+      .catch((error) => { throw new Error(`${(error as Error).message}\n${syncs.map((s) => s.output().slice(-2000)).join('\n---\n')}`); });
+    w.mint(t, '0x00000000000000000000000000000000000000a1', '1');
+    await w.flush('eth');
+    const count = (d: TestDatabase) => d.sql`SELECT count(*)::int AS n FROM transactions`.then((r) => r[0]!.n as number).catch(() => 0);
+    // the flush reaches both read models, each follow taking its turn on the source
+    for (const d of dbs) await waitFor(async () => (await count(d)) === 6, 60_000, 'both read models');
+    for (const s of syncs) expect(s.child.exitCode, s.output().slice(-2000)).toBeNull();
+  }, 150_000);
+});
