@@ -1,6 +1,7 @@
 // The attacks of the soak benchmark (issue "No request may stall or kill the gateway"), all sent from a
 // second loopback address (127.0.0.2) so that they are told apart from the normal load (127.0.0.1).
 // Each one loops until stopped and tallies its outcomes by HTTP status and error code (soak-http.ts).
+import type { Attack, AttackContext } from './soak-attack.js';
 import http from 'node:http';
 import net from 'node:net';
 import { outcomeKey, rawExchange, request, Tally, type Outcome } from './soak-http.js';
@@ -10,30 +11,6 @@ import { Clock } from './soak-clock.js';
 
 const attackerAddress = '127.0.0.2';
 
-export interface AttackContext {
-  base: string;
-  host: string;
-  port: number;
-  /** Popular ticks ([chain, protocol, tick, holders]), most holders first. */
-  ticks: [string, string, string, number][];
-  /** Seconds into the run when the three-level document is first sent. */
-  nested3AtS: number;
-  slowSockets: number;
-  slowEveryMs: number;
-  batchWorkers: number;
-  /** The soak database (live events are written there by the stream attacks). */
-  dbUrl?: string;
-  /** Addresses of the idle-streams attack (32 streams each). */
-  idleAddresses?: number;
-}
-
-export interface Attack {
-  name: string;
-  what: string;
-  run(): Promise<void>;
-  stop(): void;
-  result(): Record<string, unknown>;
-}
 
 // --- 1, 2: variables that bypass the cost limit (the cost estimate counts `first: $n` as 1) -----------------
 /** ticks → holders → tick → holders: two levels of holders under the tick list (106 MB on the demo data, unfixed). */
@@ -86,6 +63,8 @@ function loopAttack(name: string, what: string, opts: {
     result: () => ({ ...tally.toJSON(), unfinishedAtEnd: unfinished, ...opts.extra?.() }),
   };
 }
+
+export type { Attack, AttackContext };
 
 export function buildAttacks(ctx: AttackContext): Attack[] {
   const gql = (query: string, variables: Record<string, unknown>, operationName?: string) =>

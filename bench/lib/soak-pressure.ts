@@ -8,7 +8,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { outcomeKey, request, Tally } from './soak-http.js';
-import type { Attack, AttackContext } from './soak-attacks.js';
+import type { Attack, AttackContext } from './soak-attack.js';
 import { Clock } from './soak-clock.js';
 
 const percentile = (sorted: number[], p: number) => (sorted.length ? Math.round(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!) : null);

@@ -4,7 +4,7 @@
 // addresses like a browser without a cache. Each loops until stopped; its figures are in `figures`.
 import { createHash } from 'node:crypto';
 import http from 'node:http';
-import type { Attack, AttackContext } from './soak-attacks.js';
+import type { Attack, AttackContext } from './soak-attack.js';
 import { outcomeKey, request, Tally } from './soak-http.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');

@@ -5,7 +5,7 @@
 // 10 events), as the indexer would. Each attack tallies what the gateway answered.
 import net from 'node:net';
 import postgres from 'postgres';
-import type { Attack, AttackContext } from './soak-attacks.js';
+import type { Attack, AttackContext } from './soak-attack.js';
 import { request, Tally } from './soak-http.js';
 import { Clock } from './soak-clock.js';
 
