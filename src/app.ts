@@ -5,7 +5,7 @@ import { within } from './db/deadline.js';
 import type { NotificationSource } from './db/live-events.js';
 import { createSchemaCheck } from './db/schema-version.js';
 import { createSources, type Sources } from './db/sources.js';
-import { expandHosts, expandUrlList } from './db/urls.js';
+import { expandHosts, expandUrlList } from './domain/database-urls.js';
 import { createStore, type Store, type StoreLimits } from './db/store.js';
 import { blockTimesReader } from './db/block-times.js';
 import { dataAgeSeconds, type VersionWatcher } from './db/version.js';

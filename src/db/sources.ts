@@ -6,7 +6,7 @@ import { ReplicaBehindError, ServiceUnavailableError, isConnectFailure, isSessio
 import { primaryHistory } from './freshness.js';
 import { behindTransactionPooler } from './pooler-probe.js';
 import { noRequestScope, type RequestScopeAccessor } from './scope.js';
-import { hostLabel } from './urls.js';
+import { hostLabel } from '../domain/database-urls.js';
 import { createVersionWatcher, readSnapshot, type DataSnapshot, type VersionWatcher } from './version.js';
 
 // The servers the gateway reads from: the primary (DATABASE_URL) and the read replicas
@@ -40,7 +40,7 @@ import { createVersionWatcher, readSnapshot, type DataSnapshot, type VersionWatc
 
 export interface SourcesOptions {
   primary: { url?: string; socketPath?: string };
-  /** One URL per replica host (src/db/urls.ts expands lists and multi-host URLs). */
+  /** One URL per replica host (src/domain/database-urls.ts expands lists and multi-host URLs). */
   replicas: string[];
   /** The replicas' names in metrics, in the same order (default: their position, from 0). */
   replicaNames?: string[];
