@@ -1,6 +1,6 @@
 import { readApiKeys, listenApiKeys, type ApiKeyRow } from '../db/api-keys.js';
 import type { Sql } from '../db/client.js';
-import { coalescedReads } from '../db/coalesced-reads.js';
+import { coalescedReads } from '../db/notified-state.js';
 import { within } from '../db/deadline.js';
 import { parseKey, secretMatches } from './key-format.js';
 import type { QuotaLimits } from './limits.js';

@@ -1,6 +1,6 @@
 import type { Sql } from './client.js';
 import { within } from './deadline.js';
-import { coalescedReads } from './coalesced-reads.js';
+import { coalescedReads } from './notified-state.js';
 
 // The data version (sql/004_data_version.sql) and the indexed height per chain, as one consistent
 // snapshot. The gateway keeps the latest one in memory: cache keys and the freshness extension of every
