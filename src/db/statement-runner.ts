@@ -73,85 +73,53 @@ interface RequestShare {
  */
 export function createRunner(options: RunnerOptions, router: Router) {
   const scopes = options.scope ?? noRequestScope;
-  // one admission gate per source: each has its own pool of poolMax connections
-  const gates = new Map<RoutedSource, Semaphore>();
-  const gateOf = (source: RoutedSource) => {
-    let gate = gates.get(source);
-    if (!gate) gates.set(source, gate = new Semaphore({ size: options.poolMax, maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs }));
-    return gate;
-  };
-  // anonymous requests' own gate per source, in front of the pool's: at most the share of its permits
-  const reserves = new Map<RoutedSource, Semaphore>();
-  const reserveOf = (source: RoutedSource, anonymous: boolean): Semaphore | null => {
-    const fraction = anonymous ? options.anonymousShare?.() ?? 1 : 1;
-    if (fraction >= 1) return null;
-    const size = Math.max(1, Math.floor(options.poolMax * fraction));
-    let reserve = reserves.get(source);
-    if (!reserve) reserves.set(source, reserve = new Semaphore({ size, maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs }));
-    reserve.resize(size);
-    return reserve;
-  };
-  const shares = new WeakMap<object, RequestShare>();
-  const shareOf = (scope: object) => {
-    let share = shares.get(scope);
-    if (!share) shares.set(scope, share = { line: new Semaphore({ size: options.requestMaxConcurrent }), rows: 0, busyMs: 0, connections: 0 });
-    return share;
-  };
-  const timeBudgetMs = options.requestTimeBudgetMs ?? Infinity;
-  /** Why the request may send no further statement, or null. */
-  const overBudget = (share: RequestShare | undefined) =>
-    !share ? null : share.rows >= options.requestMaxRows ? new RequestBudgetError() : share.busyMs >= timeBudgetMs ? new RequestTimeBudgetError() : null;
-  const spend = (share: RequestShare | undefined) => {
-    const refusal = overBudget(share);
-    if (refusal) throw refusal;
-  };
+  const admission = createAdmission(options);
+  const budgets = createRequestBudgets(options);
 
   async function run<T>(query: PromiseLike<T>): Promise<T> {
     const scope = scopes.current();
-    const share = scope ? shareOf(scope) : undefined;
+    const share = scope ? budgets.shareOf(scope) : undefined;
     await share?.line.acquire();
     try {
-      spend(share);
-      const source = router.pinned();
-      try {
-        return await attempt(query, source, share, isAnonymous(scope));
-      } catch (error) {
-        if (!isRetryable(error)) throw mapError(error);
-        source.failed(error);
-        // reads are safe to send again: once, on a source at least as fresh as the request's (src/db/sources.ts)
-        const other = router.retryTarget(source, error);
-        if (!other) throw mapError(error);
-        try {
-          return await attempt(query, other, share, isAnonymous(scope));
-        } catch (again) {
-          if (isRetryable(again)) other.failed(again);
-          throw mapError(again);
-        }
-      }
+      const refusal = budgets.overBudget(share);
+      if (refusal) throw refusal;
+      return await sendWithRetry(query, share, isAnonymous(scope));
     } finally {
       share?.line.release();
     }
   }
 
+  /** Sends on the request's source; a retryable failure is sent again once where the router says. */
+  async function sendWithRetry<T>(query: PromiseLike<T>, share: RequestShare | undefined, anonymous: boolean): Promise<T> {
+    const source = router.pinned();
+    try {
+      return await attempt(query, source, share, anonymous);
+    } catch (error) {
+      if (!isRetryable(error)) throw mapError(error);
+      source.failed(error);
+      // reads are safe to send again: once, on a source at least as fresh as the request's (src/db/sources.ts)
+      const other = router.retryTarget(source, error);
+      if (!other) throw mapError(error);
+      try {
+        return await attempt(query, other, share, anonymous);
+      } catch (again) {
+        if (isRetryable(again)) other.failed(again);
+        throw mapError(again);
+      }
+    }
+  }
+
   /** Waits (bounded) for a connection of `source`, then sends; errors come back as the driver gave them. */
   async function attempt<T>(query: PromiseLike<T>, source: RoutedSource, share: RequestShare | undefined, anonymous: boolean): Promise<T> {
-    const gate = gateOf(source);
-    const reserve = reserveOf(source, anonymous);
     const track = scopes.track();
-    const queued = () => (track.queued(), noop);
-    const rank = share ? () => share.connections : undefined;
+    let permits: Permits;
     try {
-      await reserve?.acquire(queued, rank);
-      await gate.acquire(queued, rank).catch((error: unknown) => {
-        reserve?.release();
-        throw error;
-      });
+      permits = await admission.acquire(source, anonymous, () => (track.queued(), noop), share ? () => share.connections : undefined);
     } catch (error) {
       track.done();
       throw error;
     }
-    const permits = { release: () => (gate.release(), reserve?.release()) };
-    const refusal = overBudget(share);
+    const refusal = budgets.overBudget(share);
     if (refusal) {
       // a budget ran out while this statement waited: the connection goes to the next one unused
       permits.release();
@@ -160,73 +128,137 @@ export function createRunner(options: RunnerOptions, router: Router) {
     }
     if (share) share.connections++;
     track.running();
-    return execute(() => source.send(query), permits, share, track);
+    return execute(() => source.send(query), { permits, share, track, timeoutMs: options.timeoutMs });
   }
 
-  function execute<T>(send: () => Promise<T>, gate: { release(): void }, share: RequestShare | undefined, track: DbStatementTrack): Promise<T> {
-    // the permit is given back when the driver is done with the statement, not when the caller gives up
-    // on it: a timed-out statement still occupies its connection until the server's statement_timeout
-    // ends it. (No driver cancel here: postgres.js leaves a failed cancel as an unhandled rejection.)
-    let released = false;
-    const started = performance.now();
-    const release = () => {
-      if (released) return;
-      released = true;
-      if (share) {
-        share.connections--;
-        share.busyMs += performance.now() - started;
-      }
-      gate.release();
-    };
-    let result: Promise<T>;
-    try {
-      // postgres.js sends a query when it is first awaited: here, with the connection ours
-      result = send();
-    } catch (error) {
-      track.done();
-      release(); // never sent
-      return Promise.reject(error);
-    }
-    // one promise settled by whichever comes first, the rows or the timer: no timeout promise and
-    // Promise.race per statement (~1 µs of the runner's ~2.5; the timer itself, one entry in node's list
-    // of timers of this duration, costs ~0.25 µs set and cleared)
-    let timedOut = false;
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        timedOut = true;
-        track.done();
-        // a connection that does not answer even then is given up on after another period
-        setTimeout(release, options.timeoutMs).unref();
-        reject(new ServiceUnavailableError('query timed out'));
-      }, options.timeoutMs);
-      result.then((rows) => {
-        release();
-        if (timedOut) return; // answered "query timed out" already
-        clearTimeout(timer);
-        track.done();
-        if (share && Array.isArray(rows)) share.rows += rows.length;
-        resolve(rows);
-      }, (error: unknown) => {
-        release();
-        if (timedOut) return;
-        clearTimeout(timer);
-        track.done();
-        reject(error);
-      });
-    });
-  }
+  return Object.assign(run, { pool: admission.pool });
+}
 
-  // the gates' real state summed over the sources, for the pool gauges (src/observability/metrics.ts)
-  const pool = () => {
-    let inUse = 0;
-    let waiting = 0;
-    for (const gate of gates.values()) {
-      inUse += gate.inUse;
-      waiting += gate.queued;
-    }
-    return { inUse, waiting, size: options.poolMax * options.servers };
+interface Permits {
+  release(): void;
+}
+
+/** The pool's admission gates: one per source (its pool of poolMax connections), and anonymous requests' reserve in front of it. */
+function createAdmission(options: RunnerOptions) {
+  const semaphore = (size: number) => new Semaphore({ size, maxQueue: options.maxQueue, queueTimeoutMs: options.queueTimeoutMs });
+  const gates = new Map<RoutedSource, Semaphore>();
+  const gateOf = (source: RoutedSource) => {
+    let gate = gates.get(source);
+    if (!gate) gates.set(source, gate = semaphore(options.poolMax));
+    return gate;
   };
-  return Object.assign(run, { pool });
+  // anonymous requests' own gate per source: at most the share of the pool's permits
+  const reserves = new Map<RoutedSource, Semaphore>();
+  const reserveOf = (source: RoutedSource, anonymous: boolean): Semaphore | null => {
+    const fraction = anonymous ? options.anonymousShare?.() ?? 1 : 1;
+    if (fraction >= 1) return null;
+    const size = Math.max(1, Math.floor(options.poolMax * fraction));
+    let reserve = reserves.get(source);
+    if (!reserve) reserves.set(source, reserve = semaphore(size));
+    reserve.resize(size);
+    return reserve;
+  };
+  return {
+    /** Resolves with the permits of a connection of `source` (bounded wait, "server busy" beyond it). */
+    async acquire(source: RoutedSource, anonymous: boolean, queued: () => () => void, rank?: () => number): Promise<Permits> {
+      const gate = gateOf(source);
+      const reserve = reserveOf(source, anonymous);
+      await reserve?.acquire(queued, rank);
+      await gate.acquire(queued, rank).catch((error: unknown) => {
+        reserve?.release();
+        throw error;
+      });
+      return { release: () => (gate.release(), reserve?.release()) };
+    },
+    /** The gates' real state summed over the sources, for the pool gauges (src/observability/metrics.ts). */
+    pool() {
+      let inUse = 0;
+      let waiting = 0;
+      for (const gate of gates.values()) {
+        inUse += gate.inUse;
+        waiting += gate.queued;
+      }
+      return { inUse, waiting, size: options.poolMax * options.servers };
+    },
+  };
+}
+
+/** Each request's share of the pool and whether it has spent its row or time budget. */
+function createRequestBudgets(options: RunnerOptions) {
+  const shares = new WeakMap<object, RequestShare>();
+  const timeBudgetMs = options.requestTimeBudgetMs ?? Infinity;
+  return {
+    shareOf(scope: object): RequestShare {
+      let share = shares.get(scope);
+      if (!share) shares.set(scope, share = { line: new Semaphore({ size: options.requestMaxConcurrent }), rows: 0, busyMs: 0, connections: 0 });
+      return share;
+    },
+    /** Why the request may send no further statement, or null. */
+    overBudget(share: RequestShare | undefined): Error | null {
+      if (!share) return null;
+      if (share.rows >= options.requestMaxRows) return new RequestBudgetError();
+      return share.busyMs >= timeBudgetMs ? new RequestTimeBudgetError() : null;
+    },
+  };
+}
+
+interface Execution {
+  permits: Permits;
+  share: RequestShare | undefined;
+  track: DbStatementTrack;
+  timeoutMs: number;
+}
+
+/** Sends with the connection held; settles with the rows, the error or "query timed out", whichever comes first. */
+function execute<T>(send: () => Promise<T>, { permits, share, track, timeoutMs }: Execution): Promise<T> {
+  // the permit is given back when the driver is done with the statement, not when the caller gives up
+  // on it: a timed-out statement still occupies its connection until the server's statement_timeout
+  // ends it. (No driver cancel here: postgres.js leaves a failed cancel as an unhandled rejection.)
+  let released = false;
+  const started = performance.now();
+  const release = () => {
+    if (released) return;
+    released = true;
+    if (share) {
+      share.connections--;
+      share.busyMs += performance.now() - started;
+    }
+    permits.release();
+  };
+  let result: Promise<T>;
+  try {
+    // postgres.js sends a query when it is first awaited: here, with the connection ours
+    result = send();
+  } catch (error) {
+    track.done();
+    release(); // never sent
+    return Promise.reject(error);
+  }
+  // one promise settled by whichever comes first, the rows or the timer: no Promise.race per statement
+  let timedOut = false;
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      timedOut = true;
+      track.done();
+      // a connection that does not answer even then is given up on after another period
+      setTimeout(release, timeoutMs).unref();
+      reject(new ServiceUnavailableError('query timed out'));
+    }, timeoutMs);
+    result.then((rows) => {
+      release();
+      if (timedOut) return; // answered "query timed out" already
+      clearTimeout(timer);
+      track.done();
+      if (share && Array.isArray(rows)) share.rows += rows.length;
+      resolve(rows);
+    }, (error: unknown) => {
+      release();
+      if (timedOut) return;
+      clearTimeout(timer);
+      track.done();
+      reject(error);
+    });
+  });
 }
 
 /** A statement of a request made without an API key (statements outside a request are the gateway's own). */
