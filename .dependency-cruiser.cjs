@@ -38,10 +38,7 @@ const layers = [
 ];
 
 // Known, deliberate exceptions: [from, to, why].
-const allowed = [
-  // URL parsing with no imports of its own: config validates DATABASE_URL with the same parser the pools use
-  ['^src/config\\.ts$', '^src/db/urls\\.ts$'],
-];
+const allowed = [];
 
 const upward = layers.slice(0, -1).map(([name, path], i) => ({
   name: `no-upward-from-${name}`,

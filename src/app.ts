@@ -5,7 +5,7 @@ import { within } from './db/deadline.js';
 import type { NotificationSource } from './db/live-events.js';
 import { createSchemaCheck } from './db/schema-version.js';
 import { createSources, type Sources } from './db/sources.js';
-import { expandHosts, expandUrlList } from './db/urls.js';
+import { expandHosts, expandUrlList } from './domain/database-urls.js';
 import { createStore, type Store, type StoreLimits } from './db/store.js';
 import { blockTimesReader } from './db/block-times.js';
 import { dataAgeSeconds, type VersionWatcher } from './db/version.js';
@@ -101,10 +101,14 @@ const configDefaults: Config = configSchema.parse({});
 
 const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-request-id, authorization, x-api-key' };
 
+type GatewayTarget = { url?: string; socketPath?: string; notifications?: NotificationSource };
+type Paging = { defaultPageSize: number; maxPageSize: number; historyMaxOffset: number };
+type ResultLimits = { maxNodes: number; maxBytes: number };
+
 /** Everything but listening: tests build their own gateway on their own database. */
 export function createGateway(
   config: GatewayConfig,
-  target: { url?: string; socketPath?: string; notifications?: NotificationSource },
+  target: GatewayTarget,
   hooks: {
     onQuery?: (text: string, params?: readonly unknown[]) => void; onError?: (error: unknown, where: string) => void; logger?: Logger;
     /** Render and compress GraphiQL at start (src/main.ts), not on its first load. */
@@ -115,89 +119,30 @@ export function createGateway(
   const manifest = config.PERSISTED_OPERATIONS_DIR ? loadManifest(config.PERSISTED_OPERATIONS_DIR) : undefined;
   const settings: Config = { ...configDefaults, ...stripUndefined(config) };
   const logger = hooks.logger ?? createLogger({ level: settings.LOG_LEVEL });
-  // a multi-host DATABASE_URL: its first host is the primary, the others are read replicas
-  const [primaryUrl, ...moreHosts] = target.url ? expandHosts(target.url) : [];
-  const sources = createSources({
-    primary: primaryUrl ? { url: primaryUrl } : { socketPath: target.socketPath },
-    replicas: [...moreHosts, ...(settings.DATABASE_READ_URLS ? expandUrlList(settings.DATABASE_READ_URLS) : [])],
-    replicaNames: settings.DATABASE_READ_NAMES,
-    poolMax: settings.DB_POOL_MAX,
-    statementTimeoutMs: settings.DB_STATEMENT_TIMEOUT_MS,
-    connectTimeoutS: settings.DB_CONNECT_TIMEOUT_S,
-    pooler: settings.DB_POOLER,
-    allowUnsafeSession: settings.DB_ALLOW_UNSAFE_SESSION,
-    maxLagMs: settings.MAX_REPLICA_LAG_MS,
-    pollMs: settings.DATA_VERSION_POLL_MS,
-    listen: settings.DATA_VERSION_LISTEN,
-    logger,
-    onQuery: hooks.onQuery,
-    scope: dbRequestScope,
-  });
+  const sources = openSources(settings, target, logger, hooks.onQuery);
   const sql = sources.primary.sql;
   // not ready until the schema is at this build's version (a rollout that ran ahead of its migrations)
   const schema = createSchemaCheck({ sql: sources.primaryStateSql, readMs: sources.stateReadMs, logger });
-  const paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE, historyMaxOffset: settings.HISTORY_MAX_OFFSET };
-  const resultLimits = { maxNodes: settings.GRAPHQL_MAX_RESULT_NODES, maxBytes: settings.GRAPHQL_MAX_RESPONSE_BYTES };
+  const paging: Paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE, historyMaxOffset: settings.HISTORY_MAX_OFFSET };
+  const resultLimits: ResultLimits = { maxNodes: settings.GRAPHQL_MAX_RESULT_NODES, maxBytes: settings.GRAPHQL_MAX_RESPONSE_BYTES };
   const watcher = sources.watcher;
   // in-flight statements of this gateway's pools, counted by the request scopes (src/observability/request.ts)
   const pool: PoolMeter = { inflight: 0 };
-  // newest block time per chain, re-read on the primary's state connection when the data version changes
-  // (the data-age gauge subtracts it from the time of the scrape)
-  const blockTimes = blockTimesReader(sources.primaryStateSql,
-    (error) => logger.debug({ err: (error as Error).message }, 'cannot read block times'));
   let cache: CacheStore | null = null;
-  const metrics = createMetrics({
-    // the gauges count statements over every source's pool
-    pool, poolMax: settings.DB_POOL_MAX * (1 + sources.replicas.length), freshness: () => watcher.current(),
-    maxOperations: settings.METRICS_MAX_OPERATIONS, cacheStats: () => cache?.stats() ?? null,
+  const metrics = gatewayMetrics(settings, sources, logger, {
+    pool, cacheStats: () => cache?.stats() ?? null, redisState: () => cache?.redisState() ?? null,
     // the store's admission gate (built below, once the metrics can observe it)
     poolState: () => store.poolState(),
-    build: buildInfo(),
-    blockTimes: blockTimes.current,
-    listening: () => sources.listenUp(),
-    // the Redis gauges exist only when there is a Redis to report on
-    ...(settings.CACHE && settings.REDIS_URL ? { redis: () => cache?.redisState() ?? null } : {}),
   });
-  sources.onVersionChange((next, previous, via) => {
-    metrics.versionChanges.inc({ via });
-    blockTimes.refresh();
-    logger.debug({ dataVersion: next.version, previous: previous?.version, via }, 'data version');
-  });
-  replicaMetrics(metrics.registry, sources);
   // Cache keys carry the data version of the source the request is pinned to (src/db/sources.ts): the
   // one it had when the request began. The store takes a key only while that source is still at that
   // version (a source that moved on during the request may have answered from newer data).
   const versionOf = (snapshot: { epoch: string; version: string } | null) => (snapshot ? keyVersion(snapshot) : null);
   const currentVersion = () => versionOf(sources.router.live());
   const pinnedVersion = () => versionOf(sources.router.pin().snapshot);
-  cache = settings.CACHE
-    ? createCacheStore({
-      namespace: namespaceFor(buildFingerprint(printSdl(), paging, createRpcTables())),
-      ttlMs: settings.CACHE_TTL_MS,
-      maxEntries: settings.CACHE_MAX_ENTRIES,
-      maxBytes: settings.CACHE_MAX_BYTES,
-      maxEntryBytes: settings.CACHE_MAX_ENTRY_BYTES,
-      redisUrl: settings.REDIS_URL,
-      redisCommandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
-      redisBreakerFailures: settings.REDIS_BREAKER_FAILURES,
-      redisBreakerOpenMs: settings.REDIS_BREAKER_OPEN_MS,
-      localMaxBytes: settings.CACHE_LOCAL_MAX_BYTES,
-      currentVersion,
-      metrics,
-      logger,
-    })
-    : null;
+  cache = settings.CACHE ? responseCache(settings, paging, currentVersion, metrics, logger) : null;
   const snapshots = createRequestSnapshots(() => sources.router.pin().snapshot);
-  // API keys: the registry on the primary's state connection (LISTEN shares it; none on the embedded engine
-  // or behind a transaction pooler: reloads only), the quota in Redis when there is one
-  const access = createAccessControl({
-    anonymous: settings.ANONYMOUS_ACCESS, reloadMs: settings.API_KEYS_RELOAD_MS, gateways: settings.QUOTA_GATEWAYS,
-    badKeyFree: settings.BAD_KEY_FREE_FAILURES, badKeyMaxBlockS: settings.BAD_KEY_MAX_BLOCK_S, redisUrl: settings.REDIS_URL,
-    redisCommandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS, redisBreakerFailures: settings.REDIS_BREAKER_FAILURES, redisBreakerOpenMs: settings.REDIS_BREAKER_OPEN_MS,
-  }, {
-    sql: sources.primaryStateSql, readTimeoutMs: sources.stateReadMs, listen: !target.socketPath && settings.DATA_VERSION_LISTEN && settings.DB_POOLER !== 'pgbouncer',
-    registry: metrics.registry, logger, clientKey,
-  });
+  const access = accessControl(settings, target, sources, metrics, logger);
   const yogaPlugins = [
     // before the response cache: a key's raised page size is answered without it
     keyOverridesPlugin({ paging, maxCost: settings.GRAPHQL_MAX_COST, accessOf, noCache: (request) => snapshots.bypass(request) }),
@@ -215,8 +160,144 @@ export function createGateway(
     timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => whyUnready(schema.unready(), sources.unready()), scope: dbRequestScope,
     servers: 1 + sources.replicas.length,
     // keyed clients keep the rest of the pool whatever anonymous traffic does, once any key exists
-    anonymousShare: () => (access.registry.size() > 0 ? settings.ANONYMOUS_SHARE : 1),
+    anonymousShare: () => anonymousShare(settings, access),
   }), metrics);
+  const { hub, source } = liveEvents(settings, target, sources, store, metrics, logger);
+  // one byte budget per client address for answers and event streams alike (src/server/connections.ts)
+  const budget = clientBudget({ bytesPerS: settings.HTTP_CLIENT_BYTES_PER_S, burstBytes: settings.HTTP_CLIENT_BURST_BYTES });
+  const { streams, subscriptionLimits } = streamPlugins(settings, budget, access, metrics);
+  const yoga = graphqlServer(settings, {
+    store, paging, resultLimits, manifest, logger, hub, plugins: yogaPlugins, subscriptionPlugins: [subscriptionLimits.plugin, streams.plugin],
+  });
+  // one CORS policy for both surfaces (src/server/http.ts)
+  const cors = corsPolicy(settings.CORS_ORIGIN, settings.CORS_CREDENTIALS);
+  const rpc = rpcHandler(settings, { store, paging, resultLimits, cors, metrics, logger, onError: hooks.onError, cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null });
+  const freshness = () => {
+    const snapshot = watcher.current();
+    return snapshot ? { dataVersion: snapshot.version, dataAgeSeconds: dataAgeSeconds(snapshot) } : null;
+  };
+  const server = createHttpServer({
+    store, yoga, rpc, cors,
+    metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+    wrap: observeRequests({ logger, metrics, pool }), graphiql: settings.GRAPHQL_INTROSPECTION, freshness,
+    compression: settings.HTTP_COMPRESSION ? { minBytes: settings.HTTP_COMPRESSION_MIN_BYTES } : undefined,
+    errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
+    access: access.hook, warmGraphiql: hooks.warmGraphiql,
+    budget,
+  }, settings);
+  return {
+    sql, sources, store, yoga, server, access,
+    ops: { logger, metrics, watcher, cache },
+    live: { hub, source, open: subscriptionLimits.open, streams: streams.stats },
+    // bounded like the sources' start-up steps: a LISTEN a pooler never answers
+    ready: Promise.all([opsReady, access.start(), source && within(source.start(), sources.stateReadMs, 'live events LISTEN').catch((error: unknown) =>
+      logger.warn({ err: (error as Error).message }, 'live events: no source'))]).then(() => {}),
+    async close(options = {}) {
+      // subscriptions end first (each stream sends `complete`), so that closing the server is not held up by them
+      await hub.close();
+      await source?.stop();
+      await closeGracefully(server, options.drainIdleMs ?? 0);
+      await opsReady.catch(() => {});
+      schema.stop();
+      await access.stop();
+      await cache?.close();
+      await sources.stop();
+    },
+  };
+}
+
+/** The primary and the read replicas; a multi-host DATABASE_URL's first host is the primary, the others replicas. */
+function openSources(settings: Config, target: GatewayTarget, logger: Logger, onQuery: ((text: string, params?: readonly unknown[]) => void) | undefined): Sources {
+  const [primaryUrl, ...moreHosts] = target.url ? expandHosts(target.url) : [];
+  return createSources({
+    primary: primaryUrl ? { url: primaryUrl } : { socketPath: target.socketPath },
+    replicas: [...moreHosts, ...(settings.DATABASE_READ_URLS ? expandUrlList(settings.DATABASE_READ_URLS) : [])],
+    replicaNames: settings.DATABASE_READ_NAMES,
+    poolMax: settings.DB_POOL_MAX,
+    statementTimeoutMs: settings.DB_STATEMENT_TIMEOUT_MS,
+    connectTimeoutS: settings.DB_CONNECT_TIMEOUT_S,
+    pooler: settings.DB_POOLER,
+    allowUnsafeSession: settings.DB_ALLOW_UNSAFE_SESSION,
+    maxLagMs: settings.MAX_REPLICA_LAG_MS,
+    pollMs: settings.DATA_VERSION_POLL_MS,
+    listen: settings.DATA_VERSION_LISTEN,
+    logger,
+    onQuery,
+    scope: dbRequestScope,
+  });
+}
+
+/** The metrics, with the block times and replica gauges they read; parts built later are read through `late`. */
+function gatewayMetrics(settings: Config, sources: Sources, logger: Logger, late: {
+  pool: PoolMeter;
+  cacheStats: () => { entries: number; bytes: number } | null;
+  redisState: () => ReturnType<CacheStore['redisState']>;
+  poolState: () => ReturnType<Store['poolState']>;
+}): Metrics {
+  // newest block time per chain, re-read on the primary's state connection when the data version changes
+  // (the data-age gauge subtracts it from the time of the scrape)
+  const blockTimes = blockTimesReader(sources.primaryStateSql,
+    (error) => logger.debug({ err: (error as Error).message }, 'cannot read block times'));
+  const metrics = createMetrics({
+    // the gauges count statements over every source's pool
+    pool: late.pool, poolMax: settings.DB_POOL_MAX * (1 + sources.replicas.length), freshness: () => sources.watcher.current(),
+    maxOperations: settings.METRICS_MAX_OPERATIONS, cacheStats: late.cacheStats,
+    poolState: late.poolState,
+    build: buildInfo(),
+    blockTimes: blockTimes.current,
+    listening: () => sources.listenUp(),
+    // the Redis gauges exist only when there is a Redis to report on
+    ...(settings.CACHE && settings.REDIS_URL ? { redis: late.redisState } : {}),
+  });
+  sources.onVersionChange((next, previous, via) => {
+    metrics.versionChanges.inc({ via });
+    blockTimes.refresh();
+    logger.debug({ dataVersion: next.version, previous: previous?.version, via }, 'data version');
+  });
+  replicaMetrics(metrics.registry, sources);
+  return metrics;
+}
+
+function responseCache(settings: Config, paging: Paging, currentVersion: () => string | null, metrics: Metrics, logger: Logger): CacheStore {
+  return createCacheStore({
+    namespace: namespaceFor(buildFingerprint(printSdl(), paging, createRpcTables())),
+    ttlMs: settings.CACHE_TTL_MS,
+    maxEntries: settings.CACHE_MAX_ENTRIES,
+    maxBytes: settings.CACHE_MAX_BYTES,
+    maxEntryBytes: settings.CACHE_MAX_ENTRY_BYTES,
+    redisUrl: settings.REDIS_URL,
+    redisCommandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS,
+    redisBreakerFailures: settings.REDIS_BREAKER_FAILURES,
+    redisBreakerOpenMs: settings.REDIS_BREAKER_OPEN_MS,
+    localMaxBytes: settings.CACHE_LOCAL_MAX_BYTES,
+    currentVersion,
+    metrics,
+    logger,
+  });
+}
+
+/**
+ * API keys: the registry on the primary's state connection (LISTEN shares it; none on the embedded engine
+ * or behind a transaction pooler: reloads only), the quota in Redis when there is one.
+ */
+function accessControl(settings: Config, target: GatewayTarget, sources: Sources, metrics: Metrics, logger: Logger): AccessControl {
+  return createAccessControl({
+    anonymous: settings.ANONYMOUS_ACCESS, reloadMs: settings.API_KEYS_RELOAD_MS, gateways: settings.QUOTA_GATEWAYS,
+    badKeyFree: settings.BAD_KEY_FREE_FAILURES, badKeyMaxBlockS: settings.BAD_KEY_MAX_BLOCK_S, redisUrl: settings.REDIS_URL,
+    redisCommandTimeoutMs: settings.REDIS_COMMAND_TIMEOUT_MS, redisBreakerFailures: settings.REDIS_BREAKER_FAILURES, redisBreakerOpenMs: settings.REDIS_BREAKER_OPEN_MS,
+  }, {
+    sql: sources.primaryStateSql, readTimeoutMs: sources.stateReadMs, listen: !target.socketPath && settings.DATA_VERSION_LISTEN && settings.DB_POOLER !== 'pgbouncer',
+    registry: metrics.registry, logger, clientKey,
+  });
+}
+
+/** ANONYMOUS_SHARE, in force once any API key exists (keyed clients then keep the rest). */
+function anonymousShare(settings: Config, access: AccessControl): number {
+  return access.registry.size() > 0 ? settings.ANONYMOUS_SHARE : 1;
+}
+
+/** The subscriptions' fan-out, and where its notifications come from. */
+function liveEvents(settings: Config, target: GatewayTarget, sources: Sources, store: Store, metrics: Metrics, logger: Logger) {
   const hub = createLiveHub({ store, maxQueue: settings.SUBSCRIPTIONS_MAX_QUEUE, logger });
   // the embedded engine's notifications come from the engine itself (target.notifications), never over
   // its socket; without them there (tests' in-memory engines), no source
@@ -226,8 +307,11 @@ export function createGateway(
     onPayload: (payload) => hub.dispatch(payload),
   });
   registerLiveMetrics(metrics.registry, hub, source);
-  // one byte budget per client address for answers and event streams alike (src/server/connections.ts)
-  const budget = clientBudget({ bytesPerS: settings.HTTP_CLIENT_BYTES_PER_S, burstBytes: settings.HTTP_CLIENT_BURST_BYTES });
+  return { hub, source };
+}
+
+/** The event streams' byte limits and the subscriptions' count limits. */
+function streamPlugins(settings: Config, budget: ReturnType<typeof clientBudget>, access: AccessControl, metrics: Metrics) {
   const streams = streamsPlugin({
     maxPendingBytes: settings.SUBSCRIPTIONS_MAX_PENDING_BYTES,
     maxPendingTotalBytes: settings.SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES,
@@ -245,11 +329,20 @@ export function createGateway(
       const who = accessOf(req);
       return who?.kind === 'key' ? { id: who.key.prefix, max: who.key.overrides.maxStreams ?? settings.SUBSCRIPTIONS_MAX_PER_CLIENT } : null;
     },
-    anonymousShare: () => (access.registry.size() > 0 ? settings.ANONYMOUS_SHARE : 1),
+    anonymousShare: () => anonymousShare(settings, access),
   });
-  const yoga = createGraphqlServer({
-    store,
-    paging,
+  return { streams, subscriptionLimits };
+}
+
+type YogaOptions = Parameters<typeof createGraphqlServer>[0];
+
+function graphqlServer(settings: Config, parts: {
+  store: Store; paging: Paging; resultLimits: ResultLimits; manifest: NonNullable<YogaOptions['persisted']>['manifest']; logger: Logger; hub: LiveHub;
+  plugins: YogaOptions['plugins']; subscriptionPlugins: YogaOptions['subscriptionPlugins'];
+}): GraphqlServer {
+  return createGraphqlServer({
+    store: parts.store,
+    paging: parts.paging,
     introspection: settings.GRAPHQL_INTROSPECTION,
     maxBodyBytes: settings.GRAPHQL_MAX_BODY_BYTES,
     inputLimits: {
@@ -263,10 +356,10 @@ export function createGateway(
       maxTokens: settings.GRAPHQL_MAX_TOKENS,
       maxCost: settings.GRAPHQL_MAX_COST,
     },
-    resultLimits,
-    plugins: yogaPlugins,
+    resultLimits: parts.resultLimits,
+    plugins: parts.plugins,
     persisted: {
-      manifest,
+      manifest: parts.manifest,
       only: settings.PERSISTED_OPERATIONS_ONLY,
       apqMaxEntries: settings.APQ_MAX_ENTRIES,
       apqMaxBytes: settings.APQ_MAX_BYTES,
@@ -282,64 +375,34 @@ export function createGateway(
       },
     },
     cacheControl: settings.GRAPHQL_CACHE_CONTROL,
-    logging: yogaLogger(logger),
-    live: hub,
-    subscriptionPlugins: [subscriptionLimits.plugin, streams.plugin],
+    logging: yogaLogger(parts.logger),
+    live: parts.hub,
+    subscriptionPlugins: parts.subscriptionPlugins,
   });
-  // one CORS policy for both surfaces (src/server/http.ts)
-  const cors = corsPolicy(settings.CORS_ORIGIN, settings.CORS_CREDENTIALS);
-  const rpc = createRpcHandler({
+}
+
+type RpcOptions = Parameters<typeof createRpcHandler>[0];
+
+function rpcHandler(settings: Config, parts: {
+  store: Store; paging: Paging; resultLimits: ResultLimits; cors: ReturnType<typeof corsPolicy>; metrics: Metrics; logger: Logger;
+  onError: ((error: unknown, where: string) => void) | undefined; cache: RpcOptions['cache'];
+}) {
+  const { paging, logger } = parts;
+  return createRpcHandler({
     tables: createRpcTables(),
-    newContext: contextFactory(store, paging, resultLimits),
+    newContext: contextFactory(parts.store, paging, parts.resultLimits),
     limits: paging,
     maxBodyBytes: settings.RPC_MAX_BODY_BYTES,
     maxBatch: settings.RPC_MAX_BATCH,
     // a batch's elements run a few at a time, like the statements of one request
     batchConcurrency: settings.REQUEST_MAX_CONCURRENT_STATEMENTS,
-    cors: cors.forSurface(rpcCors),
-    onError: hooks.onError ?? ((error, method) => logFailure(logger, error, { rpcMethod: method }, 'rpc')),
-    cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null,
-    onCall: rpcObserver(metrics),
+    cors: parts.cors.forSurface(rpcCors),
+    onError: parts.onError ?? ((error, method) => logFailure(logger, error, { rpcMethod: method }, 'rpc')),
+    cache: parts.cache,
+    onCall: rpcObserver(parts.metrics),
     publicUrl: settings.PUBLIC_URL,
     pagingFor: (req) => raisedPaging(accessOf(req), paging),
   });
-  const freshness = () => {
-    const snapshot = watcher.current();
-    return snapshot ? { dataVersion: snapshot.version, dataAgeSeconds: dataAgeSeconds(snapshot) } : null;
-  };
-  const compression = settings.HTTP_COMPRESSION ? { minBytes: settings.HTTP_COMPRESSION_MIN_BYTES } : undefined;
-  const server = createHttpServer({
-    store, yoga, rpc, cors,
-    metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
-    wrap: observeRequests({ logger, metrics, pool }), compression, graphiql: settings.GRAPHQL_INTROSPECTION, freshness,
-    errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
-    access: access.hook, warmGraphiql: hooks.warmGraphiql,
-    budget,
-  }, settings);
-  return {
-    sql,
-    sources,
-    store,
-    yoga,
-    server,
-    ops: { logger, metrics, watcher, cache },
-    live: { hub, source, open: subscriptionLimits.open, streams: streams.stats },
-    access,
-    // bounded like the sources' start-up steps: a LISTEN a pooler never answers
-    ready: Promise.all([opsReady, access.start(), source && within(source.start(), sources.stateReadMs, 'live events LISTEN').catch((error: unknown) =>
-      logger.warn({ err: (error as Error).message }, 'live events: no source'))]).then(() => {}),
-    async close(options = {}) {
-      // subscriptions end first (each stream sends `complete`), so that closing the server is not held up by them
-      await hub.close();
-      await source?.stop();
-      await closeGracefully(server, options.drainIdleMs ?? 0);
-      await opsReady.catch(() => {});
-      schema.stop();
-      await access.stop();
-      await cache?.close();
-      await sources.stop();
-    },
-  };
 }
 
 function stripUndefined<T extends object>(value: T): Partial<T> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { expandHosts, expandUrlList } from './db/urls.js';
+import { expandHosts, expandUrlList } from './domain/database-urls.js';
 
 // Every setting comes from the environment and is validated once at start, with messages that name
 // the variable, so a typo fails loudly instead of silently falling back.

@@ -1,4 +1,4 @@
-import { createGateway } from './app.js';
+import { createGateway, type Gateway } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createDemoPlayer } from './db/seed/player.js';
 import type { EmbeddedDatabase } from './db/embedded.js';
@@ -29,11 +29,9 @@ function crash(event: 'uncaughtException' | 'unhandledRejection', error: unknown
 process.on('uncaughtException', (error) => crash('uncaughtException', error));
 process.on('unhandledRejection', (reason) => crash('unhandledRejection', reason));
 
-// Heap growth: when collection is cheap (it is here), V8 lets the old generation grow to ~4× the live heap
-// before a full GC — ~60 MB live became ~250 MB more RSS under load (bench/results/). 1.3× keeps the
-// gateway under 300 MB for more frequent incremental major GCs (no CPU cost measurable against the
-// bench's noise; 1.5× still peaked above 300 MB). Growth flags given to node win; a heap limit
-// (--max-old-space-size, set by `npm start` from HEAP_MAX_MB) is a ceiling and keeps this policy.
+// Heap growth: V8 lets the old generation grow to several times the live heap before a full GC when
+// collection is cheap; 1.3× keeps the RSS close to the live heap. Growth flags given to node win; a heap
+// limit (--max-old-space-size, set by `npm start` from HEAP_MAX_MB) is a ceiling and keeps this policy.
 const heapFlags = `${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`;
 const heapPolicy = !/--(heap-growing-percent|max-heap-size)/.test(heapFlags);
 if (heapPolicy) setFlagsFromString('--heap-growing-percent=30');
@@ -62,6 +60,27 @@ async function main() {
   const logger = createLogger({ level: config.LOG_LEVEL, pretty: config.LOG_FORMAT === 'auto' ? undefined : config.LOG_FORMAT === 'pretty' });
   log = (line) => logger.info(line);
   fatalLogger = logger;
+  reportLimits(config, logger);
+  const { embedded, target } = await openDatabase(config);
+  const gateway = createGateway(config, embedded ? { ...target, notifications: embedded } : target, { logger, warmGraphiql: true });
+  await gateway.ready;
+  const player = embedded && playsDemo(config) ? await startDemoPlayer(embedded, config, logger) : undefined;
+  if (heapPolicy) collectStartupGarbage();
+  await listen(gateway, config);
+  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+  const stop = stopper(gateway, config, async () => {
+    await player?.stop();
+  }, embedded);
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  if (config.STOP_WITH_PARENT === 'true' || (config.STOP_WITH_PARENT === 'auto' && process.env.npm_lifecycle_event)) {
+    watchParent(() => void stop('parent process gone'));
+  }
+}
+
+/** Says which heap limit applies and warns when the open-file limit leaves too little for the connections. */
+function reportLimits(config: Config, logger: Logger): void {
   // the heap limit is a node flag, so it is set by the start command (npm start: HEAP_MAX_MB); say what applies
   // (the old-space limit given to node: V8's heap_size_limit adds the young generation on top of it)
   const oldSpaceMb = /--max-old-space-size[= ](\d+)/.exec(heapFlags)?.[1];
@@ -71,27 +90,29 @@ async function main() {
   if (fdLimit !== null && config.HTTP_MAX_CONNECTIONS > fdLimit - 256) {
     logger.warn(`HTTP_MAX_CONNECTIONS=${config.HTTP_MAX_CONNECTIONS} leaves too few of the ${fdLimit} file descriptors (ulimit -n) for the database pool and the process itself`);
   }
-  let embedded: EmbeddedDatabase | undefined;
-  let target: { url?: string; socketPath?: string };
-  if (config.DATABASE_URL) {
-    target = { url: config.DATABASE_URL };
-    if (config.SEED === 'true') await prepareDatabase(target, config, 'always', log);
-  } else {
-    log(`starting the embedded PostgreSQL (PGlite) in ${config.EMBEDDED_DATA_DIR}`);
-    // loaded only when used: the embedded engine's modules add ~45 MB of RSS to a gateway that never starts it
-    const { startEmbedded } = await import('./db/embedded.js');
-    embedded = await startEmbedded({ dataDir: config.EMBEDDED_DATA_DIR, maxConnections: config.DB_POOL_MAX + 2 });
-    target = { socketPath: embedded.socketPath };
-    await prepareDatabase(target, config, config.SEED === 'false' ? 'never' : config.SEED === 'true' ? 'always' : 'if-empty', log);
-  }
+}
 
-  const gateway = createGateway(config, embedded ? { ...target, notifications: embedded } : target, { logger, warmGraphiql: true });
-  await gateway.ready;
-  const player = embedded && playsDemo(config) ? await startDemoPlayer(embedded, config, logger) : undefined;
-  if (heapPolicy) collectStartupGarbage();
+/** The server at DATABASE_URL, or the embedded engine started here; migrated and seeded as SEED says. */
+async function openDatabase(config: Config): Promise<{ embedded?: EmbeddedDatabase; target: { url?: string; socketPath?: string } }> {
+  if (config.DATABASE_URL) {
+    const target = { url: config.DATABASE_URL };
+    if (config.SEED === 'true') await prepareDatabase(target, config, 'always', log);
+    return { target };
+  }
+  log(`starting the embedded PostgreSQL (PGlite) in ${config.EMBEDDED_DATA_DIR}`);
+  // loaded only when used: the embedded engine's modules add to the RSS of a gateway that never starts it
+  const { startEmbedded } = await import('./db/embedded.js');
+  const embedded = await startEmbedded({ dataDir: config.EMBEDDED_DATA_DIR, maxConnections: config.DB_POOL_MAX + 2 });
+  const target = { socketPath: embedded.socketPath };
+  await prepareDatabase(target, config, config.SEED === 'false' ? 'never' : config.SEED === 'true' ? 'always' : 'if-empty', log);
+  return { embedded, target };
+}
+
+/** Listens on HOST:PORT and logs the surfaces' addresses. */
+async function listen(gateway: Gateway, config: Config): Promise<void> {
   // a deep accept queue (Node's default is 511; the kernel caps it at net.core.somaxconn): a burst of
   // connections that are refused at once (the per-client cap) must not fill it and make other clients'
-  // connects wait for a SYN retransmission (1 s, then 3 s)
+  // connects wait for a SYN retransmission
   await new Promise<void>((resolve) => gateway.server.listen({ port: config.PORT, host: config.HOST, backlog: 4_096 }, resolve));
   const address = gateway.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
@@ -101,13 +122,16 @@ async function main() {
   log(`JSON-RPC v1:  ${base}/v1/rpc`);
   log(`health:       ${base}/healthz, ${base}/readyz`);
   log(`metrics:      ${base}/metrics`);
-  log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
 
-  // Shutdown: stop accepting connections, let in-flight requests finish (requests arriving meanwhile on
-  // kept-alive connections get 503), then close the pool. Connections still busy after
-  // SHUTDOWN_TIMEOUT_MS are cut and the exit code says so (1).
+/**
+ * The shutdown, run once: stop accepting connections, let in-flight requests finish (requests arriving
+ * meanwhile on kept-alive connections get 503), then close the pool. Connections still busy after
+ * SHUTDOWN_TIMEOUT_MS are cut and the exit code says so (1).
+ */
+function stopper(gateway: Gateway, config: Config, stopPlayer: () => Promise<void>, embedded: EmbeddedDatabase | undefined) {
   let stopping = false;
-  const stop = async (signal: string) => {
+  return async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log(`${signal}: finishing in-flight requests (up to ${config.SHUTDOWN_TIMEOUT_MS} ms)`);
@@ -118,7 +142,7 @@ async function main() {
       gateway.server.closeAllConnections();
     }, config.SHUTDOWN_TIMEOUT_MS);
     try {
-      await player?.stop();
+      await stopPlayer();
       // a kept-alive client sending its next request right after the signal gets 503 + Connection: close, not a reset
       await gateway.close({ drainIdleMs: Math.min(1_000, config.SHUTDOWN_TIMEOUT_MS / 2) });
       log('shutdown: connections drained, database pool closed');
@@ -130,11 +154,6 @@ async function main() {
     clearTimeout(deadline);
     process.exit(forced ? 1 : 0);
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
-  if (config.STOP_WITH_PARENT === 'true' || (config.STOP_WITH_PARENT === 'auto' && process.env.npm_lifecycle_event)) {
-    watchParent(() => void stop('parent process gone'));
-  }
 }
 
 /** The demo player plays on the embedded engine's demo data: asked for, or by default when the demo is seeded. */

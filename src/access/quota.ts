@@ -85,31 +85,13 @@ export function createQuota(options: QuotaOptions): Quota {
 }
 
 function redisQuota(options: QuotaOptions, url: string, local: ReturnType<typeof createLocalQuota>, now: () => number): Quota {
-  const { logger } = options;
-  const redis = new Redis(url, {
-    lazyConnect: true,
-    // a quota check must never hold a request up: nothing queued while disconnected, nothing retried
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    autoResendUnfulfilledCommands: false,
-    commandTimeout: options.commandTimeoutMs,
-    connectTimeout: 2_000,
-    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-  });
+  const redis = quotaRedis(url, options.commandTimeoutMs);
   const take = sharedBucket(redis, quotaNamespace);
   // the last shared day count seen per key: the base of the stand-in's daily share
   const lastShared = new Map<string, { day: string; used: number }>();
   const pending: Pending = new Map();
   let fallbacks = 0;
-  let lastMode: QuotaMode = 'redis';
-  const noteMode = (mode: QuotaMode, reason: string) => {
-    if (mode === lastMode) return;
-    lastMode = mode;
-    if (mode === 'fallback') {
-      logger.warn({ quota: mode, reason, gateways: options.gateways },
-        'Redis failing: key quotas decided per gateway at 1/QUOTA_GATEWAYS of each key\'s limits');
-    } else logger.info({ quota: mode }, 'Redis back: key quotas shared again');
-  };
+  const noteMode = modeLog(options);
   const breaker = new Breaker({
     failures: options.breakerFailures,
     minSpanMs: options.commandTimeoutMs,
@@ -131,20 +113,7 @@ function redisQuota(options: QuotaOptions, url: string, local: ReturnType<typeof
     addPending(pending, day, key.prefix, decision.allowed ? 'requests' : 'limited', 1);
     return decision;
   };
-
-  const flush = async () => {
-    if (!breaker.allows() || pending.size === 0) return;
-    const batch = [...pending];
-    pending.clear();
-    for (const [day, counts] of batch) {
-      try {
-        await addUsage(redis, quotaNamespace, day, counts);
-      } catch {
-        // kept for the next flush (bounded: one entry per key and day)
-        for (const [prefix, fields] of counts) for (const [f, n] of Object.entries(fields)) addPending(pending, day, prefix, f, n);
-      }
-    }
-  };
+  const flush = () => flushUsage(redis, breaker, pending);
   const timer = setInterval(() => void flush(), options.flushMs ?? 1_000);
   timer.unref();
   let connecting = false;
@@ -198,4 +167,45 @@ function redisQuota(options: QuotaOptions, url: string, local: ReturnType<typeof
       redis.disconnect();
     },
   };
+}
+
+function quotaRedis(url: string, commandTimeoutMs: number): Redis {
+  return new Redis(url, {
+    lazyConnect: true,
+    // a quota check must never hold a request up: nothing queued while disconnected, nothing retried
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    commandTimeout: commandTimeoutMs,
+    connectTimeout: 2_000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+  });
+}
+
+/** Logs each switch between shared quotas and the per-gateway stand-in, once. */
+function modeLog(options: QuotaOptions): (mode: QuotaMode, reason: string) => void {
+  let lastMode: QuotaMode = 'redis';
+  return (mode, reason) => {
+    if (mode === lastMode) return;
+    lastMode = mode;
+    if (mode === 'fallback') {
+      options.logger.warn({ quota: mode, reason, gateways: options.gateways },
+        'Redis failing: key quotas decided per gateway at 1/QUOTA_GATEWAYS of each key\'s limits');
+    } else options.logger.info({ quota: mode }, 'Redis back: key quotas shared again');
+  };
+}
+
+/** Adds the pending day counters to Redis; a day's counters that fail stay pending for the next flush. */
+async function flushUsage(redis: Redis, breaker: Breaker, pending: Pending): Promise<void> {
+  if (!breaker.allows() || pending.size === 0) return;
+  const batch = [...pending];
+  pending.clear();
+  for (const [day, counts] of batch) {
+    try {
+      await addUsage(redis, quotaNamespace, day, counts);
+    } catch {
+      // kept for the next flush (bounded: one entry per key and day)
+      for (const [prefix, fields] of counts) for (const [f, n] of Object.entries(fields)) addPending(pending, day, prefix, f, n);
+    }
+  }
 }

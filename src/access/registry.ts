@@ -1,6 +1,6 @@
 import { readApiKeys, listenApiKeys, type ApiKeyRow } from '../db/api-keys.js';
 import type { Sql } from '../db/client.js';
-import { coalescedReads } from '../db/coalesced-reads.js';
+import { createNotifiedState, type ReadVia } from '../db/notified-state.js';
 import { within } from '../db/deadline.js';
 import { parseKey, secretMatches } from './key-format.js';
 import type { QuotaLimits } from './limits.js';
@@ -72,27 +72,31 @@ function toEntry(row: ApiKeyRow): Entry {
 
 export function createKeyRegistry(options: KeyRegistryOptions): KeyRegistry {
   const now = options.now ?? Date.now;
+  const readTimeoutMs = options.readTimeoutMs ?? 10_000;
   let byPrefix: Map<string, Entry> | null = null;
   let prefixSet: ReadonlySet<string> = new Set();
-  let stopped = false;
   let errorReported = false;
-  let listener: { unlisten(): Promise<void> } | null = null;
-  let timer: NodeJS.Timeout | undefined;
 
-  const reads = coalescedReads(async (via: 'start' | 'notify' | 'poll') => {
-    try {
-      const rows = await within(readApiKeys(options.sql), options.readTimeoutMs ?? 10_000, 'API keys read');
-      byPrefix = new Map(rows.map((row) => [row.prefix, toEntry(row)]));
-      prefixSet = new Set(byPrefix.keys());
-      errorReported = false;
-      options.onReload?.(rows.length, via);
-    } catch (error) {
-      // the keys last read stay in force
-      if (!errorReported) options.onError?.(error, 'read');
-      errorReported = true;
-    }
-  }, () => stopped);
-  const load = (via: 'start' | 'notify' | 'poll') => reads.read(via);
+  const state = createNotifiedState({
+    pollMs: options.reloadMs,
+    listenTimeoutMs: readTimeoutMs,
+    listenLabel: 'API keys LISTEN',
+    onListenError: (error) => options.onError?.(error, 'listen'),
+    async readOnce(via) {
+      try {
+        const rows = await within(readApiKeys(options.sql), readTimeoutMs, 'API keys read');
+        byPrefix = new Map(rows.map((row) => [row.prefix, toEntry(row)]));
+        prefixSet = new Set(byPrefix.keys());
+        errorReported = false;
+        options.onReload?.(rows.length, via);
+      } catch (error) {
+        // the keys last read stay in force
+        if (!errorReported) options.onError?.(error, 'read');
+        errorReported = true;
+      }
+    },
+  });
+  const load = (via: ReadVia) => state.read(via);
 
   return {
     lookup(presented) {
@@ -109,30 +113,14 @@ export function createKeyRegistry(options: KeyRegistryOptions): KeyRegistry {
     prefixes: () => prefixSet,
     size: () => byPrefix?.size ?? 0,
     loaded: () => byPrefix !== null,
-    listening: () => listener !== null,
+    listening: () => state.listening(),
     reload: () => load('poll'),
     // settles once the first read is done (or failed); LISTEN is set up meanwhile and does not hold the start
     async start() {
-      if (options.listen) {
-        // established late it is still kept, or dropped if the registry stopped meanwhile
-        const listening = listenApiKeys(options.sql, () => void load('notify'), () => void load('notify')).then((established) => {
-          if (stopped) void established.unlisten().catch(() => {});
-          else listener = established;
-        });
-        void within(listening, options.readTimeoutMs ?? 10_000, 'API keys LISTEN').catch((error: unknown) => options.onError?.(error, 'listen'));
-      }
-      if (!stopped) {
-        timer = setInterval(() => void load('poll'), options.reloadMs);
-        timer.unref();
-      }
+      if (options.listen) void state.listen(() => listenApiKeys(options.sql, () => void load('notify'), () => void load('notify')));
+      state.poll();
       await load('start');
     },
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await listener?.unlisten().catch(() => {});
-      listener = null;
-      await reads.settled();
-    },
+    stop: () => state.stop(),
   };
 }

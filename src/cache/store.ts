@@ -119,63 +119,23 @@ function redisStore(redis: Redis): TextStore {
 
 const redisDefaults = { commandTimeoutMs: 50, breakerFailures: 5, breakerOpenMs: 2_000 };
 
-export function createCacheStore(options: CacheStoreOptions): CacheStore {
-  const { metrics, logger } = options;
-  let redis: Redis | undefined;
-  let breaker: Breaker | undefined;
-  let inner: TextStore;
-  let local: ReturnType<typeof memoryStore> | undefined;
-  let ready: Promise<void> = Promise.resolve();
-  if (options.redisUrl) {
-    const commandTimeout = options.redisCommandTimeoutMs ?? redisDefaults.commandTimeoutMs;
-    const client = redis = new Redis(options.redisUrl, {
-      lazyConnect: true,
-      // a cache must never hold a request up: nothing queued while disconnected, nothing retried or resent
-      // after a reconnect (commands pending when the connection drops fail at once), short timeouts
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      autoResendUnfulfilledCommands: false,
-      commandTimeout,
-      connectTimeout: 2_000,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-    });
-    client.on('error', (error: Error) => failed('connection', error));
-    // a lost connection needs no counting: skip Redis until it is back and answers a probe
-    client.on('close', () => breaker?.trip('connection closed'));
-    breaker = new Breaker({
-      failures: options.redisBreakerFailures ?? redisDefaults.breakerFailures,
-      minSpanMs: commandTimeout,
-      openMs: options.redisBreakerOpenMs ?? redisDefaults.breakerOpenMs,
-      probe: () => client.ping(),
-      onChange: (state, previous, reason) => {
-        // logged and counted: closed → open and back; a failed probe (half-open → open) only at debug level
-        if (state === 'half-open') return;
-        if (previous === 'half-open' && state === 'open') return logger.debug({ cache: 'redis', breaker: state, reason }, 'Redis still failing');
-        metrics.redisBreakerTransitions.inc({ to: state });
-        if (state === 'open') logger.warn({ cache: 'redis', breaker: state, reason }, 'Redis circuit open: answering without the shared cache');
-        else logger.info({ cache: 'redis', breaker: state, reason }, 'Redis circuit closed: shared cache back in use');
-      },
-    });
-    ready = redis.connect().then(
-      () => logger.info({ cache: 'redis' }, 'response cache on Redis'),
-      (error: unknown) => failed('connect', error),
-    );
-    inner = redisStore(redis);
-    if (options.localMaxBytes) local = memoryStore({ maxEntries: options.maxEntries, maxBytes: options.localMaxBytes, ttlMs: options.ttlMs });
-  } else {
-    inner = memoryStore(options);
-  }
+interface Levels {
+  redis?: Redis;
+  breaker?: Breaker;
+  /** The store itself: memory, or Redis. */
+  inner: TextStore;
+  /** The in-process level in front of Redis, if any. */
+  local?: ReturnType<typeof memoryStore>;
+  ready: Promise<void>;
+}
 
-  let lastWarn = 0;
-  function failed(op: string, error: unknown) {
-    metrics.cacheErrors.inc({ op });
-    if (op === 'get' || op === 'set') breaker?.failure(`${op}: ${(error as Error)?.message ?? String(error)}`);
-    // one warning per 10 s at most: a Redis outage must not flood the log
-    if (Date.now() - lastWarn > 10_000) {
-      lastWarn = Date.now();
-      logger.warn({ cache: options.redisUrl ? 'redis' : 'memory', op, err: (error as Error)?.message }, 'response cache unavailable: answering without it');
-    }
-  }
+export function createCacheStore(options: CacheStoreOptions): CacheStore {
+  const { metrics } = options;
+  let breaker: Breaker | undefined;
+  const failed = failureReport(options, () => breaker);
+  const levels: Levels = options.redisUrl ? redisLevels(options, options.redisUrl, failed) : { inner: memoryStore(options), ready: Promise.resolve() };
+  const { redis, inner, local } = levels;
+  breaker = levels.breaker;
 
   const isCurrent = (key: string) => {
     const version = options.currentVersion();
@@ -229,7 +189,7 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
       }
     },
     stats: () => (local ?? inner).stats?.() ?? null,
-    ready,
+    ready: levels.ready,
     async close() {
       breaker?.stop();
       if (redis) {
@@ -237,4 +197,60 @@ export function createCacheStore(options: CacheStoreOptions): CacheStore {
       }
     },
   };
+}
+
+type Failed = (op: string, error: unknown) => void;
+
+/** Counts a failed store operation, feeds get/set failures to the breaker, and warns at most every 10 s. */
+function failureReport(options: CacheStoreOptions, breaker: () => Breaker | undefined): Failed {
+  let lastWarn = 0;
+  return (op, error) => {
+    options.metrics.cacheErrors.inc({ op });
+    if (op === 'get' || op === 'set') breaker()?.failure(`${op}: ${(error as Error)?.message ?? String(error)}`);
+    // a Redis outage must not flood the log
+    if (Date.now() - lastWarn > 10_000) {
+      lastWarn = Date.now();
+      options.logger.warn({ cache: options.redisUrl ? 'redis' : 'memory', op, err: (error as Error)?.message }, 'response cache unavailable: answering without it');
+    }
+  };
+}
+
+/** Redis with its breaker, and the in-process level in front of it (CACHE_LOCAL_MAX_BYTES). */
+function redisLevels(options: CacheStoreOptions, url: string, failed: Failed): Levels {
+  const { metrics, logger } = options;
+  const commandTimeout = options.redisCommandTimeoutMs ?? redisDefaults.commandTimeoutMs;
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    // a cache must never hold a request up: nothing queued while disconnected, nothing retried or resent
+    // after a reconnect (commands pending when the connection drops fail at once), short timeouts
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    autoResendUnfulfilledCommands: false,
+    commandTimeout,
+    connectTimeout: 2_000,
+    retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
+  });
+  const breaker = new Breaker({
+    failures: options.redisBreakerFailures ?? redisDefaults.breakerFailures,
+    minSpanMs: commandTimeout,
+    openMs: options.redisBreakerOpenMs ?? redisDefaults.breakerOpenMs,
+    probe: () => redis.ping(),
+    onChange: (state, previous, reason) => {
+      // logged and counted: closed → open and back; a failed probe (half-open → open) only at debug level
+      if (state === 'half-open') return;
+      if (previous === 'half-open' && state === 'open') return logger.debug({ cache: 'redis', breaker: state, reason }, 'Redis still failing');
+      metrics.redisBreakerTransitions.inc({ to: state });
+      if (state === 'open') logger.warn({ cache: 'redis', breaker: state, reason }, 'Redis circuit open: answering without the shared cache');
+      else logger.info({ cache: 'redis', breaker: state, reason }, 'Redis circuit closed: shared cache back in use');
+    },
+  });
+  redis.on('error', (error: Error) => failed('connection', error));
+  // a lost connection needs no counting: skip Redis until it is back and answers a probe
+  redis.on('close', () => breaker.trip('connection closed'));
+  const ready = redis.connect().then(
+    () => logger.info({ cache: 'redis' }, 'response cache on Redis'),
+    (error: unknown) => failed('connect', error),
+  );
+  const local = options.localMaxBytes ? memoryStore({ maxEntries: options.maxEntries, maxBytes: options.localMaxBytes, ttlMs: options.ttlMs }) : undefined;
+  return { redis, breaker, inner: redisStore(redis), local, ready };
 }

@@ -1,4 +1,5 @@
-import type { Sql, Runner } from './client.js';
+import type { Sql } from './client.js';
+import type { Runner } from './statement-runner.js';
 
 // Figures of a chain computed from the read model (inds_chainInfo, inds_chainStat, inds_chainBlockStat).
 //

@@ -1,4 +1,5 @@
-import type { Sql, Runner } from './client.js';
+import type { Sql } from './client.js';
+import type { Runner } from './statement-runner.js';
 
 export interface ChainRow {
   chain: string;

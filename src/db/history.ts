@@ -1,4 +1,5 @@
-import type { Sql, Runner } from './client.js';
+import type { Sql } from './client.js';
+import type { Runner } from './statement-runner.js';
 import { addressBalanceSortKeys, holderSortKeys, type AddressBalanceFilter, type BalanceRow } from './balances.js';
 import { empty, groupPages, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest } from './paging.js';
 

@@ -1,4 +1,5 @@
-import type { Sql, Runner } from './client.js';
+import type { Sql } from './client.js';
+import type { Runner } from './statement-runner.js';
 import { empty } from './paging.js';
 import type { MovementRow } from './movements.js';
 import type { TickRow } from './ticks.js';

@@ -1,4 +1,5 @@
-import type { Sql, Runner } from './client.js';
+import type { Sql } from './client.js';
+import type { Runner } from './statement-runner.js';
 import { empty, keysetAfter, limitOffset, orderBy, toPage, type Page, type PageRequest, type SortKey } from './paging.js';
 
 /** A row of the per-address movement log (spec 2.6). event: 1 deploy, 2 mint, 3 transfer in, 4 transfer out. */

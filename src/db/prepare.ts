@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import { createSql } from './client.js';
 import { migrate, StandbyError } from './migrate.js';
-import { expandHosts, hostLabel } from './urls.js';
+import { expandHosts, hostLabel } from '../domain/database-urls.js';
 import { isEmpty, seedDemo } from './seed/index.js';
 
 /**

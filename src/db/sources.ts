@@ -1,15 +1,16 @@
 import type { Logger } from 'pino';
-import { createSql, type RoutedSource, type Router, type Sql } from './client.js';
+import { createSql, type Sql } from './client.js';
+import type { RoutedSource, Router } from './statement-runner.js';
 import { within } from './deadline.js';
 import { ReplicaBehindError, ServiceUnavailableError, isConnectFailure, isSessionLost } from './errors.js';
 import { primaryHistory } from './freshness.js';
 import { behindTransactionPooler } from './pooler-probe.js';
 import { noRequestScope, type RequestScopeAccessor } from './scope.js';
-import { hostLabel } from './urls.js';
+import { hostLabel } from '../domain/database-urls.js';
 import { createVersionWatcher, readSnapshot, type DataSnapshot, type VersionWatcher } from './version.js';
 
 // The servers the gateway reads from: the primary (DATABASE_URL) and the read replicas
-// (DATABASE_READ_URLS). Each has its own query pool, its own admission gate (src/db/client.ts) and its
+// (DATABASE_READ_URLS). Each has its own query pool, its own admission gate (src/db/semaphore.ts) and its
 // own connection for state reads.
 //
 // Routing is per request, not per statement: a request is pinned, at its first use, to one source in
@@ -39,7 +40,7 @@ import { createVersionWatcher, readSnapshot, type DataSnapshot, type VersionWatc
 
 export interface SourcesOptions {
   primary: { url?: string; socketPath?: string };
-  /** One URL per replica host (src/db/urls.ts expands lists and multi-host URLs). */
+  /** One URL per replica host (src/domain/database-urls.ts expands lists and multi-host URLs). */
   replicas: string[];
   /** The replicas' names in metrics, in the same order (default: their position, from 0). */
   replicaNames?: string[];

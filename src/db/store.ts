@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
-import { createRunner, type Router, type Sql } from './client.js';
+import type { Sql } from './client.js';
+import { createRunner, type Router } from './statement-runner.js';
 import { ServiceUnavailableError } from './errors.js';
 import type { RequestScopeAccessor } from './scope.js';
 import { createActivityStore } from './activity.js';
@@ -26,7 +27,7 @@ function singleSource(): Router {
 /**
  * The gateway's whole data access: one sub-store per resource, all SQL behind it. `timeoutMs` is the
  * application-side limit of one statement (counted once it holds a connection); `limits` share each
- * pool fairly between requests (src/db/client.ts). Statements are built with `sql` and sent where
+ * pool fairly between requests (src/db/statement-runner.ts). Statements are built with `sql` and sent where
  * `router` says (src/db/sources.ts: the primary or a read replica); `unready` tells /readyz why no
  * source can serve.
  */
@@ -36,7 +37,7 @@ export function createStore(sql: Sql, options: {
   servers?: number;
   /** Per-request budgets and time accounting (src/db/scope.ts); none: every statement stands alone. */
   scope?: RequestScopeAccessor;
-  /** The share of each pool anonymous requests may hold now (src/db/client.ts); default all of it. */
+  /** The share of each pool anonymous requests may hold now (src/db/statement-runner.ts); default all of it. */
   anonymousShare?: () => number;
 }) {
   const { limits } = options;

@@ -1,4 +1,5 @@
-import type { Sql, Runner } from './client.js';
+import type { Sql } from './client.js';
+import type { Runner } from './statement-runner.js';
 
 // Transferable UTXOs of ticks transferred by UTXO hash (sql/005_utxos.sql), for inds_getAddressBalance.
 

@@ -1,6 +1,6 @@
 import type { Sql } from './client.js';
 import { within } from './deadline.js';
-import { coalescedReads } from './coalesced-reads.js';
+import { createNotifiedState, type ReadVia } from './notified-state.js';
 
 // The data version (sql/004_data_version.sql) and the indexed height per chain, as one consistent
 // snapshot. The gateway keeps the latest one in memory: cache keys and the freshness extension of every
@@ -68,71 +68,56 @@ export interface VersionWatcher {
 export function createVersionWatcher(sql: Sql, options: VersionWatcherOptions): VersionWatcher {
   const readTimeoutMs = options.readTimeoutMs ?? 10_000;
   let snapshot: DataSnapshot | null = null;
-  let listener: { unlisten(): Promise<void> } | null = null;
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
   let errorReported = false;
   let readOk = false;
 
-  const reads = coalescedReads(async (via: 'start' | 'notify' | 'poll') => {
-    try {
-      const sentAt = performance.now();
-      const next = await within(readSnapshot(sql), readTimeoutMs, 'data version read');
-      options.onRead?.(next, sentAt);
-      errorReported = false;
-      readOk = true;
-      // any change counts (not only an increase): a restored database must not reuse old keys' data
-      if (!snapshot || next.version !== snapshot.version || next.epoch !== snapshot.epoch || !sameHeights(next.heights, snapshot.heights)) {
-        const previous = snapshot;
-        snapshot = next;
-        options.onChange?.(next, previous, previous ? via : 'start');
+  const state = createNotifiedState({
+    pollMs: options.pollMs,
+    listenTimeoutMs: readTimeoutMs,
+    listenLabel: 'LISTEN',
+    onListenError: (error) => options.onError?.(error, 'listen'),
+    async readOnce(via) {
+      try {
+        const sentAt = performance.now();
+        const next = await within(readSnapshot(sql), readTimeoutMs, 'data version read');
+        options.onRead?.(next, sentAt);
+        errorReported = false;
+        readOk = true;
+        // any change counts (not only an increase): a restored database must not reuse old keys' data
+        if (!snapshot || next.version !== snapshot.version || next.epoch !== snapshot.epoch || !sameHeights(next.heights, snapshot.heights)) {
+          const previous = snapshot;
+          snapshot = next;
+          options.onChange?.(next, previous, previous ? via : 'start');
+        }
+      } catch (error) {
+        readOk = false;
+        if (!errorReported) options.onError?.(error, 'read');
+        errorReported = true;
       }
-    } catch (error) {
-      readOk = false;
-      if (!errorReported) options.onError?.(error, 'read');
-      errorReported = true;
-    }
-  }, () => stopped);
-  const refresh = (via: 'start' | 'notify' | 'poll' = 'poll'): Promise<DataSnapshot | null> => reads.read(via).then(() => snapshot);
+    },
+  });
+  const refresh = (via: ReadVia): Promise<DataSnapshot | null> => state.read(via).then(() => snapshot);
 
   return {
     current: () => snapshot,
-    listening: () => listener !== null && readOk,
+    listening: () => state.listening() && readOk,
     failing: () => errorReported,
     refresh: () => refresh('poll'),
     async start() {
       await refresh('start');
       if (options.listen) {
-        try {
-          // established late (after the bound) it is still kept, or dropped if the watcher stopped meanwhile
-          const listening = sql.listen(
-            dataVersionChannel,
-            (payload) => {
-              if (payload !== snapshot?.version) void refresh('notify');
-            },
-            // also after every reconnect: notifications sent while disconnected are lost
-            () => void refresh('notify'),
-          ).then((established) => {
-            if (stopped) void established.unlisten().catch(() => {});
-            else listener = established;
-          });
-          await within(listening, readTimeoutMs, 'LISTEN');
-        } catch (error) {
-          options.onError?.(error, 'listen');
-        }
+        await state.listen(() => sql.listen(
+          dataVersionChannel,
+          (payload) => {
+            if (payload !== snapshot?.version) void refresh('notify');
+          },
+          // also after every reconnect: notifications sent while disconnected are lost
+          () => void refresh('notify'),
+        ));
       }
-      if (!stopped) {
-        timer = setInterval(() => void refresh('poll'), options.pollMs);
-        timer.unref();
-      }
+      state.poll();
     },
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      await listener?.unlisten().catch(() => {});
-      listener = null;
-      await reads.settled();
-    },
+    stop: () => state.stop(),
   };
 }
 

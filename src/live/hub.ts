@@ -25,6 +25,12 @@ export const isDropped = (value: unknown): value is Dropped =>
 /** Mints and transfers (the incoming leg: one event per transfer, not two). */
 const tickEvents = new Set([2, 3]);
 
+/** Whether a subscription to `topic` gets this movement. */
+function wantsMovement(t: Topic, row: LiveMovementRow): boolean {
+  if (t.kind === 'address') return t.addressKey === row.address_key && (t.chain === null || t.chain === row.chain);
+  return t.kind === 'tick' && tickEvents.has(row.event) && t.chain === row.chain && t.protocol === row.protocol && t.tick === row.tick;
+}
+
 class LiveSubscription<T> implements AsyncIterableIterator<T | Dropped> {
   private queue: T[] = [];
   private waiter: ((result: IteratorResult<T | Dropped>) => void) | null = null;
@@ -137,29 +143,28 @@ export function createLiveHub(options: LiveHubOptions) {
   const wanting = (kinds: Topic['kind'][]) => [...subscriptions].filter((s) => kinds.includes(s.topic.kind));
 
   async function handle(event: { b?: string; h?: string; m?: string[] }): Promise<void> {
-    if (typeof event.b === 'string' && typeof event.h === 'string') {
-      const chain = event.b;
-      const targets = wanting(['blocks']).filter((s) => s.topic.kind === 'blocks' && (!s.topic.chains || s.topic.chains.has(chain)));
-      if (targets.length === 0) return;
-      const [row] = await options.store.activity.blocksAt([{ chain, height: event.h }]);
-      if (!row) return;
-      for (const s of targets) s.push(row);
-      delivered += targets.length;
-    } else if (Array.isArray(event.m) && event.m.length > 0) {
-      const targets = wanting(['address', 'tick']);
-      if (targets.length === 0) return;
-      const rows = await options.store.movements.byIdsWithTick(event.m.map(String));
-      for (const row of rows) {
-        for (const s of targets) {
-          const t = s.topic;
-          const match = t.kind === 'address'
-            ? t.addressKey === row.address_key && (t.chain === null || t.chain === row.chain)
-            : t.kind === 'tick' && tickEvents.has(row.event) && t.chain === row.chain && t.protocol === row.protocol && t.tick === row.tick;
-          if (match) {
-            s.push(row);
-            delivered += 1;
-          }
-        }
+    if (typeof event.b === 'string' && typeof event.h === 'string') await pushBlock(event.b, event.h);
+    else if (Array.isArray(event.m) && event.m.length > 0) await pushMovements(event.m);
+  }
+
+  async function pushBlock(chain: string, height: string): Promise<void> {
+    const targets = wanting(['blocks']).filter((s) => s.topic.kind === 'blocks' && (!s.topic.chains || s.topic.chains.has(chain)));
+    if (targets.length === 0) return;
+    const [row] = await options.store.activity.blocksAt([{ chain, height }]);
+    if (!row) return;
+    for (const s of targets) s.push(row);
+    delivered += targets.length;
+  }
+
+  async function pushMovements(ids: string[]): Promise<void> {
+    const targets = wanting(['address', 'tick']);
+    if (targets.length === 0) return;
+    const rows = await options.store.movements.byIdsWithTick(ids.map(String));
+    for (const row of rows) {
+      for (const s of targets) {
+        if (!wantsMovement(s.topic, row)) continue;
+        s.push(row);
+        delivered += 1;
       }
     }
   }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Semaphore } from '../../src/db/client.js';
+import { Semaphore } from '../../src/db/semaphore.js';
 import { ServiceUnavailableError } from '../../src/db/errors.js';
 
 // The pool's admission gate on its own (no database): permits, arrival order, ranks, a bounded queue and

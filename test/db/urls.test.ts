@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { expandHosts, expandUrlList, hostLabel } from '../../src/db/urls.js';
+import { expandHosts, expandUrlList, hostLabel } from '../../src/domain/database-urls.js';
 
 // Database URLs as operators write them: libpq multi-host URLs (which WHATWG URL parsing rejects) and
 // comma-separated lists, each host becoming a source of its own; labels never carry credentials.

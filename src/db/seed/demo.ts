@@ -571,47 +571,9 @@ function simulate(rng: Rng, plan: Plan, pools: Pools, hashes: Hashes, nextSeq: (
     pinned: plan.deployPinned, pos: plan.deployPos, gas: plan.deployGas, gasPrice: plan.deployGasPrice,
     hash: plan.deployHash ? hashes.claim(plan.chain, plan.deployHash) : '',
   });
-
-  // amounts of the mints, in order
-  const scale = pow10(plan.decimals);
-  // an odd amount: whole tokens, or (half the time, with decimals) any number of base units
-  const randomAmount = (): bigint =>
-    plan.decimals > 0 && (rng.chance(0.5) || plan.lim < scale) ? rng.upTo(plan.lim) : rng.upTo(plan.lim / scale) * scale;
-  const amounts: bigint[] = [];
-  if (plan.mode === 'full' || plan.mode === 'over') {
-    let left = plan.supply;
-    while (left > 0n) {
-      let a = plan.lim < plan.supply && rng.chance(0.08) ? randomAmount() : plan.lim;
-      if (a > left) a = left;
-      amounts.push(a);
-      left -= a;
-    }
-    if (plan.mode === 'over') for (let i = 0; i < plan.mints; i++) amounts.push(plan.lim);
-  } else if (plan.mode === 'partial') {
-    for (let i = 0; i < plan.mints; i++) amounts.push(rng.chance(0.1) ? randomAmount() : plan.lim);
-  }
-  const minters: Array<string | undefined> = amounts.map(() => undefined);
-  const hashOf: Array<string | undefined> = amounts.map(() => undefined);
-  let pinnedMintT: number | undefined;
-  const taken = new Set<number>();
-  for (const f of plan.forced) {
-    let i = f.index;
-    if (i === undefined) do i = rng.int(0, amounts.length - 1); while (taken.has(i));
-    taken.add(i);
-    minters[i] = f.address;
-    if (f.amount !== undefined) amounts[i] = f.amount * scale;
-    if (f.hash) hashOf[i] = f.hash;
-    if (f.t !== undefined) pinnedMintT = f.t;
-  }
-
-  // times: mints front-loaded after the deploy, transfers spread from the first mint to the end
-  const first = plan.deployT + rng.int(12, 900);
-  const span = Math.max(60, Math.min(plan.mintSpan, END - first));
-  const mintTimes = amounts.map(() => first + Math.floor(span * rng.next() ** 1.8)).sort((a, b) => a - b);
-  if (pinnedMintT !== undefined) mintTimes[0] = pinnedMintT;
-  const firstMint = mintTimes[0] ?? END;
-  const transferTimes = amounts.length === 0 ? [] : Array.from({ length: plan.transfers },
-    () => firstMint + 30 + Math.floor((END - firstMint - 30) * rng.next() ** 1.3)).sort((a, b) => a - b);
+  const amounts = mintAmounts(rng, plan);
+  const { minters, hashOf, pinnedMintT } = forcedMints(rng, plan, amounts);
+  const { mintTimes, transferTimes } = eventTimes(rng, plan, amounts.length, pinnedMintT);
 
   const seen: string[] = [];
   const pickMinter = (): string => {
@@ -643,28 +605,88 @@ function simulate(rng: Rng, plan: Plan, pools: Pools, hashes: Hashes, nextSeq: (
       mi++;
     } else {
       ti++;
-      if (holders.size === 0) continue;
-      let sender = holders.pick(rng);
-      for (let k = 0; k < 5 && FROZEN.has(sender); k++) sender = holders.pick(rng);
-      if (FROZEN.has(sender)) continue;
-      const balance = balances.get(sender)!;
-      let recipient = sender;
-      for (let k = 0; k < 10 && recipient === sender; k++) {
-        const r = rng.next();
-        recipient = r < 0.15 ? holders.pick(rng) : r < 0.4 ? pool.zipf(rng) : pool.uniform(rng);
-        if (FROZEN.has(recipient)) recipient = sender;
-      }
-      if (recipient === sender) continue;
-      let amount: bigint;
-      if (rng.chance(0.25)) amount = balance;
-      else if (plan.decimals === 0) amount = rng.upTo(balance > 1n ? balance / 2n + 1n : 1n);
-      else amount = rng.upTo(balance);
-      ev('transfer', tt!, sender, recipient, amount);
-      credit(sender, -amount);
-      credit(recipient, amount);
+      const transfer = pickTransfer(rng, plan, pool, holders, balances);
+      if (!transfer) continue;
+      ev('transfer', tt!, transfer.sender, transfer.recipient, transfer.amount);
+      credit(transfer.sender, -transfer.amount);
+      credit(transfer.recipient, transfer.amount);
     }
   }
   return { plan, balances, events };
+}
+
+/** The amounts of a tick's mints, in order. */
+function mintAmounts(rng: Rng, plan: Plan): bigint[] {
+  const scale = pow10(plan.decimals);
+  // an odd amount: whole tokens, or (half the time, with decimals) any number of base units
+  const randomAmount = (): bigint =>
+    plan.decimals > 0 && (rng.chance(0.5) || plan.lim < scale) ? rng.upTo(plan.lim) : rng.upTo(plan.lim / scale) * scale;
+  const amounts: bigint[] = [];
+  if (plan.mode === 'full' || plan.mode === 'over') {
+    let left = plan.supply;
+    while (left > 0n) {
+      let a = plan.lim < plan.supply && rng.chance(0.08) ? randomAmount() : plan.lim;
+      if (a > left) a = left;
+      amounts.push(a);
+      left -= a;
+    }
+    if (plan.mode === 'over') for (let i = 0; i < plan.mints; i++) amounts.push(plan.lim);
+  } else if (plan.mode === 'partial') {
+    for (let i = 0; i < plan.mints; i++) amounts.push(rng.chance(0.1) ? randomAmount() : plan.lim);
+  }
+  return amounts;
+}
+
+/** The plan's forced mints placed among the amounts (their minter, amount, hash and time). */
+function forcedMints(rng: Rng, plan: Plan, amounts: bigint[]) {
+  const scale = pow10(plan.decimals);
+  const minters: Array<string | undefined> = amounts.map(() => undefined);
+  const hashOf: Array<string | undefined> = amounts.map(() => undefined);
+  let pinnedMintT: number | undefined;
+  const taken = new Set<number>();
+  for (const f of plan.forced) {
+    let i = f.index;
+    if (i === undefined) do i = rng.int(0, amounts.length - 1); while (taken.has(i));
+    taken.add(i);
+    minters[i] = f.address;
+    if (f.amount !== undefined) amounts[i] = f.amount * scale;
+    if (f.hash) hashOf[i] = f.hash;
+    if (f.t !== undefined) pinnedMintT = f.t;
+  }
+  return { minters, hashOf, pinnedMintT };
+}
+
+/** Mints front-loaded after the deploy, transfers spread from the first mint to the end. */
+function eventTimes(rng: Rng, plan: Plan, mints: number, pinnedMintT: number | undefined) {
+  const first = plan.deployT + rng.int(12, 900);
+  const span = Math.max(60, Math.min(plan.mintSpan, END - first));
+  const mintTimes = Array.from({ length: mints }, () => first + Math.floor(span * rng.next() ** 1.8)).sort((a, b) => a - b);
+  if (pinnedMintT !== undefined) mintTimes[0] = pinnedMintT;
+  const firstMint = mintTimes[0] ?? END;
+  const transferTimes = mints === 0 ? [] : Array.from({ length: plan.transfers },
+    () => firstMint + 30 + Math.floor((END - firstMint - 30) * rng.next() ** 1.3)).sort((a, b) => a - b);
+  return { mintTimes, transferTimes };
+}
+
+/** A transfer between holders (or to a new address), or null when none could be drawn. */
+function pickTransfer(rng: Rng, plan: Plan, pool: Pool, holders: HolderSet, balances: Map<string, bigint>) {
+  if (holders.size === 0) return null;
+  let sender = holders.pick(rng);
+  for (let k = 0; k < 5 && FROZEN.has(sender); k++) sender = holders.pick(rng);
+  if (FROZEN.has(sender)) return null;
+  const balance = balances.get(sender)!;
+  let recipient = sender;
+  for (let k = 0; k < 10 && recipient === sender; k++) {
+    const r = rng.next();
+    recipient = r < 0.15 ? holders.pick(rng) : r < 0.4 ? pool.zipf(rng) : pool.uniform(rng);
+    if (FROZEN.has(recipient)) recipient = sender;
+  }
+  if (recipient === sender) return null;
+  let amount: bigint;
+  if (rng.chance(0.25)) amount = balance;
+  else if (plan.decimals === 0) amount = rng.upTo(balance > 1n ? balance / 2n + 1n : 1n);
+  else amount = rng.upTo(balance);
+  return { sender, recipient, amount };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -697,8 +719,27 @@ function gasOf(rng: Rng, e: Ev): { gas: number; gasPrice: number } {
 
 export function buildDemoDataset(): Dataset {
   const rng = new Rng(SEED);
+  const pools = addressPools(rng);
+  const plans = allPlans(rng, pools);
 
-  // address pools: index 0 is the busiest address (Zipf weights)
+  // simulate every tick, then a few non-inscription transactions
+  const hashes = new Hashes();
+  let seq = 0;
+  const nextSeq = () => seq++;
+  const states = plans.map((p) => simulate(rng, p, pools, hashes, nextSeq));
+  const events: Ev[] = states.flatMap((s) => s.events);
+  for (let i = 0; i < 45; i++) events.push(otherTransaction(rng, i, pools, hashes, nextSeq));
+
+  placeInBlocks(rng, events);
+  // indexing order: created_at, which keeps each chain's block order
+  events.sort((a, b) => a.created - b.created);
+  const { transactions, movements, deployEv, lastEv } = transactionRows(rng, events);
+  const { ticks, balances } = tickRows(rng, states, events, deployEv, lastEv);
+  return { chains: CHAINS.map((c) => ({ ...c })), blocks: BLOCKS.map((b) => ({ ...b })), ticks, balances, movements, transactions };
+}
+
+/** Address pools: index 0 is the busiest address (Zipf weights). */
+function addressPools(rng: Rng): Pools {
   const specials = new Set(Object.values(A).map((a) => a.toLowerCase()));
   const evmList = [A.busy];
   const evmSeen = new Set(evmList.map((a) => a.toLowerCase()));
@@ -716,27 +757,20 @@ export function buildDemoDataset(): Dataset {
   const btc = new Pool(btcList, 1.05);
   const deployers = new Pool(evmList.slice(200, 1400), 0.9);
   const btcDeployers = new Pool(btcList.slice(100, 900), 0.9);
-  const pools: Pools = {
+  return {
     evm, btc,
     of: (chain) => (chain === 'btc' ? btc : evm),
     deployer: (r, chain) => (chain === 'btc' ? btcDeployers : deployers).zipf(r),
   };
+}
 
-  // plans: the named ticks, then generated ones with unused names
+/** The named ticks, then generated ones with unused names. */
+function allPlans(rng: Rng, pools: Pools): Plan[] {
   const plans = namedPlans(rng, pools);
   const used = new Set(plans.map((p) => `${p.chain}/${p.protocol}/${p.tick}`));
   const addPlan = (chain: string, protocol: string) => {
-    const words = [...(CHAIN_WORDS[chain] ?? []), ...WORDS];
     for (;;) {
-      let tick: string;
-      if (chain === 'btc') {
-        const w = rng.chance(0.7) ? rng.pick(words.filter((x) => x.length === 4)) : '';
-        tick = w || Array.from({ length: 4 }, () => rng.pick([...LETTERS])).join('');
-      } else {
-        const w = rng.pick(words);
-        const r = rng.next();
-        tick = r < 0.12 ? `${w}${rng.int(1, 9)}` : r < 0.18 ? `${w}s` : w;
-      }
+      const tick = tickName(rng, chain);
       const key = `${chain}/${protocol}/${tick}`;
       if (used.has(key)) continue;
       used.add(key);
@@ -746,25 +780,34 @@ export function buildDemoDataset(): Dataset {
   };
   for (const c of CHAINS) for (let i = 0; i < GENERATED[c.chain]!; i++) addPlan(c.chain, PROTOCOLS[c.chain]!);
   for (let i = 0; i < POLYGON_BRC20_EXTRA; i++) addPlan('polygon', 'brc-20');
+  return plans;
+}
 
-  // simulate every tick, then a few non-inscription transactions
-  const hashes = new Hashes();
-  let seq = 0;
-  const nextSeq = () => seq++;
-  const states = plans.map((p) => simulate(rng, p, pools, hashes, nextSeq));
-  const events: Ev[] = states.flatMap((s) => s.events);
-  for (let i = 0; i < 45; i++) {
-    const chain = rng.pick(['eth', 'avalanche', 'avalanche', 'bsc', 'polygon', 'arbitrum', 'fantom', 'btc']);
-    const pool = pools.of(chain);
-    const from = i % 9 === 0 ? pool.addresses[0]! : pool.zipf(rng);
-    events.push({
-      seq: nextSeq(), kind: 'other', chain, plan: null, t: START + Math.floor((END - START) * rng.next()),
-      pinned: false, hash: hashes.fresh(rng, chain), from, to: rng.chance(0.5) ? from : pool.uniform(rng),
-      amount: 0n, height: 0, position: 0, created: 0,
-    });
+function tickName(rng: Rng, chain: string): string {
+  const words = [...(CHAIN_WORDS[chain] ?? []), ...WORDS];
+  if (chain === 'btc') {
+    const w = rng.chance(0.7) ? rng.pick(words.filter((x) => x.length === 4)) : '';
+    return w || Array.from({ length: 4 }, () => rng.pick([...LETTERS])).join('');
   }
+  const w = rng.pick(words);
+  const r = rng.next();
+  return r < 0.12 ? `${w}${rng.int(1, 9)}` : r < 0.18 ? `${w}s` : w;
+}
 
-  // blocks: per chain, in time order; a pinned event fixes the time of its block
+/** A transaction that carries no inscription. */
+function otherTransaction(rng: Rng, i: number, pools: Pools, hashes: Hashes, nextSeq: () => number): Ev {
+  const chain = rng.pick(['eth', 'avalanche', 'avalanche', 'bsc', 'polygon', 'arbitrum', 'fantom', 'btc']);
+  const pool = pools.of(chain);
+  const from = i % 9 === 0 ? pool.addresses[0]! : pool.zipf(rng);
+  return {
+    seq: nextSeq(), kind: 'other', chain, plan: null, t: START + Math.floor((END - START) * rng.next()),
+    pinned: false, hash: hashes.fresh(rng, chain), from, to: rng.chance(0.5) ? from : pool.uniform(rng),
+    amount: 0n, height: 0, position: 0, created: 0,
+  };
+}
+
+/** Blocks: per chain, in time order; a pinned event fixes the time of its block. */
+function placeInBlocks(rng: Rng, events: Ev[]): void {
   events.sort((a, b) => a.t - b.t || a.seq - b.seq);
   const blockTimes = new Map<string, number>();
   for (const e of events) {
@@ -789,9 +832,10 @@ export function buildDemoDataset(): Dataset {
     e.t = bt;
     e.created = bt + clock.lag;
   }
-  // indexing order: created_at, which keeps each chain's block order
-  events.sort((a, b) => a.created - b.created);
+}
 
+/** One transaction row per event and its movement rows; each tick's deploy and last event. */
+function transactionRows(rng: Rng, events: Ev[]) {
   const movements: MovementInput[] = [];
   const transactions: TransactionInput[] = [];
   const deployEv = new Map<Plan, Ev>();
@@ -823,8 +867,11 @@ export function buildDemoDataset(): Dataset {
     }
     lastEv.set(p, e);
   }
+  return { transactions, movements, deployEv, lastEv };
+}
 
-  // ticks in deploy (indexing) order, so the record id is the deploy order
+/** Ticks in deploy (indexing) order, so the record id is the deploy order, and their balances. */
+function tickRows(rng: Rng, states: TickState[], events: Ev[], deployEv: Map<Plan, Ev>, lastEv: Map<Plan, Ev>) {
   const order = new Map(events.map((e, i) => [e, i]));
   const ordered = [...states].sort((a, b) => order.get(deployEv.get(a.plan)!)! - order.get(deployEv.get(b.plan)!)!);
   const ticks: TickInput[] = [];
@@ -849,6 +896,5 @@ export function buildDemoDataset(): Dataset {
       });
     }
   }
-
-  return { chains: CHAINS.map((c) => ({ ...c })), blocks: BLOCKS.map((b) => ({ ...b })), ticks, balances, movements, transactions };
+  return { ticks, balances };
 }
