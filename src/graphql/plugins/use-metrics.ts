@@ -1,9 +1,9 @@
 import { createCounter, createHistogram, usePrometheus, type FillLabelsFnParams as LabelParams } from '@graphql-yoga/plugin-prometheus';
 import { getOperationAST, parse, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Metrics } from './metrics.js';
-import { currentScope, type CacheOutcome } from './request.js';
-import { dataAgeSeconds, type DataSnapshot } from '../db/version.js';
+import type { Metrics } from '../../observability/metrics.js';
+import { currentScope, type CacheOutcome } from '../../observability/request.js';
+import { dataAgeSeconds, type DataSnapshot } from '../../db/version.js';
 
 /**
  * yoga's Prometheus plugin on the gateway's registry; /metrics is served by the HTTP layer.

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createSourceEventStream, execute, GraphQLError, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { onSocketClose } from './socket-close.js';
+import { onSocketClose } from '../socket-close.js';
 
 // Subscriptions' event streams (SSE), bounded and shared (issue 23):
 // - fan-out costs once: an event's selection is executed once per distinct (document, operation,

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import { Kind, parse, print, validate, visit, type ASTNode, type DocumentNode, type FieldNode, type SelectionSetNode } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import { createApqStore, type ApqStoreLimits } from './apq-store.js';
-import { schema } from './schema.js';
+import { createApqStore, type ApqStoreLimits } from '../apq-store.js';
+import { schema } from '../schema.js';
 
 // Persisted operations, two ways (yoga's plugin-persisted-operations resolves a hash to its document):
 // - a trusted manifest: every .graphql file under PERSISTED_OPERATIONS_DIR, hashed (sha256, hex) at start,

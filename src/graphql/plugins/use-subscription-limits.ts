@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { onSocketClose } from './socket-close.js';
+import { onSocketClose } from '../socket-close.js';
 
 // Caps on open subscriptions, counted from the moment one is admitted until its stream ends (client gone,
 // dropped, or shutdown): per client address (the same key as the HTTP per-client caps) and per connection.
