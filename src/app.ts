@@ -299,7 +299,7 @@ export function createGateway(
     cors: cors.forSurface(rpcCors),
     onError: hooks.onError ?? ((error, method) => logFailure(logger, error, { rpcMethod: method }, 'rpc')),
     cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null,
-    onCall: rpcObserver(metrics),
+    observer: rpcObserver(metrics),
     publicUrl: settings.PUBLIC_URL,
     pagingFor: (req) => raisedPaging(accessOf(req), paging),
   });

@@ -1,6 +1,5 @@
 import {
-  createServer, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server,
-  type ServerResponse,
+  createServer, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse,
 } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -12,6 +11,7 @@ import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
 import { checkInterval, clientBudget, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { assetPrefix, graphiqlPage, wantsGraphiql } from './graphiql.js';
+import { GatewayResponse, type HeadHook } from './response.js';
 import { createShedder } from './shedding.js';
 
 /**
@@ -256,6 +256,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     requestTimeout: limits.HTTP_REQUEST_TIMEOUT_MS,
     connectionsCheckingInterval: checkInterval(limits),
     requireHostHeader: false, // checked above, to answer with a body
+    ServerResponse: GatewayResponse,
   }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
     const admission = tracker.admit(req, res, path);
@@ -445,54 +446,46 @@ function compressor(settings: CompressionSettings): (req: IncomingMessage, res: 
     filter: compressible,
   });
   return (req, res, next) => {
-    // No Accept-Encoding: compression would answer identity (its enforceEncoding default). What it would
-    // still do is add `Vary: Accept-Encoding` to a compressible answer that allows transforms; done here by
-    // one writeHead hook, without its per-request proxies of write/end/on, header hook and negotiation.
+    // No Accept-Encoding: compression would answer identity (its enforceEncoding default); what it would
+    // still do, add `Vary: Accept-Encoding`, is done by one head hook without its per-request proxies.
     if (req.headers['accept-encoding'] === undefined) {
-      identityVary(req, res);
+      asGatewayResponse(res).beforeHead(identityVary(req));
       return next();
     }
     // runs after compression's own header hook (which sets Content-Encoding) and before the headers go out
-    const writeHead = res.writeHead;
-    res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
-      const coding = this.getHeader('content-encoding');
-      const etag = this.getHeader('etag');
-      if (typeof coding === 'string' && coding !== 'identity' && typeof etag === 'string' && /^"[^"]*"$/.test(etag)) {
-        this.setHeader('etag', `${etag.slice(0, -1)}-${coding}"`);
-      }
-      // a 304 carries the Vary its 200 would have (compression skips it: a 304 has no content type)
-      if (args[0] === 304) vary(this, 'Accept-Encoding');
-      return writeHead.apply(this, args);
-    } as ServerResponse['writeHead'];
+    asGatewayResponse(res).beforeHead(codedEtag);
     compress(req as never, res as never, next);
   };
+}
+
+/** A compressed answer's strong ETag names its coding; a 304 carries the Vary its 200 would have. */
+function codedEtag(res: ServerResponse, status: number): void {
+  const coding = res.getHeader('content-encoding');
+  const etag = res.getHeader('etag');
+  if (typeof coding === 'string' && coding !== 'identity' && typeof etag === 'string' && /^"[^"]*"$/.test(etag)) {
+    res.setHeader('etag', `${etag.slice(0, -1)}-${coding}"`);
+  }
+  // compression skips a 304 (it has no content type)
+  if (status === 304) vary(res, 'Accept-Encoding');
 }
 
 const noTransform = /(?:^|,)\s*?no-transform\s*?(?:,|$)/;
 
 /**
- * What `compression` does to the headers of an answer to a request without Accept-Encoding: headers given
- * to writeHead are set on the response first (as its `on-headers` hook does, so the checks see them), then
- * `Vary: Accept-Encoding` is added (by `vary`, compression's own) when the answer passes `compressible` and its
+ * What `compression` does to the headers of an answer to a request without Accept-Encoding: `Vary:
+ * Accept-Encoding` (by `vary`, compression's own) when the answer passes `compressible` and its
  * Cache-Control allows transforms.
  */
-function identityVary(req: IncomingMessage, res: ServerResponse): void {
-  const writeHead = res.writeHead;
-  res.writeHead = function identityWriteHead(this: ServerResponse, status: number, ...rest: unknown[]): ServerResponse {
-    const headerIndex = typeof rest[0] === 'string' ? 1 : 0;
-    const headers = rest[headerIndex] as OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined;
-    this.statusCode = status;
-    if (Array.isArray(headers)) {
-      if (headers.length && Array.isArray(headers[0])) for (const [k, v] of headers as unknown as [string, string][]) this.setHeader(k, v);
-      else for (let i = 0; i + 1 < headers.length; i += 2) this.setHeader(String(headers[i]), headers[i + 1]!);
-    } else if (headers) {
-      for (const k of Object.keys(headers)) if (k) this.setHeader(k, headers[k]!);
-    }
-    const cacheControl = this.getHeader('cache-control');
+function identityVary(req: IncomingMessage): HeadHook {
+  return (res, status) => {
+    const cacheControl = res.getHeader('cache-control');
     const transformable = !(cacheControl && noTransform.test(String(cacheControl)));
-    if ((compressible(req, this) || status === 304) && transformable) vary(this, 'Accept-Encoding');
-    this.writeHead = writeHead;
-    const original = writeHead as (this: ServerResponse, status: number, reason?: string) => ServerResponse;
-    return headerIndex === 1 ? original.call(this, this.statusCode, rest[0] as string) : original.call(this, this.statusCode);
-  } as ServerResponse['writeHead'];
+    if ((compressible(req, res) || status === 304) && transformable) vary(res, 'Accept-Encoding');
+  };
+}
+
+/** Every response of the listener is one (createServer's `ServerResponse` option). */
+function asGatewayResponse(res: ServerResponse): GatewayResponse {
+  if (!(res instanceof GatewayResponse)) throw new TypeError('a response not created by the gateway\'s listener');
+  return res;
 }
