@@ -8,9 +8,9 @@ import { guardPlugins, type GraphqlLimits } from './plugins/use-guards.js';
 import { bodyLimitPlugin } from './plugins/use-body-limit.js';
 import { httpCachingPlugin } from './plugins/use-http-caching.js';
 import { inputLimitsPlugin, type InputLimits } from './plugins/use-input-limits.js';
-import { jitPlugin } from './jit.js';
+import { jitPlugin } from './plugins/use-jit.js';
 import { persistedOperationsPlugins, type PersistedOptions } from './plugins/use-persisted-operations.js';
-import type { ResultLimits } from './context.js';
+import type { ResultLimits } from './result-budget.js';
 import { schema } from './schema.js';
 
 /** The example GraphiQL opens with: real data from the demo set on the first click. */

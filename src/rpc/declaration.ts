@@ -10,7 +10,7 @@ import { rpcErrors } from './errors.js';
 // params, GraphQL document, variables, reshape, docs), the param constructors, the helpers between the wire
 // and GraphQL (paging, list), and the decoding of the positional params. A method's every fact lives in
 // its one declaration: src/rpc/openrpc.ts only renders declarations, decodeParams only decodes them; the
-// pieces several groups share are src/rpc/methods/shared.ts.
+// pieces several groups share are src/rpc/methods/schemas.ts, entries.ts and demo-records.ts.
 //
 // Positional parameters: each method declares its list (position, name, type, default, required);
 // decoding is strict about types, lets trailing params be left out or null (= default), refuses a
@@ -33,7 +33,7 @@ export interface ParamSpec<Name extends string = string, Type extends ParamType 
   oneOf?: readonly number[];
   /** Must be given and not be empty: left out, null or '' is -32602 naming it. */
   required?: boolean;
-  /** For the OpenRPC document (over src/rpc/methods/shared.ts commonParamDescriptions). */
+  /** For the OpenRPC document (over src/rpc/methods/schemas.ts commonParamDescriptions). */
   description?: string;
 }
 
