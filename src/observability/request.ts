@@ -294,17 +294,8 @@ function record(deps: { logger: Logger; metrics: Metrics }, scope: RequestScope,
   const ms = performance.now() - scope.startedAt;
   const status = res.statusCode;
   metrics.responses.inc({ surface: scope.surface, status: String(status) });
-  if (scope.surface === 'graphql') {
-    // a GraphQL request (not the GraphiQL page, not a CORS preflight): it got as far as its parameters, or failed
-    if (scope.operation !== undefined || scope.errorCodes.length > 0 || status >= 400) {
-      const label = metrics.operationLabel(scope.operation ?? 'none');
-      const failed = scope.errorCodes.length > 0 || status >= 400;
-      metrics.requests.inc({ surface: 'graphql', operation: label, outcome: failed ? 'error' : 'ok' });
-      metrics.duration.observe({ surface: 'graphql', operation: label, cache: scope.cache ?? 'bypass' }, ms / 1000);
-      for (const code of scope.errorCodes) metrics.errors.inc({ surface: 'graphql', code });
-      if (scope.errorCodes.length === 0 && status >= 400) metrics.errors.inc({ surface: 'graphql', code: `HTTP_${status}` });
-    }
-  } else if (scope.surface === 'rpc' && scope.rpc.length === 0 && scope.envelopeCode !== undefined) {
+  if (scope.surface === 'graphql') recordGraphql(metrics, scope, status, ms);
+  else if (scope.surface === 'rpc' && scope.rpc.length === 0 && scope.envelopeCode !== undefined) {
     metrics.errors.inc({ surface: 'rpc', code: String(scope.envelopeCode) });
   }
   if (scope.surface === 'graphql' || scope.surface === 'rpc') {
@@ -316,6 +307,17 @@ function record(deps: { logger: Logger; metrics: Metrics }, scope: RequestScope,
     : status === 503 ? 'warn' : status >= 500 ? 'error' : 'info';
   // the line is built only when its level is logged (at LOG_LEVEL=warn, most requests' lines are not)
   if (logger.isLevelEnabled(level)) logger[level](logLine(scope, req, res, path, ms), 'request');
+}
+
+/** A GraphQL request's metrics (not the GraphiQL page, not a CORS preflight: one that got as far as its parameters, or failed). */
+function recordGraphql(metrics: Metrics, scope: RequestScope, status: number, ms: number) {
+  const failed = scope.errorCodes.length > 0 || status >= 400;
+  if (scope.operation === undefined && !failed) return;
+  const label = metrics.operationLabel(scope.operation ?? 'none');
+  metrics.requests.inc({ surface: 'graphql', operation: label, outcome: failed ? 'error' : 'ok' });
+  metrics.duration.observe({ surface: 'graphql', operation: label, cache: scope.cache ?? 'bypass' }, ms / 1000);
+  for (const code of scope.errorCodes) metrics.errors.inc({ surface: 'graphql', code });
+  if (scope.errorCodes.length === 0 && status >= 400) metrics.errors.inc({ surface: 'graphql', code: `HTTP_${status}` });
 }
 
 /** The request's log line. */

@@ -58,48 +58,57 @@ export interface ConnectionTable {
 }
 
 export function connectionTable(settings: PressureSettings, hooks: PressureHooks, now: () => number = () => performance.now()): ConnectionTable {
-  const threshold = Math.floor((settings.maxConnections * settings.thresholdPercent) / 100);
+  return new PressureTable(settings, hooks, now);
+}
+
+class PressureTable implements ConnectionTable {
+  private readonly threshold: number;
   // insertion order = age: a socket that changes state is re-inserted, so each map is oldest first
-  const incomplete = new Map<Socket, Entry>();
-  const idle = new Map<Socket, Entry>();
-  const entries = new Map<Socket, Entry>();
-  const incompleteByKey = new Map<string, number>();
-  const keys = new WeakMap<Socket, string>();
-  let cutCount = 0;
-  let refusedCount = 0;
+  private readonly incomplete = new Map<Socket, Entry>();
+  private readonly idle = new Map<Socket, Entry>();
+  private readonly entries = new Map<Socket, Entry>();
+  private readonly incompleteByKey = new Map<string, number>();
+  private readonly keys = new WeakMap<Socket, string>();
+  private cutCount = 0;
+  private refusedCount = 0;
+
+  constructor(private readonly settings: PressureSettings, private readonly hooks: PressureHooks, private readonly now: () => number) {
+    this.threshold = Math.floor((settings.maxConnections * settings.thresholdPercent) / 100);
+  }
 
   /** Keeps the per-address count of incomplete connections as a socket enters or leaves that state. */
-  const countIncomplete = (socket: Socket, delta: 1 | -1) => {
-    const key = keys.get(socket);
+  private countIncomplete(socket: Socket, delta: 1 | -1): void {
+    const key = this.keys.get(socket);
     if (key === undefined) return;
-    const n = (incompleteByKey.get(key) ?? 0) + delta;
-    if (n > 0) incompleteByKey.set(key, n);
-    else incompleteByKey.delete(key);
-  };
-  const leaveIncomplete = (socket: Socket) => {
-    if (incomplete.delete(socket)) countIncomplete(socket, -1);
-  };
+    const n = (this.incompleteByKey.get(key) ?? 0) + delta;
+    if (n > 0) this.incompleteByKey.set(key, n);
+    else this.incompleteByKey.delete(key);
+  }
 
-  const move = (socket: Socket, entry: Entry, state: State) => {
-    leaveIncomplete(socket);
-    idle.delete(socket);
+  private leaveIncomplete(socket: Socket): void {
+    if (this.incomplete.delete(socket)) this.countIncomplete(socket, -1);
+  }
+
+  private move(socket: Socket, entry: Entry, state: State): void {
+    this.leaveIncomplete(socket);
+    this.idle.delete(socket);
     entry.state = state;
-    entry.since = now();
+    entry.since = this.now();
     if (state === 'incomplete') {
-      incomplete.set(socket, entry);
-      countIncomplete(socket, 1);
+      this.incomplete.set(socket, entry);
+      this.countIncomplete(socket, 1);
     }
-    else if (state === 'idle') idle.set(socket, entry);
-  };
+    else if (state === 'idle') this.idle.set(socket, entry);
+  }
 
-  const cut = (socket: Socket, entry: Entry, reason: string) => {
-    leaveIncomplete(socket);
-    idle.delete(socket);
-    entries.delete(socket);
-    cutCount++;
+  private cut(socket: Socket, entry: Entry, reason: string): void {
+    this.leaveIncomplete(socket);
+    this.idle.delete(socket);
+    this.entries.delete(socket);
+    this.cutCount++;
     const receiving = entry.receiving;
     if (receiving && !receiving.req.complete && !receiving.res.headersSent) {
-      hooks.cut(receiving.req, receiving.res, receiving.path, reason);
+      this.hooks.cut(receiving.req, receiving.res, receiving.path, reason);
       // the slot must come free now, not when the client has read the answer
       const timer = setTimeout(() => socket.destroy(), 1_000);
       timer.unref();
@@ -107,76 +116,81 @@ export function connectionTable(settings: PressureSettings, hooks: PressureHooks
     } else {
       socket.destroy();
     }
-  };
+  }
 
   /** Cuts one connection other than `newcomer` to make room: an incomplete one first, else an idle one. */
-  const makeRoom = (newcomer: Socket) => {
-    const first = incomplete.entries().next();
-    if (!first.done && first.value[0] !== newcomer) return cut(first.value[0], first.value[1], 'connection table nearly full: request not completed in time');
-    const oldIdle = idle.entries().next();
-    if (!oldIdle.done) cut(oldIdle.value[0], oldIdle.value[1], 'connection table nearly full');
-  };
+  private makeRoom(newcomer: Socket): void {
+    const first = this.incomplete.entries().next();
+    if (!first.done && first.value[0] !== newcomer) return this.cut(first.value[0], first.value[1], 'connection table nearly full: request not completed in time');
+    const oldIdle = this.idle.entries().next();
+    if (!oldIdle.done) this.cut(oldIdle.value[0], oldIdle.value[1], 'connection table nearly full');
+  }
 
   // at the threshold already: arrivals keep the table there by cutting, so this is where the deadlines shrink
-  const underPressure = () => entries.size >= threshold && threshold < settings.maxConnections;
+  private underPressure(): boolean {
+    return this.entries.size >= this.threshold && this.threshold < this.settings.maxConnections;
+  }
 
-  return {
-    opened(socket) {
-      const key = settings.keyOf?.(socket);
-      if (key !== undefined && underPressure() && (incompleteByKey.get(key) ?? 0) >= incompletePerClientUnderPressure) {
-        refusedCount++;
-        return void socket.destroy();
-      }
-      if (key !== undefined) keys.set(socket, key);
-      const entry: Entry = { state: 'incomplete', since: now(), inFlight: 0 };
-      entries.set(socket, entry);
-      incomplete.set(socket, entry);
-      countIncomplete(socket, 1);
-      socket.once('close', () => {
-        entries.delete(socket);
-        leaveIncomplete(socket);
-        idle.delete(socket);
-      });
-      // the new one is the youngest: the oldest incomplete (or idle) one makes room for it
-      while (entries.size > threshold && (incomplete.size > 1 || idle.size > 0)) {
-        const before = entries.size;
-        makeRoom(socket);
-        if (entries.size === before) break;
-      }
-    },
-    request(req, res, path) {
-      const socket = req.socket;
-      const entry = entries.get(socket);
-      if (!entry) return;
-      entry.inFlight++;
-      const completed = () => {
+  opened(socket: Socket): void {
+    const key = this.settings.keyOf?.(socket);
+    if (key !== undefined && this.underPressure() && (this.incompleteByKey.get(key) ?? 0) >= incompletePerClientUnderPressure) {
+      this.refusedCount++;
+      return void socket.destroy();
+    }
+    if (key !== undefined) this.keys.set(socket, key);
+    const entry: Entry = { state: 'incomplete', since: this.now(), inFlight: 0 };
+    this.entries.set(socket, entry);
+    this.incomplete.set(socket, entry);
+    this.countIncomplete(socket, 1);
+    socket.once('close', () => {
+      this.entries.delete(socket);
+      this.leaveIncomplete(socket);
+      this.idle.delete(socket);
+    });
+    // the new one is the youngest: the oldest incomplete (or idle) one makes room for it
+    while (this.entries.size > this.threshold && (this.incomplete.size > 1 || this.idle.size > 0)) {
+      const before = this.entries.size;
+      this.makeRoom(socket);
+      if (this.entries.size === before) break;
+    }
+  }
+
+  request(req: IncomingMessage, res: ServerResponse, path: string): void {
+    const socket = req.socket;
+    const entry = this.entries.get(socket);
+    if (!entry) return;
+    entry.inFlight++;
+    const completed = () => {
+      entry.receiving = undefined;
+      if (this.entries.get(socket) === entry && entry.state === 'incomplete') this.move(socket, entry, 'busy');
+    };
+    if (req.complete) {
+      this.move(socket, entry, 'busy');
+    } else {
+      entry.receiving = { req, res, path };
+      // a request that arrives with its body still to come is incomplete until the body is in
+      if (entry.state !== 'incomplete') this.move(socket, entry, 'incomplete');
+      req.once('end', completed);
+    }
+    res.once('close', () => {
+      entry.inFlight--;
+      if (this.entries.get(socket) === entry && entry.inFlight === 0) {
         entry.receiving = undefined;
-        if (entries.get(socket) === entry && entry.state === 'incomplete') move(socket, entry, 'busy');
-      };
-      if (req.complete) {
-        move(socket, entry, 'busy');
-      } else {
-        entry.receiving = { req, res, path };
-        // a request that arrives with its body still to come is incomplete until the body is in
-        if (entry.state !== 'incomplete') move(socket, entry, 'incomplete');
-        req.once('end', completed);
+        this.move(socket, entry, 'idle');
       }
-      res.once('close', () => {
-        entry.inFlight--;
-        if (entries.get(socket) === entry && entry.inFlight === 0) {
-          entry.receiving = undefined;
-          move(socket, entry, 'idle');
-        }
-      });
-    },
-    sweep() {
-      if (!underPressure()) return;
-      const oldest = now() - settings.timeoutMs;
-      for (const [socket, entry] of incomplete) {
-        if (entry.since > oldest) break; // oldest first: the rest are younger
-        cut(socket, entry, `connection table nearly full: request not completed within ${settings.timeoutMs} ms`);
-      }
-    },
-    stats: () => ({ open: entries.size, cut: cutCount, refused: refusedCount, underPressure: underPressure() }),
-  };
+    });
+  }
+
+  sweep(): void {
+    if (!this.underPressure()) return;
+    const oldest = this.now() - this.settings.timeoutMs;
+    for (const [socket, entry] of this.incomplete) {
+      if (entry.since > oldest) break; // oldest first: the rest are younger
+      this.cut(socket, entry, `connection table nearly full: request not completed within ${this.settings.timeoutMs} ms`);
+    }
+  }
+
+  stats() {
+    return { open: this.entries.size, cut: this.cutCount, refused: this.refusedCount, underPressure: this.underPressure() };
+  }
 }

@@ -135,146 +135,189 @@ const slowConsumer = (why: string) => eventBytes({
 
 // --- writing ---------------------------------------------------------------------------------------------
 
-export function streamsPlugin(limits: StreamLimits) {
-  const counters = { executions: 0, slowConsumers: 0 };
-  const heartbeatMs = limits.heartbeatMs ?? 12_000;
-  const cutGraceMs = limits.cutGraceMs ?? 5_000;
-  let streams = 0;
-  // chunks handed to a socket and not yet flushed, each counted once however many streams share it
-  const inFlight = new Map<Uint8Array, number>();
-  let pendingTotal = 0;
-  const hold = (chunk: Uint8Array) => {
-    const refs = inFlight.get(chunk) ?? 0;
-    if (refs === 0) pendingTotal += chunk.byteLength;
-    inFlight.set(chunk, refs + 1);
-  };
-  const release = (chunk: Uint8Array) => {
-    const refs = (inFlight.get(chunk) ?? 1) - 1;
-    if (refs > 0) return void inFlight.set(chunk, refs);
-    inFlight.delete(chunk);
-    pendingTotal -= chunk.byteLength;
-  };
+/** Chunks handed to sockets and not yet flushed, each counted once however many streams share it. */
+class SharedPending {
+  private readonly refs = new Map<Uint8Array, number>();
+  total = 0;
 
-  /** Writes the events of `results` to `res` itself; the returned stream only opens and closes the response. */
-  function processor(req: IncomingMessage, res: ServerResponse) {
-    return (results: AsyncIterable<ExecutionResult>, fetchAPI: { ReadableStream: typeof ReadableStream; Response: typeof Response }) => {
-      const iterator = results[Symbol.asyncIterator]();
-      let pending = 0; // this stream's bytes not yet flushed
-      const unflushed = new Set<{ chunk: Uint8Array }>();
-      let ended = false;
-      let opened = false;
-      const waiting: Uint8Array[] = []; // before the response's head is out
-      let close: () => void = () => {};
-      const closed = new Promise<void>((resolve) => (close = resolve));
-      streams += 1;
-
-      /** Writes `chunk` and charges it to the client's budget; true when the client is then in debt. */
-      const write = (chunk: Uint8Array): boolean => {
-        if (!opened) {
-          waiting.push(chunk);
-          pending += chunk.byteLength; // waiting counts too
-          return false;
-        }
-        if (res.destroyed || res.writableEnded) return false;
-        const entry = { chunk };
-        unflushed.add(entry);
-        pending += chunk.byteLength;
-        hold(chunk);
-        res.write(chunk, () => {
-          if (!unflushed.delete(entry)) return;
-          pending -= chunk.byteLength;
-          release(chunk);
-        });
-        return limits.charge?.(req, chunk.byteLength) ?? false;
-      };
-      const finish = () => {
-        if (ended) return;
-        ended = true;
-        streams -= 1;
-        clearInterval(heartbeat);
-        if (!res.destroyed && !res.writableEnded) write(complete);
-        close();
-        void iterator.return?.()?.catch(() => {});
-      };
-      const cut = (why: string) => {
-        if (ended) return;
-        counters.slowConsumers += 1;
-        write(slowConsumer(why));
-        finish();
-        const timer = setTimeout(() => {
-          if (!res.writableFinished) req.socket.destroy();
-        }, cutGraceMs);
-        timer.unref();
-        res.once('finish', () => clearTimeout(timer));
-      };
-      const heartbeat = setInterval(() => {
-        if (pending === 0) write(ping);
-      }, heartbeatMs);
-      heartbeat.unref();
-
-      const pump = async () => {
-        try {
-          for (;;) {
-            const step = await iterator.next();
-            if (ended) return;
-            if (step.done) return finish();
-            const chunk = render(step.value);
-            if (pending > 0 && pending + chunk.byteLength > limits.maxPendingBytes) {
-              return cut(`the client left more than ${limits.maxPendingBytes} bytes unread (SUBSCRIPTIONS_MAX_PENDING_BYTES)`);
-            }
-            if (!inFlight.has(chunk) && pendingTotal > 0 && pendingTotal + chunk.byteLength > limits.maxPendingTotalBytes) {
-              return cut(`events waiting for slow clients exceed ${limits.maxPendingTotalBytes} bytes (SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES)`);
-            }
-            if (write(chunk)) return cut('the client has been sent more than its byte budget (HTTP_CLIENT_BYTES_PER_S)');
-          }
-        } catch {
-          finish();
-        }
-      };
-      // the response or its connection gone (a response pipelined behind another never emits 'close'):
-      // whatever the socket never flushed is dropped with it
-      let detach = () => {};
-      const gone = () => {
-        detach();
-        finish();
-        for (const entry of unflushed) release(entry.chunk);
-        unflushed.clear();
-        pending = 0;
-      };
-      res.once('close', gone);
-      detach = onSocketClose(req.socket, gone);
-
-      const body = new fetchAPI.ReadableStream<Uint8Array>({
-        start(controller) {
-          controller.enqueue(ping); // some browsers wait for a first byte
-        },
-        // the first pull comes once the head and the first chunk are out: from then on events go straight to `res`
-        async pull(controller) {
-          if (!opened) {
-            opened = true;
-            for (const chunk of waiting.splice(0)) {
-              pending -= chunk.byteLength;
-              write(chunk); // charged; a debt is noticed at the next event
-            }
-          }
-          await closed;
-          controller.close();
-        },
-        cancel() {
-          finish();
-        },
-      });
-      void pump();
-      return new fetchAPI.Response(body, {
-        status: 200,
-        headers: { 'content-type': 'text/event-stream', connection: 'keep-alive', 'cache-control': 'no-cache', 'content-encoding': 'none' },
-      });
-    };
+  has(chunk: Uint8Array): boolean {
+    return this.refs.has(chunk);
   }
 
+  hold(chunk: Uint8Array): void {
+    const refs = this.refs.get(chunk) ?? 0;
+    if (refs === 0) this.total += chunk.byteLength;
+    this.refs.set(chunk, refs + 1);
+  }
+
+  release(chunk: Uint8Array): void {
+    const refs = (this.refs.get(chunk) ?? 1) - 1;
+    if (refs > 0) return void this.refs.set(chunk, refs);
+    this.refs.delete(chunk);
+    this.total -= chunk.byteLength;
+  }
+}
+
+/** What every stream of one plugin shares: the limits, the waiting bytes and the counters. */
+interface StreamsState {
+  limits: StreamLimits;
+  heartbeatMs: number;
+  cutGraceMs: number;
+  pending: SharedPending;
+  counters: { streams: number; executions: number; slowConsumers: number };
+}
+
+type FetchApi = { ReadableStream: typeof ReadableStream; Response: typeof Response };
+
+/** One subscription's event stream: it writes its events to its response itself, counting what waits. */
+class EventStream {
+  private pending = 0; // this stream's bytes not yet flushed
+  private readonly unflushed = new Set<{ chunk: Uint8Array }>();
+  private ended = false;
+  private opened = false;
+  private readonly waiting: Uint8Array[] = []; // before the response's head is out
+  private close: () => void = () => {};
+  private readonly closed = new Promise<void>((resolve) => (this.close = resolve));
+  private readonly heartbeat: NodeJS.Timeout;
+  private detach = () => {};
+
+  constructor(
+    private readonly req: IncomingMessage, private readonly res: ServerResponse,
+    private readonly iterator: AsyncIterator<ExecutionResult>, private readonly state: StreamsState,
+  ) {
+    state.counters.streams += 1;
+    this.heartbeat = setInterval(() => {
+      if (this.pending === 0) this.write(ping);
+    }, state.heartbeatMs);
+    this.heartbeat.unref();
+    // the response or its connection gone (a response pipelined behind another never emits 'close')
+    const gone = () => this.gone();
+    res.once('close', gone);
+    this.detach = onSocketClose(req.socket, gone);
+  }
+
+  /** Writes `chunk` and charges it to the client's budget; true when the client is then in debt. */
+  private write(chunk: Uint8Array): boolean {
+    if (!this.opened) {
+      this.waiting.push(chunk);
+      this.pending += chunk.byteLength; // waiting counts too
+      return false;
+    }
+    if (this.res.destroyed || this.res.writableEnded) return false;
+    const entry = { chunk };
+    this.unflushed.add(entry);
+    this.pending += chunk.byteLength;
+    this.state.pending.hold(chunk);
+    this.res.write(chunk, () => {
+      if (!this.unflushed.delete(entry)) return;
+      this.pending -= chunk.byteLength;
+      this.state.pending.release(chunk);
+    });
+    return this.state.limits.charge?.(this.req, chunk.byteLength) ?? false;
+  }
+
+  private finish(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.state.counters.streams -= 1;
+    clearInterval(this.heartbeat);
+    if (!this.res.destroyed && !this.res.writableEnded) this.write(complete);
+    this.close();
+    void this.iterator.return?.()?.catch(() => {});
+  }
+
+  private cut(why: string): void {
+    if (this.ended) return;
+    this.state.counters.slowConsumers += 1;
+    this.write(slowConsumer(why));
+    this.finish();
+    const timer = setTimeout(() => {
+      if (!this.res.writableFinished) this.req.socket.destroy();
+    }, this.state.cutGraceMs);
+    timer.unref();
+    this.res.once('finish', () => clearTimeout(timer));
+  }
+
+  /** Whatever the socket never flushed is dropped with it. */
+  private gone(): void {
+    this.detach();
+    this.finish();
+    for (const entry of this.unflushed) this.state.pending.release(entry.chunk);
+    this.unflushed.clear();
+    this.pending = 0;
+  }
+
+  /** Why `chunk` may not be sent (the stream is then cut), or null. */
+  private overLimit(chunk: Uint8Array): string | null {
+    const { limits, pending } = this.state;
+    if (this.pending > 0 && this.pending + chunk.byteLength > limits.maxPendingBytes) {
+      return `the client left more than ${limits.maxPendingBytes} bytes unread (SUBSCRIPTIONS_MAX_PENDING_BYTES)`;
+    }
+    if (!pending.has(chunk) && pending.total > 0 && pending.total + chunk.byteLength > limits.maxPendingTotalBytes) {
+      return `events waiting for slow clients exceed ${limits.maxPendingTotalBytes} bytes (SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES)`;
+    }
+    return null;
+  }
+
+  /** Takes the events as they come and writes them, until the stream ends or is cut. */
+  async pump(): Promise<void> {
+    try {
+      for (;;) {
+        const step = await this.iterator.next();
+        if (this.ended) return;
+        if (step.done) return this.finish();
+        const chunk = render(step.value);
+        const refused = this.overLimit(chunk);
+        if (refused) return this.cut(refused);
+        if (this.write(chunk)) return this.cut('the client has been sent more than its byte budget (HTTP_CLIENT_BYTES_PER_S)');
+      }
+    } catch {
+      this.finish();
+    }
+  }
+
+  /** The response's body: it only opens and closes the response; the events go straight to `res`. */
+  body(fetchAPI: FetchApi): ReadableStream<Uint8Array> {
+    return new fetchAPI.ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(ping); // some browsers wait for a first byte
+      },
+      // the first pull comes once the head and the first chunk are out
+      pull: async (controller) => {
+        this.open();
+        await this.closed;
+        controller.close();
+      },
+      cancel: () => this.finish(),
+    });
+  }
+
+  private open(): void {
+    if (this.opened) return;
+    this.opened = true;
+    for (const chunk of this.waiting.splice(0)) {
+      this.pending -= chunk.byteLength;
+      this.write(chunk); // charged; a debt is noticed at the next event
+    }
+  }
+}
+
+const streamHeaders = { 'content-type': 'text/event-stream', connection: 'keep-alive', 'cache-control': 'no-cache', 'content-encoding': 'none' };
+
+export function streamsPlugin(limits: StreamLimits) {
+  const state: StreamsState = {
+    limits, heartbeatMs: limits.heartbeatMs ?? 12_000, cutGraceMs: limits.cutGraceMs ?? 5_000,
+    pending: new SharedPending(), counters: { streams: 0, executions: 0, slowConsumers: 0 },
+  };
+  const processor = (req: IncomingMessage, res: ServerResponse) => (results: AsyncIterable<ExecutionResult>, fetchAPI: FetchApi) => {
+    const stream = new EventStream(req, res, results[Symbol.asyncIterator](), state);
+    const body = stream.body(fetchAPI);
+    void stream.pump();
+    return new fetchAPI.Response(body, { status: 200, headers: streamHeaders });
+  };
   const plugin: Plugin = {
     onSubscribe({ setSubscribeFn }) {
-      setSubscribeFn(sharedSubscribe(counters) as Parameters<typeof setSubscribeFn>[0]);
+      setSubscribeFn(sharedSubscribe(state.counters) as Parameters<typeof setSubscribeFn>[0]);
     },
     onResultProcess({ result, acceptableMediaTypes, setResultProcessor, serverContext }) {
       const { req, res } = serverContext as { req?: IncomingMessage; res?: ServerResponse };
@@ -283,8 +326,9 @@ export function streamsPlugin(limits: StreamLimits) {
       setResultProcessor(processor(req, res) as never, 'text/event-stream');
     },
   };
+  const { counters, pending } = state;
   return {
     plugin,
-    stats: (): StreamStats => ({ streams, pendingBytes: pendingTotal, executions: counters.executions, slowConsumers: counters.slowConsumers }),
+    stats: (): StreamStats => ({ streams: counters.streams, pendingBytes: pending.total, executions: counters.executions, slowConsumers: counters.slowConsumers }),
   };
 }
