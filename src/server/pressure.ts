@@ -1,17 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-// The connection table under pressure. Node closes a connection over HTTP_MAX_CONNECTIONS on accept, so an
-// attacker that keeps the table full (slow bodies from many addresses, each reopened as soon as it is cut)
-// keeps every new client out. Here the table is kept from filling: once the open connections pass the
-// pressure threshold (HTTP_PRESSURE_THRESHOLD_PERCENT of HTTP_MAX_CONNECTIONS), each new connection makes
-// room by cutting an older one, chosen in this order:
-//   1. a connection that has not completed a request: still sending its first headers, or a body (oldest first);
-//   2. an idle kept-alive connection (no request in flight; longest idle first).
-// A connection whose request is complete (its answer or a stream being written) is never cut here. And
-// while under pressure the headers and body deadlines shrink to HTTP_PRESSURE_TIMEOUT_MS, so slow
-// connections are cut even without new arrivals. A probe's connection sends its request at once: by the
-// time it could be the oldest incomplete one its request is complete.
+// The connection table kept from filling, since Node refuses every new client once it is full: past
+// HTTP_PRESSURE_THRESHOLD_PERCENT each new connection cuts the oldest one with an incomplete request (else the
+// longest idle one), never one whose request is complete, and deadlines shrink to HTTP_PRESSURE_TIMEOUT_MS.
 
 export interface PressureSettings {
   maxConnections: number;

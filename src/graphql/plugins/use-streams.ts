@@ -3,17 +3,9 @@ import { createSourceEventStream, execute, GraphQLError, type DocumentNode, type
 import type { Plugin } from 'graphql-yoga';
 import { onSocketClose } from '../socket-close.js';
 
-// Subscriptions' event streams (SSE), bounded and shared (issue 23):
-// - fan-out costs once: an event's selection is executed once per distinct (document, operation,
-//   variables, paging) among the streams it reaches, and each result is rendered once into bytes that
-//   every stream of the group writes (sharedSubscribe, render);
-// - bounded memory: each stream takes its events as they come (its rows never wait unrendered) and writes
-//   them to its socket itself, counting the bytes not yet flushed to the kernel. A stream with more than
-//   SUBSCRIPTIONS_MAX_PENDING_BYTES waiting (one event of any size is let through when nothing waits), or
-//   an event that would take all streams' waiting bytes past SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES, gets a
-//   last error event (SLOW_CONSUMER) and `complete`, and its connection is cut if it does not take them;
-// - the bytes written are charged to the client's byte budget (HTTP_CLIENT_BYTES_PER_S) as they are
-//   written; a client in debt is treated as a slow consumer.
+// Subscriptions' event streams (SSE): an event is executed and rendered once per group of identical
+// subscriptions, and each stream writes its bytes itself so that a slow consumer (past its own or the total
+// pending bytes, or its byte budget) is cut with SLOW_CONSUMER instead of growing memory.
 
 export interface StreamLimits {
   /** SUBSCRIPTIONS_MAX_PENDING_BYTES: rendered bytes one stream may have waiting. */
