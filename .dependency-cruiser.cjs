@@ -77,6 +77,42 @@ module.exports = {
       to: { path: '^(?!(src|schema|node_modules)/)', dependencyTypesNot: ['core'], couldNotResolve: false },
     },
     {
+      name: 'dataloader-only-in-loaders',
+      comment: 'every DataLoader is built in src/loaders/ (the surfaces ask for them by name)',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/loaders/' },
+      to: { path: 'node_modules/dataloader/' },
+    },
+    {
+      name: 'plugin-packages-only-in-plugins',
+      comment: 'yoga/envelop plugin packages are used only by the plugins in src/graphql/plugins/use-*.ts',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/graphql/plugins/' },
+      to: { path: 'node_modules/(@envelop/|@graphql-yoga/plugin-|@escape\\.tech/graphql-armor-)' },
+    },
+    {
+      name: 'yoga-plugins-only-in-plugins',
+      comment: 'a yoga plugin is defined in src/graphql/plugins/use-*.ts; yoga.ts builds the server, errors.ts masks errors; '
+        + 'the response cache\'s plugin stays in its layer (src/cache/graphql.ts)',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/graphql/(plugins/|yoga\\.ts$|errors\\.ts$)|^src/cache/graphql\\.ts$' },
+      to: { path: 'node_modules/graphql-yoga/' },
+    },
+    {
+      name: 'plugins-folder-holds-use-files',
+      comment: 'src/graphql/plugins/ holds use-*.ts files only (yoga\'s own layout)',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^src/graphql/plugins/(?!use-[^/]+\\.ts$)' },
+    },
+    {
+      name: 'rpc-envelope-knows-json-only',
+      comment: 'the JSON-RPC envelope reads a pre-serialised result by its marker (src/domain/json-text.ts), not by a cache class',
+      severity: 'error',
+      from: { path: '^src/rpc/envelope\\.ts$' },
+      to: { path: '^src/(cache|observability|server)/' },
+    },
+    {
       name: 'not-to-unresolvable',
       comment: 'an import that does not resolve (a typo, or a missing dependency)',
       severity: 'error',

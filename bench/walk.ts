@@ -1,7 +1,7 @@
 // npm run bench:walk -- [method] [params-json]
 //
 // Counts the src/ files whose code runs while the gateway answers one JSON-RPC call on /v2/rpc, from the
-// socket to SQL and back (issue 16: "the RPC walk crosses visibly fewer files"). V8 precise coverage is
+// socket to SQL and back, and how many times each file's functions were entered. V8 precise coverage is
 // reset after three warm-up calls (so lazy set-up is not counted), then the call is made once and every
 // src/ file with a function that ran is listed. The in-process embedded database (src/db/embedded*) and
 // the result cache (off) are left out. The data-version watcher's poll timer is set to a minute so that it
@@ -34,13 +34,21 @@ for (let i = 0; i < 3; i++) await once(i);
 await session.post('Profiler.takePreciseCoverage'); // resets the counters
 const reply = await once(99);
 const { result } = await session.post('Profiler.takePreciseCoverage');
-const files = result
-  .filter((s) => s.url.includes('/src/') && !s.url.includes('node_modules') && !s.url.includes('/src/db/embedded'))
-  .filter((s) => s.functions.some((f) => f.ranges.some((r) => r.count > 0)))
-  .map((s) => s.url.replace(/^.*\/src\//, 'src/'))
-  .sort();
+// per file: how many times its functions were entered (the count of each function's own range)
+const entries = new Map<string, number>();
+for (const script of result) {
+  if (!script.url.includes('/src/') || script.url.includes('node_modules') || script.url.includes('/src/db/embedded')) continue;
+  const calls = script.functions.reduce((sum, f) => sum + (f.ranges[0]?.count ?? 0), 0);
+  if (script.functions.some((f) => f.ranges.some((r) => r.count > 0))) entries.set(script.url.replace(/^.*\/src\//, 'src/'), calls);
+}
+const files = [...entries.keys()].sort();
+// the layer of a file: its folder under src/ (app.ts and main.ts on their own)
+const layerOf = (file: string) => /^src\/([^/]+)\//.exec(file)?.[1] ?? file.replace(/^src\//, '');
+const layers = new Map<string, number>();
+for (const file of files) layers.set(layerOf(file), (layers.get(layerOf(file)) ?? 0) + 1);
 console.log(reply.slice(0, 120));
-console.log(`${files.length} files:\n${files.join('\n')}`);
+console.log(`${files.length} files:\n${files.map((f) => `${f} (${entries.get(f)} function entries)`).join('\n')}`);
+console.log(`layers: ${[...layers].map(([l, n]) => `${l} ${n}`).join(', ')}`);
 await gateway.close();
 await embedded.stop();
 process.exit(0);

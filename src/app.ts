@@ -11,8 +11,8 @@ import { blockTimesReader } from './db/block-times.js';
 import { dataAgeSeconds, type VersionWatcher } from './db/version.js';
 import { contextFactory } from './graphql/context.js';
 import { graphqlRefusalBody } from './graphql/errors.js';
-import { streamsPlugin, type StreamStats } from './graphql/streams.js';
-import { subscriptionLimitsPlugin } from './graphql/subscriptions.js';
+import { streamsPlugin, type StreamStats } from './graphql/plugins/use-streams.js';
+import { subscriptionLimitsPlugin } from './graphql/plugins/use-subscription-limits.js';
 import { createLiveHub, type LiveHub } from './live/hub.js';
 import { registerLiveMetrics, registerStreamMetrics } from './live/metrics.js';
 import { createLiveSource, type LiveSource } from './live/source.js';
@@ -21,11 +21,11 @@ import { buildFingerprint, keyVersion, namespaceFor } from './cache/keys.js';
 import { createRpcCache } from './cache/rpc.js';
 import { createCacheStore, type CacheStore } from './cache/store.js';
 import { printSdl } from './graphql/schema.js';
-import { loadManifest } from './graphql/persisted.js';
+import { loadManifest } from './graphql/plugins/use-persisted-operations.js';
 import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
 import { createLogger, logFailure, yogaLogger, type Logger } from './observability/logger.js';
 import { buildInfo } from './observability/build.js';
-import { graphqlObservability, graphqlPrometheus } from './observability/graphql.js';
+import { graphqlObservability, graphqlPrometheus } from './graphql/plugins/use-metrics.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { replicaMetrics } from './observability/replicas.js';
 import { dbRequestScope, instrumentStore, observeRequests, rpcObserver, type PoolMeter } from './observability/request.js';
@@ -35,7 +35,7 @@ import { createRpcTables } from './rpc/tables.js';
 import { clientBudget, clientKey, type HttpSettings } from './server/connections.js';
 import { createAccessControl, type AccessControl } from './access/control.js';
 import { accessOf } from './access/request-access.js';
-import { keyOverridesPlugin, raisedPaging } from './graphql/key-overrides.js';
+import { keyOverridesPlugin, raisedPaging } from './graphql/plugins/use-key-overrides.js';
 import { closeGracefully, corsPolicy, createHttpServer } from './server/http.js';
 
 // The composition root: the only module that builds the gateway's parts (sql clients and sources with the
@@ -399,7 +399,7 @@ function rpcHandler(settings: Config, parts: {
     cors: parts.cors.forSurface(rpcCors),
     onError: parts.onError ?? ((error, method) => logFailure(logger, error, { rpcMethod: method }, 'rpc')),
     cache: parts.cache,
-    onCall: rpcObserver(parts.metrics),
+    observer: rpcObserver(parts.metrics),
     publicUrl: settings.PUBLIC_URL,
     pagingFor: (req) => raisedPaging(accessOf(req), paging),
   });

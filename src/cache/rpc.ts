@@ -1,3 +1,4 @@
+import { jsonText, type JsonText } from '../domain/json-text.js';
 import type { Metrics } from '../observability/metrics.js';
 import { rpcKey } from './keys.js';
 import { bypassed, type CacheStore } from './store.js';
@@ -7,22 +8,17 @@ import { bypassed, type CacheStore } from './store.js';
 // envelope writer (src/rpc/server.ts) as it is: nothing is parsed or serialised again, and a cached reply
 // is byte-identical to a computed one since a computed one is written from the very same text.
 
-/** A `result` member already serialised: the envelope writer puts `text` on the wire verbatim. */
-export class SerialisedResult {
-  constructor(readonly text: string) {}
-}
-
 export interface RpcRequestCache {
   /**
    * Looks a call up; `key` is what `set` takes afterwards on a miss. Null when the store cannot be used
    * now (Redis failing, its breaker open): the call is answered without the cache (a bypass).
    */
-  get(method: string, params: unknown): Promise<{ key: string; hit: true; value: SerialisedResult } | { key: string; hit: false } | null>;
+  get(method: string, params: unknown): Promise<{ key: string; hit: true; value: JsonText } | { key: string; hit: false } | null>;
   /**
    * Serialises a computed result once, stores the text (unless it is over the entry limit) and returns it
    * for the reply; a result that cannot be serialised is returned as it is (and not stored).
    */
-  set(key: string, value: unknown): SerialisedResult | unknown;
+  set(key: string, value: unknown): JsonText | unknown;
 }
 
 export interface RpcCache {
@@ -52,7 +48,7 @@ export function createRpcCache(store: CacheStore, currentVersion: () => string |
           }
           if (text !== undefined) {
             metrics.cacheLookups.inc({ surface: 'rpc', result: 'hit' });
-            return { key, hit: true, value: new SerialisedResult(text) };
+            return { key, hit: true, value: jsonText(text) };
           }
           metrics.cacheLookups.inc({ surface: 'rpc', result: 'miss' });
           return { key, hit: false };
@@ -66,7 +62,7 @@ export function createRpcCache(store: CacheStore, currentVersion: () => string |
           }
           if (text === undefined) return value;
           store.set(key, text);
-          return new SerialisedResult(text);
+          return jsonText(text);
         },
       };
     },

@@ -2,7 +2,8 @@ import SchemaBuilder, { decodeBase64, encodeBase64 } from '@pothos/core';
 import { GraphQLError } from 'graphql';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import RelayPlugin from '@pothos/plugin-relay';
-import ResultBudgetPlugin, { type Context } from './context.js';
+import type { Context } from './context.js';
+import ResultBudgetPlugin from './result-budget.js';
 import { BigIntScalar, DateTimeScalar, DecimalScalar } from './scalars.js';
 
 /** The types that implement Node: a global id naming another type is refused before anything loads. */

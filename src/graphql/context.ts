@@ -1,12 +1,9 @@
-import SchemaBuilder, { BasePlugin, type PothosOutputFieldConfig, type SchemaTypes } from '@pothos/core';
-import { GraphQLError, type GraphQLFieldResolver } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+// What one GraphQL operation carries: the store, its own loaders, the paging limits and its result budget.
+
 import type { Store } from '../db/store.js';
 import type { LiveHub } from '../live/hub.js';
 import { createLoaders, type Loaders } from '../loaders/index.js';
-
-// What one GraphQL operation carries (its context: the store, its own loaders, the paging limits, its
-// result budget), and the result budget itself with the two plugins that enforce it.
+import { ResultBudget, type ResultLimits } from './result-budget.js';
 
 export interface PagingConfig {
   defaultPageSize: number;
@@ -19,7 +16,7 @@ export interface Context {
   store: Store;
   loaders: Loaders;
   paging: PagingConfig;
-  /** What the operation's result may still grow by (the result budget, below). */
+  /** What the operation's result may still grow by (src/graphql/result-budget.ts). */
   budget: ResultBudget;
   /** Live events for subscriptions (src/live); absent where nothing is subscribed (JSON-RPC). */
   live?: LiveHub;
@@ -44,153 +41,4 @@ export function renewContext(ctx: Context): void {
   const budget = ctx.budget.fresh();
   ctx.budget = budget;
   ctx.loaders = createLoaders(ctx.store, (rows) => budget.admit(rows));
-}
-
-// --- the result budget ---------------------------------------------------------------------------------
-
-// The hard cap behind the cost estimate (src/graphql/cost.ts): whatever the estimate missed, one operation
-// may not build a result of more than `maxNodes` objects and list items nor of more than `maxBytes`
-// (estimated from the rows as resolvers produce them). Once over, every further object or list field of
-// the operation fails before its resolver runs, so no further statement is sent, and the operation's
-// answer is this one error without partial data.
-
-export interface ResultLimits {
-  /** Objects and list items of one operation's result (GRAPHQL_MAX_RESULT_NODES). */
-  maxNodes: number;
-  /** Estimated bytes of one operation's result (GRAPHQL_MAX_RESPONSE_BYTES). */
-  maxBytes: number;
-}
-
-/** Per-key overhead of a JSON member (quotes, colon, comma) and the size of a non-string value. */
-const memberOverhead = 4;
-const otherValueBytes = 8;
-const dateBytes = 26; // "2024-01-16T10:18:46.000Z"
-
-/**
- * Bytes the object's own data takes in JSON, roughly: strings at their length, dates at their ISO length,
- * anything else 8, plus the key names. Reads own enumerable properties only: lazy members live on
- * prototypes (src/graphql/paging.ts) and are not triggered. Computed again at each emission (no memo:
- * a WeakMap of every row costs more in GC than the sums it saves; at most GRAPHQL_MAX_RESULT_NODES sums).
- */
-function estimateBytes(value: unknown): number {
-  if (value === null || typeof value !== 'object') return typeof value === 'string' ? value.length + 2 : otherValueBytes;
-  let size = 2;
-  const record = value as Record<string, unknown>;
-  for (const key in record) {
-    if (!Object.hasOwn(record, key)) continue;
-    const v = record[key];
-    size += key.length + memberOverhead +
-      (typeof v === 'string' ? v.length + 2 : v instanceof Date ? dateBytes : otherValueBytes);
-  }
-  return size;
-}
-
-export class ResultBudget {
-  nodes = 0;
-  bytes = 0;
-  /** Set once a limit is passed: the operation's whole answer. */
-  exceeded: GraphQLError | null = null;
-
-  constructor(readonly limits: ResultLimits) {}
-
-  /** A budget with the same limits for another operation (each JSON-RPC batch element has its own). */
-  fresh(): ResultBudget {
-    return new ResultBudget(this.limits);
-  }
-
-  /** Throws once the operation is over a limit: called before a resolver may send a statement. */
-  check(): void {
-    if (this.exceeded) throw this.exceeded;
-  }
-
-  /**
-   * Before a statement that may return up to `rows` rows is sent: throws if they cannot fit in what is
-   * left (the rows are counted when they are emitted, not here).
-   */
-  admit(rows: number): void {
-    this.check();
-    if (this.nodes + rows > this.limits.maxNodes) {
-      this.exceeded = tooLarge(`more than ${this.limits.maxNodes} objects and list items (GRAPHQL_MAX_RESULT_NODES)`);
-      throw this.exceeded;
-    }
-  }
-
-  /** Counts a resolved value (an object, a list of them, or null) and passes it on, or throws. */
-  count<T>(value: T): T {
-    if (value == null) return value;
-    if (Array.isArray(value)) {
-      this.nodes += value.length;
-      for (const item of value) this.bytes += estimateBytes(item);
-    } else {
-      this.nodes += 1;
-      this.bytes += estimateBytes(value);
-    }
-    if (this.nodes > this.limits.maxNodes) {
-      this.exceeded ??= tooLarge(`more than ${this.limits.maxNodes} objects and list items (GRAPHQL_MAX_RESULT_NODES)`);
-    } else if (this.bytes > this.limits.maxBytes) {
-      this.exceeded ??= tooLarge(`more than ${this.limits.maxBytes} bytes (GRAPHQL_MAX_RESPONSE_BYTES)`);
-    }
-    this.check();
-    return value;
-  }
-}
-
-const tooLarge = (what: string) =>
-  new GraphQLError(`Response too large: the result would hold ${what}; ask for smaller pages or fewer nested lists`, {
-    extensions: { code: 'BAD_USER_INPUT' },
-  });
-
-/** What a context must hold for the plugin to count. */
-export interface BudgetContext {
-  budget: ResultBudget;
-}
-
-const isThenable = (value: unknown): value is PromiseLike<unknown> =>
-  typeof (value as PromiseLike<unknown> | null)?.then === 'function';
-
-/**
- * Pothos plugin: every field whose value is an object or a list (scalars are bounded by their parent)
- * checks the budget before it resolves and counts what it resolved to.
- */
-class ResultBudgetPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
-  override wrapResolve(
-    resolver: GraphQLFieldResolver<unknown, Types['Context'], object>,
-    fieldConfig: PothosOutputFieldConfig<Types>,
-  ): GraphQLFieldResolver<unknown, Types['Context'], object> {
-    if (fieldConfig.type.kind === 'Scalar' || fieldConfig.type.kind === 'Enum') return resolver;
-    return (parent, args, context, info) => {
-      const budget = (context as Partial<BudgetContext>).budget;
-      if (!budget) return resolver(parent, args, context, info);
-      budget.check();
-      const value = resolver(parent, args, context, info);
-      return isThenable(value) ? Promise.resolve(value).then((v) => budget.count(v)) : budget.count(value);
-    };
-  }
-}
-
-/** /graphql: an operation over its budget answers with the one error, without the partial data. */
-export function resultBudgetPlugin(): Plugin {
-  return {
-    onExecute({ args }) {
-      return {
-        onExecuteDone({ result, setResult }) {
-          const exceeded = (args.contextValue as Partial<BudgetContext>).budget?.exceeded;
-          if (exceeded && !('next' in result)) setResult({ errors: [exceeded] });
-        },
-      };
-    },
-  };
-}
-
-const pluginName = 'resultBudget';
-SchemaBuilder.registerPlugin(pluginName, ResultBudgetPlugin);
-export default pluginName;
-
-declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
-  export namespace PothosSchemaTypes {
-    interface Plugins<Types extends SchemaTypes> {
-      resultBudget: ResultBudgetPlugin<Types>;
-    }
-  }
 }

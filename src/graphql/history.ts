@@ -1,9 +1,8 @@
-import DataLoader from 'dataloader';
 import { ClientLimitError } from '../db/errors.js';
 import type { HistoricalBalanceRow } from '../db/history.js';
+import { balanceAtLoader, type BalanceAtKey } from '../loaders/balances.js';
 import type { Context } from './context.js';
 import { badInput, pageSize, type ConnectionArgs } from './paging.js';
-import { requestLoader } from '../loaders/per-request.js';
 
 // `atBlock`: answers as of the end of a block, from the balance history (src/db/history.ts, sql/011).
 // Omitted: now (the current tables, unchanged). A height is a chain's: fields that span chains need their
@@ -69,8 +68,6 @@ export async function atHeight<T>(ctx: Context, chain: string, h: string, load: 
   return answer;
 }
 
-export interface BalanceAtKey { tickId: string; address: string; atBlock: string }
-
 /**
  * node(id) of a balance at a height (`…@<height>`): refused above its tick's chain's indexed height, as
  * `atBlock` is (an answer from today's rows would be kept as the past). An unknown tick: no node.
@@ -79,26 +76,4 @@ export async function balanceAtNode(ctx: Context, key: BalanceAtKey): Promise<Hi
   const tick = await ctx.loaders.tickById.load(key.tickId);
   if (!tick) return null;
   return atHeight(ctx, tick.chain, key.atBlock, () => balanceAtLoader(ctx).load(key));
-}
-
-/** One (tick, address) balance at a height, zero included; null if the address had no change by then. */
-export function balanceAtLoader(ctx: Context) {
-  return requestLoader(ctx, 'balanceOfTickAndAddressAt', () =>
-    new DataLoader<BalanceAtKey, HistoricalBalanceRow | null, string>(
-      async (keys) => {
-        const rows = await ctx.store.history.byTickAndAddressAt(keys);
-        const map = new Map(rows.map((r) => [`${r.tick_id} ${r.address_key} ${r.at_block}`, r]));
-        return keys.map((k) => map.get(`${k.tickId} ${k.address.toLowerCase()} ${k.atBlock}`) ?? null);
-      },
-      { cacheKeyFn: (k) => `${k.tickId} ${k.address.toLowerCase()} ${k.atBlock}` },
-    ));
-}
-
-/** Holder counts of ticks at one height: one statement for every tick of the request at that height. */
-export function holderCountAtLoader(ctx: Context, h: string) {
-  return requestLoader(ctx, `holderCountAt:${h}`, () =>
-    new DataLoader<string, number>(async (ids) => {
-      const counts = await ctx.store.history.holderCountsAt(ids, h);
-      return ids.map((id) => counts.get(id) ?? 0);
-    }));
 }

@@ -1,9 +1,7 @@
 import type { Socket } from 'node:net';
 
-// Work to end when a connection closes (its subscriptions), with one 'close' listener per socket however
-// many streams it carries: a response pipelined behind another on a kept-alive connection has no socket
-// of its own and never hears its client leave (Node emits no 'close' for it), so its stream is ended from
-// here (issue 23).
+// Work to end when a connection closes, one 'close' listener per socket: a response pipelined behind another
+// never hears its client leave (Node emits no 'close' for it).
 
 const pending = new WeakMap<Socket, Set<() => void>>();
 

@@ -4,13 +4,13 @@ import type { Store } from '../db/store.js';
 import type { LiveHub } from '../live/hub.js';
 import { createContext, type PagingConfig } from './context.js';
 import { maskError } from './errors.js';
-import { guardPlugins, type GraphqlLimits } from './guards.js';
-import { bodyLimitPlugin } from './body-limit.js';
-import { httpCachingPlugin } from './http-caching.js';
-import { inputLimitsPlugin, type InputLimits } from './input-limits.js';
-import { jitPlugin } from './jit.js';
-import { persistedOperationsPlugins, type PersistedOptions } from './persisted.js';
-import type { ResultLimits } from './context.js';
+import { guardPlugins, type GraphqlLimits } from './plugins/use-guards.js';
+import { bodyLimitPlugin } from './plugins/use-body-limit.js';
+import { httpCachingPlugin } from './plugins/use-http-caching.js';
+import { inputLimitsPlugin, type InputLimits } from './plugins/use-input-limits.js';
+import { jitPlugin } from './plugins/use-jit.js';
+import { persistedOperationsPlugins, type PersistedOptions } from './plugins/use-persisted-operations.js';
+import type { ResultLimits } from './result-budget.js';
 import { schema } from './schema.js';
 
 /** The example GraphiQL opens with: real data from the demo set on the first click. */

@@ -55,11 +55,10 @@ export function labelGuard(max: number) {
   };
 }
 
-export function createMetrics(sources: MetricsSources) {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
-  const registers = [registry];
+type Registers = Registry[];
 
+/** What each request and call is counted and timed by. */
+function requestMetrics(registers: Registers) {
   const requests = new Counter({
     name: 'igw_requests_total',
     help: 'GraphQL operations and JSON-RPC calls answered, by surface, operation or method, and outcome (ok/error)',
@@ -106,6 +105,16 @@ export function createMetrics(sources: MetricsSources) {
     buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
     registers,
   });
+  const inFlight = new Gauge({
+    name: 'igw_http_requests_in_flight',
+    help: 'HTTP requests received and not yet answered (every path, this scrape included)',
+    registers,
+  });
+  return { requests, duration, errors, responses, dbTime, queueTime, batchSize, inFlight };
+}
+
+/** The response cache's and the data version's counters. */
+function cacheCounters(registers: Registers) {
   const cacheLookups = new Counter({
     name: 'igw_cache_lookups_total',
     help: 'Response cache lookups by surface and result (hit/miss)',
@@ -140,11 +149,11 @@ export function createMetrics(sources: MetricsSources) {
     labelNames: ['to'] as const,
     registers,
   });
-  const inFlight = new Gauge({
-    name: 'igw_http_requests_in_flight',
-    help: 'HTTP requests received and not yet answered (every path, this scrape included)',
-    registers,
-  });
+  return { cacheLookups, cacheLocalHits, cacheErrors, cacheOversized, versionChanges, redisBreakerTransitions };
+}
+
+/** The pool's gauges, read at each scrape. */
+function poolGauges(registers: Registers, sources: MetricsSources) {
   // the admission gate counts exactly; without it (a metrics registry on its own) in-flight statements
   const pool = () => sources.poolState?.() ??
     { inUse: Math.min(sources.pool.inflight, sources.poolMax), waiting: Math.max(0, sources.pool.inflight - sources.poolMax), size: sources.poolMax };
@@ -172,6 +181,10 @@ export function createMetrics(sources: MetricsSources) {
       this.set(pool().size);
     },
   });
+}
+
+/** The build and how fresh the data answered from is, read at each scrape. */
+function freshnessGauges(registers: Registers, sources: MetricsSources) {
   if (sources.build) {
     new Gauge({
       name: 'igw_build_info',
@@ -199,6 +212,33 @@ export function createMetrics(sources: MetricsSources) {
       this.set(sources.listening?.() ? 1 : 0);
     },
   });
+  new Gauge({
+    name: 'igw_indexed_block_height',
+    help: 'Latest indexed block per chain, as of the data version the gateway currently answers from',
+    labelNames: ['chain'] as const,
+    registers,
+    collect() {
+      this.reset();
+      const snapshot = sources.freshness();
+      for (const [chain, height] of Object.entries(snapshot?.heights ?? {})) {
+        if (height !== null) this.set({ chain }, Number(height));
+      }
+    },
+  });
+  new Gauge({
+    name: 'igw_data_version',
+    help: 'Data version the gateway currently answers from (bumped by every write of the indexer)',
+    registers,
+    collect() {
+      const snapshot = sources.freshness();
+      if (snapshot) this.set(Number(snapshot.version));
+    },
+  });
+
+}
+
+/** Redis's and the in-memory cache's state, read at each scrape. */
+function cacheGauges(registers: Registers, sources: MetricsSources) {
   if (sources.redis) {
     const redis = sources.redis;
     new Gauge({
@@ -238,48 +278,21 @@ export function createMetrics(sources: MetricsSources) {
       if (stats) this.set(stats.entries);
     },
   });
-  new Gauge({
-    name: 'igw_indexed_block_height',
-    help: 'Latest indexed block per chain, as of the data version the gateway currently answers from',
-    labelNames: ['chain'] as const,
-    registers,
-    collect() {
-      this.reset();
-      const snapshot = sources.freshness();
-      for (const [chain, height] of Object.entries(snapshot?.heights ?? {})) {
-        if (height !== null) this.set({ chain }, Number(height));
-      }
-    },
-  });
-  new Gauge({
-    name: 'igw_data_version',
-    help: 'Data version the gateway currently answers from (bumped by every write of the indexer)',
-    registers,
-    collect() {
-      const snapshot = sources.freshness();
-      if (snapshot) this.set(Number(snapshot.version));
-    },
-  });
+}
 
-  const operationLabel = labelGuard(sources.maxOperations ?? 100);
+export function createMetrics(sources: MetricsSources) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+  const counters = { ...requestMetrics(registers), ...cacheCounters(registers) };
+  poolGauges(registers, sources);
+  freshnessGauges(registers, sources);
+  cacheGauges(registers, sources);
   return {
     registry,
-    requests,
-    duration,
-    errors,
-    responses,
-    dbTime,
-    queueTime,
-    batchSize,
-    cacheLookups,
-    cacheLocalHits,
-    cacheErrors,
-    cacheOversized,
-    versionChanges,
-    redisBreakerTransitions,
-    inFlight,
+    ...counters,
     /** A GraphQL operation name made safe for a label. */
-    operationLabel,
+    operationLabel: labelGuard(sources.maxOperations ?? 100),
   };
 }
 

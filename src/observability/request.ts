@@ -11,7 +11,7 @@ import type { Metrics, PoolMeter } from './metrics.js';
 // threading it through every signature: what the request was, what it cost and how it ended. The HTTP
 // wrapper (observeRequests, at the end of this file) opens it and, when the response ends, writes one log
 // line and the request metrics from it. In between: the hooks the composition root hands the layers below
-// to record into it: each statement's time (dbRequestScope), each JSON-RPC call (rpcObserver) and each
+// to record into it: each statement's time (dbRequestScope), each JSON-RPC call and envelope error (rpcObserver) and each
 // loader batch's size (instrumentStore).
 
 export type Surface = 'graphql' | 'rpc' | 'metrics' | 'probe' | 'other';
@@ -182,23 +182,29 @@ export interface RpcCallInfo {
 }
 
 /**
- * Records one answered JSON-RPC call: metrics per method and the entry the request log line is built
- * from. A method the tables do not have (answered -32601) or a malformed request (-32600) gets a fixed
- * label, and a v1 name matched in another letter case its canonical one, so clients cannot add series by
- * inventing names or spellings.
+ * What the JSON-RPC layer reports: each answered call (metrics per method and the request log's entry) and
+ * an error answered before any call was dispatched. A method the tables do not have (-32601) or a
+ * malformed request (-32600) gets a fixed label, so clients cannot add series by inventing names.
  */
 export function rpcObserver(metrics: Metrics) {
-  return (call: RpcCallInfo) => {
-    // one label per method of the tables, plus two: what the client sent is never a label
-    const label = call.method ?? (call.code === -32601 ? '(unknown)' : '(invalid)');
-    const operation = `${call.iface}:${label}`;
-    metrics.requests.inc({ surface: 'rpc', operation, outcome: call.code === undefined ? 'ok' : 'error' });
-    metrics.duration.observe({ surface: 'rpc', operation, cache: call.cache ?? 'bypass' }, call.ms / 1000);
-    if (call.code !== undefined) metrics.errors.inc({ surface: 'rpc', code: String(call.code) });
-    // the log: the canonical name; for an unknown method what was sent (cut: a typo is worth seeing)
-    const sent = typeof call.sent === 'string' ? call.sent : '(invalid)';
-    const logged = call.method ?? (sent.length > 64 ? `${sent.slice(0, 64)}…` : sent);
-    currentScope()?.rpc.push({ method: logged, code: call.code, cache: call.cache ?? 'bypass' });
+  return {
+    call(call: RpcCallInfo): void {
+      // one label per method of the tables, plus two: what the client sent is never a label
+      const label = call.method ?? (call.code === -32601 ? '(unknown)' : '(invalid)');
+      const operation = `${call.iface}:${label}`;
+      metrics.requests.inc({ surface: 'rpc', operation, outcome: call.code === undefined ? 'ok' : 'error' });
+      metrics.duration.observe({ surface: 'rpc', operation, cache: call.cache ?? 'bypass' }, call.ms / 1000);
+      if (call.code !== undefined) metrics.errors.inc({ surface: 'rpc', code: String(call.code) });
+      // the log: the canonical name; for an unknown method what was sent (cut: a typo is worth seeing)
+      const sent = typeof call.sent === 'string' ? call.sent : '(invalid)';
+      const logged = call.method ?? (sent.length > 64 ? `${sent.slice(0, 64)}…` : sent);
+      currentScope()?.rpc.push({ method: logged, code: call.code, cache: call.cache ?? 'bypass' });
+    },
+    /** Parse error, empty or oversized batch, wrong HTTP method, body too large: the request's only error. */
+    envelopeError(code: number): void {
+      const scope = currentScope();
+      if (scope && scope.rpc.length === 0) scope.envelopeCode = code;
+    },
   };
 }
 
@@ -279,26 +285,8 @@ export function observeRequests(deps: { logger: Logger; metrics: Metrics; pool: 
     };
     res.once('finish', finish);
     res.once('close', finish);
-    if (scope.surface === 'rpc') sniffEnvelopeError(res, scope);
     runInScope(scope, req, () => handler(req, res));
   };
-}
-
-/**
- * Errors the JSON-RPC layer answers before any call is dispatched (parse error, empty or oversized
- * batch, wrong HTTP method, body too large) carry no method: their code is read from the reply itself,
- * a short envelope whose bytes are not changed.
- */
-function sniffEnvelopeError(res: ServerResponse, scope: RequestScope) {
-  const end = res.end;
-  res.end = function sniffingEnd(this: ServerResponse, ...args: unknown[]) {
-    const chunk = args[0];
-    if (scope.rpc.length === 0 && (typeof chunk === 'string' || Buffer.isBuffer(chunk)) && chunk.length < 4_096) {
-      const match = /^\{"jsonrpc":"2\.0","error":\{"code":(-?\d+)/.exec(chunk.toString());
-      if (match) scope.envelopeCode = Number(match[1]);
-    }
-    return (end as (...a: unknown[]) => ServerResponse).apply(this, args);
-  } as typeof res.end;
 }
 
 function record(deps: { logger: Logger; metrics: Metrics }, scope: RequestScope, req: IncomingMessage, res: ServerResponse, path: string) {
@@ -306,17 +294,8 @@ function record(deps: { logger: Logger; metrics: Metrics }, scope: RequestScope,
   const ms = performance.now() - scope.startedAt;
   const status = res.statusCode;
   metrics.responses.inc({ surface: scope.surface, status: String(status) });
-  if (scope.surface === 'graphql') {
-    // a GraphQL request (not the GraphiQL page, not a CORS preflight): it got as far as its parameters, or failed
-    if (scope.operation !== undefined || scope.errorCodes.length > 0 || status >= 400) {
-      const label = metrics.operationLabel(scope.operation ?? 'none');
-      const failed = scope.errorCodes.length > 0 || status >= 400;
-      metrics.requests.inc({ surface: 'graphql', operation: label, outcome: failed ? 'error' : 'ok' });
-      metrics.duration.observe({ surface: 'graphql', operation: label, cache: scope.cache ?? 'bypass' }, ms / 1000);
-      for (const code of scope.errorCodes) metrics.errors.inc({ surface: 'graphql', code });
-      if (scope.errorCodes.length === 0 && status >= 400) metrics.errors.inc({ surface: 'graphql', code: `HTTP_${status}` });
-    }
-  } else if (scope.surface === 'rpc' && scope.rpc.length === 0 && scope.envelopeCode !== undefined) {
+  if (scope.surface === 'graphql') recordGraphql(metrics, scope, status, ms);
+  else if (scope.surface === 'rpc' && scope.rpc.length === 0 && scope.envelopeCode !== undefined) {
     metrics.errors.inc({ surface: 'rpc', code: String(scope.envelopeCode) });
   }
   if (scope.surface === 'graphql' || scope.surface === 'rpc') {
@@ -328,6 +307,17 @@ function record(deps: { logger: Logger; metrics: Metrics }, scope: RequestScope,
     : status === 503 ? 'warn' : status >= 500 ? 'error' : 'info';
   // the line is built only when its level is logged (at LOG_LEVEL=warn, most requests' lines are not)
   if (logger.isLevelEnabled(level)) logger[level](logLine(scope, req, res, path, ms), 'request');
+}
+
+/** A GraphQL request's metrics (not the GraphiQL page, not a CORS preflight: one that got as far as its parameters, or failed). */
+function recordGraphql(metrics: Metrics, scope: RequestScope, status: number, ms: number) {
+  const failed = scope.errorCodes.length > 0 || status >= 400;
+  if (scope.operation === undefined && !failed) return;
+  const label = metrics.operationLabel(scope.operation ?? 'none');
+  metrics.requests.inc({ surface: 'graphql', operation: label, outcome: failed ? 'error' : 'ok' });
+  metrics.duration.observe({ surface: 'graphql', operation: label, cache: scope.cache ?? 'bypass' }, ms / 1000);
+  for (const code of scope.errorCodes) metrics.errors.inc({ surface: 'graphql', code });
+  if (scope.errorCodes.length === 0 && status >= 400) metrics.errors.inc({ surface: 'graphql', code: `HTTP_${status}` });
 }
 
 /** The request's log line. */

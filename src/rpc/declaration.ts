@@ -10,7 +10,7 @@ import { rpcErrors } from './errors.js';
 // params, GraphQL document, variables, reshape, docs), the param constructors, the helpers between the wire
 // and GraphQL (paging, list), and the decoding of the positional params. A method's every fact lives in
 // its one declaration: src/rpc/openrpc.ts only renders declarations, decodeParams only decodes them; the
-// pieces several groups share are src/rpc/methods/shared.ts.
+// pieces several groups share are src/rpc/methods/schemas.ts, entries.ts and demo-records.ts.
 //
 // Positional parameters: each method declares its list (position, name, type, default, required);
 // decoding is strict about types, lets trailing params be left out or null (= default), refuses a
@@ -33,7 +33,7 @@ export interface ParamSpec<Name extends string = string, Type extends ParamType 
   oneOf?: readonly number[];
   /** Must be given and not be empty: left out, null or '' is -32602 naming it. */
   required?: boolean;
-  /** For the OpenRPC document (over src/rpc/methods/shared.ts commonParamDescriptions). */
+  /** For the OpenRPC document (over src/rpc/methods/schemas.ts commonParamDescriptions). */
   description?: string;
 }
 
@@ -107,16 +107,19 @@ function integerOf(spec: ParamSpec, position: number, value: unknown): number {
   return value;
 }
 
+/** An absent (or null) param's value. */
+function defaultOf(spec: ParamSpec, limits: PagingLimits): unknown {
+  if (spec.type === 'limit') return limits.defaultPageSize;
+  if (spec.type === 'offset') return 0;
+  if (spec.type === 'direction') return spec.default ?? 'DESC';
+  if (spec.type === 'string') return spec.default ?? '';
+  if (spec.type === 'strings' || spec.type === 'selectors') return spec.default ?? [];
+  return spec.default ?? 0;
+}
+
 // no closures made per param: this runs for every param of every call
 function decodeOne(spec: ParamSpec, position: number, value: unknown, limits: PagingLimits): unknown {
-  if (value === undefined || value === null) {
-    if (spec.type === 'limit') return limits.defaultPageSize;
-    if (spec.type === 'offset') return 0;
-    if (spec.type === 'direction') return spec.default ?? 'DESC';
-    if (spec.type === 'string') return spec.default ?? '';
-    if (spec.type === 'strings' || spec.type === 'selectors') return spec.default ?? [];
-    return spec.default ?? 0;
-  }
+  if (value === undefined || value === null) return defaultOf(spec, limits);
   switch (spec.type) {
     case 'limit': {
       const n = integerOf(spec, position, value);
@@ -137,35 +140,45 @@ function decodeOne(spec: ParamSpec, position: number, value: unknown, limits: Pa
     case 'direction':
       return integerOf(spec, position, value) === 1 ? 'ASC' : 'DESC';
     case 'string':
-      if (typeof value !== 'string') throw failure(spec, position, `must be a string (got ${describe(value)})`);
-      if (value.length > maxStringLength) throw failure(spec, position, `must be at most ${maxStringLength} characters`);
-      // PostgreSQL text cannot hold U+0000: refuse it here rather than fail in the database (-32604)
-      if (value.includes('\u0000')) throw failure(spec, position, 'must not contain NUL characters');
-      return value;
-    case 'strings': {
-      if (!Array.isArray(value)) throw failure(spec, position, `must be an array of strings (got ${describe(value)})`);
-      if (value.length > maxListLength) throw failure(spec, position, `must have at most ${maxListLength} elements`);
-      value.forEach((v, i) => {
-        if (typeof v !== 'string') throw failure(spec, position, `element ${i} must be a string (got ${describe(v)})`);
-        if (v.length > maxStringLength) throw failure(spec, position, `element ${i} must be at most ${maxStringLength} characters`);
-        if (v.includes('\u0000')) throw failure(spec, position, `element ${i} must not contain NUL characters`);
-      });
-      return value;
-    }
-    case 'selectors': {
-      if (!Array.isArray(value)) throw failure(spec, position, `must be an array of {chain, deploy_hash} objects (got ${describe(value)})`);
-      if (value.length > maxListLength) throw failure(spec, position, `must have at most ${maxListLength} elements`);
-      return value.map((v: unknown, i) => {
-        const s = v as { chain?: unknown; deploy_hash?: unknown } | null;
-        if (typeof s !== 'object' || s === null || Array.isArray(s) || typeof s.chain !== 'string' ||
-            typeof s.deploy_hash !== 'string' || s.chain.length > maxStringLength || s.deploy_hash.length > maxStringLength) {
-          throw failure(spec, position, `element ${i} must be an object with string members chain and deploy_hash`);
-        }
-        if (s.chain.includes('\u0000') || s.deploy_hash.includes('\u0000')) throw failure(spec, position, `element ${i} must not contain NUL characters`);
-        return { chain: s.chain, deployHash: s.deploy_hash };
-      });
-    }
+      return decodeString(spec, position, value);
+    case 'strings':
+      return decodeStrings(spec, position, value);
+    case 'selectors':
+      return decodeSelectors(spec, position, value);
   }
+}
+
+function decodeString(spec: ParamSpec, position: number, value: unknown): string {
+  if (typeof value !== 'string') throw failure(spec, position, `must be a string (got ${describe(value)})`);
+  if (value.length > maxStringLength) throw failure(spec, position, `must be at most ${maxStringLength} characters`);
+  // PostgreSQL text cannot hold U+0000: refuse it here rather than fail in the database (-32604)
+  if (value.includes('\u0000')) throw failure(spec, position, 'must not contain NUL characters');
+  return value;
+}
+
+function decodeStrings(spec: ParamSpec, position: number, value: unknown): string[] {
+  if (!Array.isArray(value)) throw failure(spec, position, `must be an array of strings (got ${describe(value)})`);
+  if (value.length > maxListLength) throw failure(spec, position, `must have at most ${maxListLength} elements`);
+  value.forEach((v, i) => {
+    if (typeof v !== 'string') throw failure(spec, position, `element ${i} must be a string (got ${describe(v)})`);
+    if (v.length > maxStringLength) throw failure(spec, position, `element ${i} must be at most ${maxStringLength} characters`);
+    if (v.includes('\u0000')) throw failure(spec, position, `element ${i} must not contain NUL characters`);
+  });
+  return value;
+}
+
+function decodeSelectors(spec: ParamSpec, position: number, value: unknown): { chain: string; deployHash: string }[] {
+  if (!Array.isArray(value)) throw failure(spec, position, `must be an array of {chain, deploy_hash} objects (got ${describe(value)})`);
+  if (value.length > maxListLength) throw failure(spec, position, `must have at most ${maxListLength} elements`);
+  return value.map((v: unknown, i) => {
+    const s = v as { chain?: unknown; deploy_hash?: unknown } | null;
+    if (typeof s !== 'object' || s === null || Array.isArray(s) || typeof s.chain !== 'string' ||
+        typeof s.deploy_hash !== 'string' || s.chain.length > maxStringLength || s.deploy_hash.length > maxStringLength) {
+      throw failure(spec, position, `element ${i} must be an object with string members chain and deploy_hash`);
+    }
+    if (s.chain.includes('\u0000') || s.deploy_hash.includes('\u0000')) throw failure(spec, position, `element ${i} must not contain NUL characters`);
+    return { chain: s.chain, deployHash: s.deploy_hash };
+  });
 }
 
 /** '' means "no filter" in the v2 interface; GraphQL says that with null. */

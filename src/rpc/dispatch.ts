@@ -1,7 +1,7 @@
 import jayson from 'jayson/promise/index.js';
 import type { RpcRequestCache } from '../cache/rpc.js';
 import type { Context } from '../graphql/context.js';
-import { prepareOperation } from '../graphql/jit.js';
+import { prepareOperation } from '../graphql/prepared-operation.js';
 import type { CacheOutcome } from '../observability/request.js';
 import { fromGraphqlErrors, isRpcError, rpcErrors, type RpcError } from './errors.js';
 import { decodeParams, type MethodSpec, type PagingLimits, type RequestInfo } from './declaration.js';
@@ -43,29 +43,35 @@ export function createDispatch(table: readonly MethodSpec[], options: DispatchOp
   };
 }
 
+/** One call of `spec` under the name it was called by: from the cache, or run and reshaped (and stored). */
+async function callMethod(
+  spec: MethodSpec, run: ReturnType<typeof prepareOperation>, name: string, params: unknown[], context: CallContext, options: DispatchOptions,
+): Promise<unknown> {
+  context.outcome.method = name;
+  try {
+    const p = decodeParams(spec.layouts, params, context.graphql.paging ?? options.limits);
+    const cache = spec.uncached ? null : context.cache;
+    const cached = cache ? await cache.get(name, params) : null;
+    context.outcome.cache = cached ? (cached.hit ? 'hit' : 'miss') : 'bypass';
+    if (cached?.hit) return cached.value;
+    const result = await run(spec.variables(p), context.graphql);
+    if (result.errors?.length) throw fromGraphqlErrors(result.errors);
+    const value = spec.reshape(result.data, p, context.request);
+    return cached && cache ? cache.set(cached.key, value) : value;
+  } catch (error) {
+    if (isRpcError(error)) throw error;
+    options.onError?.(error, spec.names[0]!);
+    throw rpcErrors.internal();
+  }
+}
+
 function buildServer(table: readonly MethodSpec[], options: DispatchOptions, naming: { anyCase?: boolean }): jayson.Server {
   const handlers: Record<string, (params: unknown[], context: CallContext) => Promise<unknown>> = {};
   const reserved = new Map<string, jayson.Method>();
   for (const spec of table) {
     const run = prepareOperation(spec.document, (error) => options.onError?.(error, spec.names[0]!));
     // one handler per name: the cache key holds the method as called
-    const handler = (name: string) => async (params: unknown[], context: CallContext) => {
-      context.outcome.method = name;
-      try {
-        const p = decodeParams(spec.layouts, params, context.graphql.paging ?? options.limits);
-        const cached = context.cache && !spec.uncached ? await context.cache.get(name, params) : null;
-        context.outcome.cache = cached ? (cached.hit ? 'hit' : 'miss') : 'bypass';
-        if (cached?.hit) return cached.value;
-        const result = await run(spec.variables(p), context.graphql);
-        if (result.errors?.length) throw fromGraphqlErrors(result.errors);
-        const value = spec.reshape(result.data, p, context.request);
-        return cached ? context.cache!.set(cached.key, value) : value;
-      } catch (error) {
-        if (isRpcError(error)) throw error;
-        options.onError?.(error, spec.names[0]!);
-        throw rpcErrors.internal();
-      }
-    };
+    const handler = (name: string) => (params: unknown[], context: CallContext) => callMethod(spec, run, name, params, context, options);
     for (const name of spec.names) {
       // jayson refuses to register rpc.* names (reserved for extensions such as rpc.discover): route them here
       if (name.startsWith('rpc.')) reserved.set(name, new jayson.Method(handler(name) as never, { useContext: true } as never));

@@ -1,6 +1,6 @@
 import { TextDecoder } from 'node:util';
 import { isLosslessNumber, LosslessNumber, parse as parseLossless } from 'lossless-json';
-import { SerialisedResult } from '../cache/rpc.js';
+import { isJsonText } from '../domain/json-text.js';
 import { rpcErrors, type RpcError } from './errors.js';
 
 // The JSON-RPC 2.0 envelope: parsing a body (big integers kept as their source text),
@@ -41,7 +41,7 @@ function idText(id: Id): string {
 export function serialise(reply: Reply): string {
   // a result from the cache (or just stored in it) is JSON text already
   const body = reply.error ? `"error":${JSON.stringify(reply.error)}`
-    : `"result":${reply.result instanceof SerialisedResult ? reply.result.text : JSON.stringify(reply.result ?? null)}`;
+    : `"result":${isJsonText(reply.result) ? reply.result.text : JSON.stringify(reply.result ?? null)}`;
   return `{"jsonrpc":"2.0",${body},"id":${idText(reply.id)}}`;
 }
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { commonParamDescriptions, componentSchemas } from './methods/shared.js';
+import { commonParamDescriptions, componentSchemas } from './methods/schemas.js';
 import { pickLayout, type ExampleSpec, type MethodDoc, type MethodSpec, type PagingLimits, type ParamSpec } from './declaration.js';
 
 // schema/openrpc.json (v2, /v2/rpc) and schema/openrpc-v1.json (v1, /v1/rpc), the machine-readable

@@ -1,10 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RpcCache } from '../cache/rpc.js';
 import type { Context } from '../graphql/context.js';
-import type { CacheOutcome, RpcCallInfo } from '../observability/request.js';
+import type { CacheOutcome, RpcObserver } from '../observability/request.js';
 import { createDispatch, type CallContext, type Dispatch } from './dispatch.js';
 import { checkRequest, parseBody, serialise, type Reply } from './envelope.js';
-import { rpcErrors } from './errors.js';
+import { rpcErrors, type RpcError } from './errors.js';
 import type { MethodSpec, PagingLimits, RequestInfo } from './declaration.js';
 
 // JSON-RPC 2.0 over HTTP: POST only, body and batch size capped, every batch
@@ -25,8 +25,8 @@ export interface RpcOptions {
   onError?: (error: unknown, method: string) => void;
   /** Cache of successful results (key: method, exact params, interface version, data version). */
   cache?: RpcCache | null;
-  /** Called once per answered call (metrics and the request log). */
-  onCall?: (call: RpcCallInfo) => void;
+  /** Told of each answered call and of an error answered before any call (metrics and the request log). */
+  observer?: RpcObserver;
   /** The gateway's public base URL (`PUBLIC_URL`), which rpc.discover advertises instead of the Host header. */
   publicUrl?: string;
   /** A request's raised page-size clamp (an API key's override), or null for the default `limits`. */
@@ -43,6 +43,15 @@ export function requestInfo(req: IncomingMessage, publicUrl: string | undefined)
   return { baseUrl: host && host.length <= 255 && plainHost.test(host) ? `http://${host}` : null };
 }
 
+type Iface = 'v1' | 'v2';
+
+/** What every call of one HTTP request shares: its GraphQL context, its cache, where it was asked. */
+type RequestCalls = Omit<CallContext, 'outcome'>;
+
+/**
+ * The /v1 and /v2 handler. The flow, top to bottom: handleRpcRequest (HTTP method, body under its cap) →
+ * replyToBody (parse, one call or a batch) → callOne (check, dispatch, report) → writeResponse.
+ */
 export function createRpcHandler(options: RpcOptions) {
   // each method's document is parsed and validated here, once, not per request
   const dispatchers = {
@@ -50,7 +59,8 @@ export function createRpcHandler(options: RpcOptions) {
     v1: createDispatch(options.tables.v1, options, { anyCase: true }),
     v2: createDispatch(options.tables.v2, options),
   };
-  function send(res: ServerResponse, status: number, text: string | null, extra: Record<string, string> = {}) {
+
+  function writeResponse(res: ServerResponse, status: number, text: string | null, extra: Record<string, string> = {}) {
     const cors = options.cors(res.req);
     if (text === null) {
       res.writeHead(status, { ...cors, ...extra });
@@ -63,88 +73,107 @@ export function createRpcHandler(options: RpcOptions) {
     res.end(text);
   }
 
-  async function answer(dispatch: Dispatch, element: unknown, context: Omit<CallContext, 'outcome'>, iface: 'v1' | 'v2', outcomes: CacheOutcome[]) {
+  /** The reply text of an error answered before any call is dispatched, reported to the request's observer. */
+  function envelopeError(error: RpcError): string {
+    options.observer?.envelopeError(error.code);
+    return serialise({ id: null, error });
+  }
+
+  /** One element of a body: checked, dispatched and reported; its reply, or null (a notification). */
+  async function callOne(element: unknown, shared: RequestCalls, iface: Iface, outcomes: CacheOutcome[]): Promise<Reply | null> {
     const started = performance.now();
-    const call: CallContext = { ...context, outcome: {} };
-    const reply = await answerOne(dispatch, element, call);
-    outcomes.push(call.outcome.cache ?? 'bypass');
+    const context: CallContext = { ...shared, outcome: {} };
+    const reply = await dispatchChecked(dispatchers[iface], element, context);
+    outcomes.push(context.outcome.cache ?? 'bypass');
     const sent = typeof element === 'object' && element !== null ? (element as { method?: unknown }).method : undefined;
-    options.onCall?.({ method: call.outcome.method, sent, iface, code: reply?.error?.code, cache: call.outcome.cache, ms: performance.now() - started });
+    options.observer?.call({
+      method: context.outcome.method, sent, iface, code: reply?.error?.code, cache: context.outcome.cache, ms: performance.now() - started,
+    });
     return reply;
   }
 
-  async function answerOne(dispatch: Dispatch, element: unknown, context: CallContext): Promise<Reply | null> {
-    const checked = checkRequest(element);
-    if ('reply' in checked) return checked.reply;
-    const { id, notification, method, params } = checked.request;
-    const response = await dispatch(method, params, notification, context);
-    if (notification || !response) return null;
-    return response.error ? { id, error: response.error } : { id, result: response.result };
+  /** The calls of one request share a GraphQL context; a raised page-size clamp keeps them out of the shared cache. */
+  function requestCalls(iface: Iface, request: RequestInfo, raised: PagingLimits | null): RequestCalls {
+    const graphql = options.newContext();
+    if (raised) graphql.paging = raised;
+    return { graphql, cache: raised ? null : options.cache?.forRequest(iface) ?? null, request };
   }
 
-  return function handle(req: IncomingMessage, res: ServerResponse, version: 'v1' | 'v2') {
-    if (req.method === 'OPTIONS') return send(res, 204, null);
+  /** The HTTP status and text answering a whole body, and its `x-cache`. */
+  async function replyToBody(body: Buffer, iface: Iface, calls: () => RequestCalls): Promise<{ status: number; text: string | null; cache: CacheOutcome }> {
+    const outcomes: CacheOutcome[] = [];
+    const answered = (text: string | null) => ({ status: text === null ? 204 : 200, text, cache: replyCacheOutcome(outcomes) });
+    const read = parseBody(body);
+    if ('reply' in read) return answered(envelopeError(read.reply.error!));
+    const parsed = read.value;
+    if (!Array.isArray(parsed)) {
+      const reply = await callOne(parsed, calls(), iface, outcomes);
+      return answered(reply ? serialise(reply) : null);
+    }
+    if (parsed.length === 0) return answered(envelopeError(rpcErrors.invalidRequest('empty batch')));
+    if (parsed.length > options.maxBatch) return answered(envelopeError(rpcErrors.invalidRequest(`batch exceeds ${options.maxBatch} requests`)));
+    // a few elements at a time, in order: a batch is one request's share of the pool, not a hundred
+    // requests' (and its DataLoaders batch at most that many elements' pages into one statement)
+    const shared = calls();
+    const replies = (await mapBounded(parsed, options.batchConcurrency, (element) => callOne(element, shared, iface, outcomes)))
+      .filter((r): r is Reply => r !== null);
+    return answered(replies.length === 0 ? null : `[${replies.map(serialise).join(',')}]`);
+  }
+
+  return function handleRpcRequest(req: IncomingMessage, res: ServerResponse, iface: Iface) {
+    if (req.method === 'OPTIONS') return writeResponse(res, 204, null);
     if (req.method !== 'POST') {
       req.resume();
-      return send(res, 405, serialise({ id: null, error: rpcErrors.invalidRequest('use POST') }), { allow: 'POST, OPTIONS' });
+      return writeResponse(res, 405, envelopeError(rpcErrors.invalidRequest('use POST')), { allow: 'POST, OPTIONS' });
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    req.on('data', (chunk: Buffer) => {
-      if (tooLarge) return;
-      size += chunk.length;
-      if (size > options.maxBodyBytes) {
-        tooLarge = true;
-        chunks.length = 0;
-        send(res, 413, serialise({ id: null, error: rpcErrors.invalidRequest(`body exceeds ${options.maxBodyBytes} bytes`) }), { connection: 'close' });
-        req.resume();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('error', () => res.destroy());
-    req.on('end', () => {
-      if (tooLarge) return;
-      respond(Buffer.concat(chunks), version, requestInfo(req, options.publicUrl), options.pagingFor?.(req) ?? null).then(
-        ({ status, text, cache }) => send(res, status, text, { 'x-cache': cache }),
-        (error: unknown) => {
-          options.onError?.(error, '(transport)');
-          send(res, 200, serialise({ id: null, error: rpcErrors.internal() }));
-        },
-      );
+    readBody(req, options.maxBodyBytes, {
+      tooLarge: () => writeResponse(res, 413, envelopeError(rpcErrors.invalidRequest(`body exceeds ${options.maxBodyBytes} bytes`)), { connection: 'close' }),
+      failed: () => res.destroy(),
+      read: (body) => {
+        const calls = () => requestCalls(iface, requestInfo(req, options.publicUrl), options.pagingFor?.(req) ?? null);
+        replyToBody(body, iface, calls).then(
+          ({ status, text, cache }) => writeResponse(res, status, text, { 'x-cache': cache }),
+          (error: unknown) => {
+            options.onError?.(error, '(transport)');
+            writeResponse(res, 200, envelopeError(rpcErrors.internal()));
+          },
+        );
+      },
     });
   };
+}
 
-  async function respond(body: Buffer, version: 'v1' | 'v2', request: RequestInfo, raised: PagingLimits | null): Promise<{ status: number; text: string | null; cache: CacheOutcome }> {
-    const outcomes: CacheOutcome[] = [];
-    const reply = await respondTo(body, version, { request, raised }, outcomes);
-    return { ...reply, cache: replyCacheOutcome(outcomes) };
-  }
+/** A checked element dispatched: the reply to a valid request, the refusal of an invalid one, or null. */
+async function dispatchChecked(dispatch: Dispatch, element: unknown, context: CallContext): Promise<Reply | null> {
+  const checked = checkRequest(element);
+  if ('reply' in checked) return checked.reply;
+  const { id, notification, method, params } = checked.request;
+  const response = await dispatch(method, params, notification, context);
+  if (notification || !response) return null;
+  return response.error ? { id, error: response.error } : { id, result: response.result };
+}
 
-  async function respondTo(body: Buffer, version: 'v1' | 'v2', call: { request: RequestInfo; raised: PagingLimits | null }, outcomes: CacheOutcome[]): Promise<{ status: number; text: string | null }> {
-    const read = parseBody(body);
-    if ('reply' in read) return { status: 200, text: serialise(read.reply) };
-    const parsed = read.value;
-    const dispatch = dispatchers[version];
-    const graphql = options.newContext();
-    // a raised clamp answers pages the shared cache must neither serve nor keep
-    if (call.raised) graphql.paging = call.raised;
-    const context = { graphql, cache: call.raised ? null : options.cache?.forRequest(version) ?? null, request: call.request };
-    if (Array.isArray(parsed)) {
-      if (parsed.length === 0) return { status: 200, text: serialise({ id: null, error: rpcErrors.invalidRequest('empty batch') }) };
-      if (parsed.length > options.maxBatch) {
-        return { status: 200, text: serialise({ id: null, error: rpcErrors.invalidRequest(`batch exceeds ${options.maxBatch} requests`) }) };
-      }
-      // a few elements at a time, in order: a batch is one request's share of the pool, not a hundred
-      // requests' (and its DataLoaders batch at most that many elements' pages into one statement)
-      const answered = await mapBounded(parsed, options.batchConcurrency, (element) => answer(dispatch, element, context, version, outcomes));
-      const replies = answered.filter((r): r is Reply => r !== null);
-      return replies.length === 0 ? { status: 204, text: null } : { status: 200, text: `[${replies.map(serialise).join(',')}]` };
+/** Reads a request's body, up to `limit` bytes: past it, `tooLarge` once and the rest is drained unread. */
+function readBody(req: IncomingMessage, limit: number, on: { tooLarge: () => void; failed: () => void; read: (body: Buffer) => void }) {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let tooLarge = false;
+  req.on('data', (chunk: Buffer) => {
+    if (tooLarge) return;
+    size += chunk.length;
+    if (size > limit) {
+      tooLarge = true;
+      chunks.length = 0;
+      on.tooLarge();
+      req.resume();
+      return;
     }
-    const reply = await answer(dispatch, parsed, context, version, outcomes);
-    return reply ? { status: 200, text: serialise(reply) } : { status: 204, text: null };
-  }
+    chunks.push(chunk);
+  });
+  req.on('error', on.failed);
+  req.on('end', () => {
+    if (!tooLarge) on.read(Buffer.concat(chunks));
+  });
 }
 
 /**

@@ -81,12 +81,6 @@ export interface ConnectionTracker {
 }
 
 export function trackConnections(server: Server, settings: HttpSettings, hooks: ConnectionHooks): ConnectionTracker {
-  // Node closes a connection over maxConnections on accept; the table (pressure.ts) keeps the admitted ones
-  // within HTTP_MAX_CONNECTIONS and lets as many more wait unread for their address's turn
-  // with the per-client cap off (behind a proxy: one address carries everyone) nothing is counted per address
-  const maxIncomplete = settings.HTTP_MAX_CONNECTIONS_PER_CLIENT === 0 ? 0 : settings.HTTP_MAX_INCOMPLETE_PER_CLIENT ?? 0;
-  const maxWaiting = maxIncomplete > 0 ? settings.HTTP_MAX_CONNECTIONS : 0;
-  server.maxConnections = settings.HTTP_MAX_CONNECTIONS + maxWaiting;
   server.keepAliveTimeout = settings.HTTP_KEEP_ALIVE_TIMEOUT_MS;
   // requests per connection are counted here, not by Node (server.maxRequestsPerSocket), whose answer to a
   // request past the limit is an empty 503
@@ -106,76 +100,12 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
   // a socket with no traffic either way for this long (a stalled upload or a client that stops reading)
   server.timeout = settings.HTTP_IDLE_TIMEOUT_MS;
 
-  const perClient = new Map<string, number>();
+  // prepended after the table's listener, so the per-client cap runs first
   const refused = new WeakSet<Socket>();
+  const table = pressureTable(server, settings, hooks, refused);
+  capPerClient(server, settings.HTTP_MAX_CONNECTIONS_PER_CLIENT, hooks, refused);
   const receiving = new Map<Socket, Receiving>();
-  const cap = settings.HTTP_MAX_CONNECTIONS_PER_CLIENT;
-
-  // near full, the table makes room by cutting connections that have not completed a request (pressure.ts)
-  const table = connectionTable({
-    maxConnections: settings.HTTP_MAX_CONNECTIONS,
-    thresholdPercent: settings.HTTP_PRESSURE_THRESHOLD_PERCENT ?? 90,
-    timeoutMs: settings.HTTP_PRESSURE_TIMEOUT_MS ?? 2_000,
-    keyOf: (socket) => (socket.remoteAddress === undefined ? undefined : clientKey(socket.remoteAddress)),
-    maxIncompletePerClient: maxIncomplete,
-    maxWaiting,
-  }, { cut: hooks.cut });
-  server.prependListener('connection', (socket: Socket) => {
-    if (!refused.has(socket)) table.opened(socket);
-  });
-  // after Node's own listener (its 'pause' handler stops the socket's reads; a pause before it, or before the
-  // read it starts on the next tick, would not): a waiting connection is not read until its turn (table.waiting)
-  server.on('connection', (socket: Socket) => {
-    if (table.waiting(socket)) process.nextTick(() => table.waiting(socket) && socket.pause());
-  });
-  const pressureTimer = setInterval(() => table.sweep(), Math.min(250, checkInterval(settings))).unref();
-  server.once('close', () => clearInterval(pressureTimer));
-
-  // before Node's own connection listener, so that a refused socket is answered before any parsing
-  server.prependListener('connection', (socket: Socket) => {
-    if (cap === 0) return;
-    if (socket.remoteAddress === undefined) return void socket.destroy(); // already gone
-    const key = clientKey(socket.remoteAddress);
-    const open = perClient.get(key) ?? 0;
-    if (open >= cap) {
-      refused.add(socket);
-      hooks.refuse(socket);
-      return;
-    }
-    perClient.set(key, open + 1);
-    socket.once('close', () => {
-      const left = (perClient.get(key) ?? 1) - 1;
-      if (left > 0) perClient.set(key, left);
-      else perClient.delete(key);
-    });
-  });
-
-  // the body rate: after the grace period, a body may take BODY_GRACE + received / MIN_RATE (mod_reqtimeout's
-  // MinRate rule): 1 byte every 5 s is cut right after the grace period, a slow but real upload is not
-  const minRate = settings.HTTP_MIN_BODY_BYTES_PER_S;
-  const sweep = () => {
-    const now = performance.now();
-    let budget = cutsPerSweep;
-    for (const [socket, entry] of receiving) {
-      if (budget === 0) break; // the rest on the next tick: one turn of the event loop cuts a bounded number
-      if (entry.req.complete || socket.destroyed) {
-        receiving.delete(socket);
-        continue;
-      }
-      const elapsed = now - entry.startedAt - settings.HTTP_BODY_GRACE_MS;
-      if (elapsed <= 0) continue;
-      const received = socket.bytesRead - entry.bytesAtStart;
-      if (received < (elapsed / 1_000) * minRate) {
-        receiving.delete(socket);
-        budget--;
-        hooks.cut(entry.req, entry.res, entry.path, `request body slower than ${minRate} bytes/s`);
-      }
-    }
-  };
-  if (minRate > 0) {
-    const timer = setInterval(sweep, checkInterval(settings)).unref();
-    server.once('close', () => clearInterval(timer));
-  }
+  watchBodyRate(server, settings, receiving, hooks);
 
   return {
     admit(req, res, path) {
@@ -215,6 +145,88 @@ export function trackConnections(server: Server, settings: HttpSettings, hooks: 
       waiting.set(socket, [...(waiting.get(socket) ?? []), then]);
     },
   };
+}
+
+/** Near full, the table makes room by cutting connections that have not completed a request (pressure.ts). */
+function pressureTable(server: Server, settings: HttpSettings, hooks: ConnectionHooks, refused: WeakSet<Socket>): ConnectionTable {
+  // with the per-client cap off (behind a proxy: one address carries everyone) nothing is counted per address
+  const maxIncomplete = settings.HTTP_MAX_CONNECTIONS_PER_CLIENT === 0 ? 0 : settings.HTTP_MAX_INCOMPLETE_PER_CLIENT ?? 0;
+  const maxWaiting = maxIncomplete > 0 ? settings.HTTP_MAX_CONNECTIONS : 0;
+  // Node closes a connection over maxConnections on accept: the table keeps the admitted ones within
+  // HTTP_MAX_CONNECTIONS and lets as many more wait unread for their address's turn
+  server.maxConnections = settings.HTTP_MAX_CONNECTIONS + maxWaiting;
+  const table = connectionTable({
+    maxConnections: settings.HTTP_MAX_CONNECTIONS,
+    thresholdPercent: settings.HTTP_PRESSURE_THRESHOLD_PERCENT ?? 90,
+    timeoutMs: settings.HTTP_PRESSURE_TIMEOUT_MS ?? 2_000,
+    keyOf: (socket) => (socket.remoteAddress === undefined ? undefined : clientKey(socket.remoteAddress)),
+    maxIncompletePerClient: maxIncomplete,
+    maxWaiting,
+  }, { cut: hooks.cut });
+  server.prependListener('connection', (socket: Socket) => {
+    if (!refused.has(socket)) table.opened(socket);
+  });
+  // after Node's own listener (its 'pause' handler stops the socket's reads; a pause before it, or before the
+  // read it starts on the next tick, would not): a waiting connection is not read until its turn
+  server.on('connection', (socket: Socket) => {
+    if (table.waiting(socket)) process.nextTick(() => table.waiting(socket) && socket.pause());
+  });
+  const pressureTimer = setInterval(() => table.sweep(), Math.min(250, checkInterval(settings))).unref();
+  server.once('close', () => clearInterval(pressureTimer));
+  return table;
+}
+
+/** HTTP_MAX_CONNECTIONS_PER_CLIENT: a connection over it is refused (`hooks.refuse`); returns the refused sockets. */
+function capPerClient(server: Server, cap: number, hooks: ConnectionHooks, refused: WeakSet<Socket>): void {
+  const perClient = new Map<string, number>();
+  // before Node's own connection listener, so that a refused socket is answered before any parsing
+  server.prependListener('connection', (socket: Socket) => {
+    if (cap === 0) return;
+    if (socket.remoteAddress === undefined) return void socket.destroy(); // already gone
+    const key = clientKey(socket.remoteAddress);
+    const open = perClient.get(key) ?? 0;
+    if (open >= cap) {
+      refused.add(socket);
+      hooks.refuse(socket);
+      return;
+    }
+    perClient.set(key, open + 1);
+    socket.once('close', () => {
+      const left = (perClient.get(key) ?? 1) - 1;
+      if (left > 0) perClient.set(key, left);
+      else perClient.delete(key);
+    });
+  });
+}
+
+/**
+ * The body rate: after the grace period, a body may take BODY_GRACE + received / MIN_RATE (mod_reqtimeout's
+ * MinRate rule): 1 byte every 5 s is cut right after the grace period, a slow but real upload is not.
+ */
+function watchBodyRate(server: Server, settings: HttpSettings, receiving: Map<Socket, Receiving>, hooks: ConnectionHooks): void {
+  const minRate = settings.HTTP_MIN_BODY_BYTES_PER_S;
+  if (minRate <= 0) return;
+  const sweep = () => {
+    const now = performance.now();
+    let budget = cutsPerSweep; // the rest on the next check: one turn of the event loop cuts a bounded number
+    for (const [socket, entry] of receiving) {
+      if (budget === 0) break;
+      if (entry.req.complete || socket.destroyed) {
+        receiving.delete(socket);
+        continue;
+      }
+      const elapsed = now - entry.startedAt - settings.HTTP_BODY_GRACE_MS;
+      if (elapsed <= 0) continue;
+      const received = socket.bytesRead - entry.bytesAtStart;
+      if (received < (elapsed / 1_000) * minRate) {
+        receiving.delete(socket);
+        budget--;
+        hooks.cut(entry.req, entry.res, entry.path, `request body slower than ${minRate} bytes/s`);
+      }
+    }
+  };
+  const timer = setInterval(sweep, checkInterval(settings)).unref();
+  server.once('close', () => clearInterval(timer));
 }
 
 // Bytes answered per client address. The per-request limits (rows, result nodes, response bytes) bound

@@ -1,6 +1,5 @@
 import {
-  createServer, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server,
-  type ServerResponse,
+  createServer, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse,
 } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -12,6 +11,7 @@ import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
 import { checkInterval, clientBudget, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { assetPrefix, graphiqlPage, wantsGraphiql } from './graphiql.js';
+import { GatewayResponse, type HeadHook } from './response.js';
 import { createShedder } from './shedding.js';
 
 /**
@@ -85,12 +85,6 @@ function surfaceErrors(bodies: HttpDeps['errorBodies'] = {}): SurfaceError {
   };
 }
 
-/** 503 and the connection closed: the client retries elsewhere. */
-function refuseWhileDraining(res: ServerResponse, path: string, surfaceError: SurfaceError) {
-  res.setHeader('connection', 'close');
-  sendJson(res, 503, surfaceError(path, { kind: 'unavailable', reason: 'shutting down' }));
-}
-
 function rawReply(socket: Duplex, status: number, body: unknown, extra = '') {
   const text = JSON.stringify(body);
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\n${extra}content-type: application/json; charset=utf-8\r\n` +
@@ -145,15 +139,61 @@ function refuseConnection(socket: Socket) {
   setTimeout(() => socket.destroy(), 1_000).unref(); // a client that does not even take the reply
 }
 
+/** What the listener's handlers share. */
+interface Listener {
+  deps: HttpDeps;
+  surfaceError: SurfaceError;
+  cors: CorsPolicy;
+  compress: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
+  graphiql: ReturnType<typeof graphiqlPage> | undefined;
+  /** Requests pipelined past HTTP_MAX_REQUESTS_PER_SOCKET (the response before them closed the connection). */
+  overLimit: WeakSet<IncomingMessage>;
+}
+
 /** One listener for every surface: /graphql, /v2/rpc…, /v1/rpc…, /healthz, /readyz, /metrics. */
 export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
-  const wrap = deps.wrap ?? ((handler) => handler);
-  const surfaceError = surfaceErrors(deps.errorBodies);
-  const cors = deps.cors ?? corsPolicy('*', false);
-  const overLimit = new WeakSet<IncomingMessage>();
-  const compress = deps.compression ? compressor(deps.compression) : (_req: IncomingMessage, _res: ServerResponse, next: () => void) => next();
-  // GraphiQL's page, rendered and compressed once (src/server/graphiql.ts)
-  const graphiql = deps.graphiql ? graphiqlPage(async () => {
+  const listener: Listener = {
+    deps,
+    surfaceError: surfaceErrors(deps.errorBodies),
+    cors: deps.cors ?? corsPolicy('*', false),
+    compress: deps.compression ? compressor(deps.compression) : (_req, _res, next) => next(),
+    graphiql: deps.graphiql ? graphiqlOf(deps) : undefined,
+    overLimit: new WeakSet(),
+  };
+  // rendered, split and compressed at start (in the background), not on the first load
+  if (deps.warmGraphiql) listener.graphiql?.warm().catch(() => {}); // (a failure is tried again by the first load)
+  const budget = deps.budget ?? clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
+  const shedder = createShedder({ lagMs: limits.SHED_EVENT_LOOP_LAG_MS ?? 0, minBytes: limits.SHED_CLIENT_MIN_BYTES ?? 8_388_608 });
+  const handle = (deps.wrap ?? ((handler) => handler))((req, res) => handleRequest(listener, server, req, res));
+  const server = createServer({
+    headersTimeout: limits.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeout: limits.HTTP_REQUEST_TIMEOUT_MS,
+    connectionsCheckingInterval: checkInterval(limits),
+    requireHostHeader: false, // checked in handleRequest, to answer with a body
+    ServerResponse: GatewayResponse,
+  }, (req, res) => {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const admission = tracker.admit(req, res, path);
+    if (admission === 'ignore') return;
+    if (admission === 'over-limit') listener.overLimit.add(req);
+    // refused before the request log and metrics: a client hammering in debt costs a parse and a short write
+    if (path !== '/healthz' && path !== '/readyz' && path !== '/metrics') {
+      if (refusedForLoad(listener, req, res, path, budget, shedder)) return;
+      budget.charge(req, res);
+      shedder.charge(req, res);
+    }
+    handle(req, res);
+  });
+  server.once('close', () => shedder.stop());
+  const tracker = trackConnections(server, limits, { refuse: refuseConnection, cut: cutRequest(listener.surfaceError) });
+  server.on('clientError', answerClientError(tracker, listener.surfaceError));
+  trackForDrain(server);
+  return server;
+}
+
+/** GraphiQL's page, rendered by yoga and compressed once (src/server/graphiql.ts). */
+function graphiqlOf(deps: HttpDeps) {
+  return graphiqlPage(async () => {
     const page = await deps.yoga.fetch('http://gateway/graphql', { headers: { accept: 'text/html' } });
     const headers: Record<string, string> = {};
     for (const name of ['content-type', 'cache-control']) {
@@ -162,135 +202,118 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     }
     if (page.status !== 200) throw new Error(`GraphiQL answered ${page.status}`);
     return { body: Buffer.from(await page.arrayBuffer()), headers };
-  }, { compress: deps.compression !== undefined }) : undefined;
-  // rendered, split and compressed at start (in the background: ~1.3 s of CPU), not on the first load
-  if (deps.warmGraphiql) graphiql?.warm().catch(() => {}); // (a failure is tried again by the first load)
-  const budget = deps.budget ?? clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
-  const shedder = createShedder({ lagMs: limits.SHED_EVENT_LOOP_LAG_MS ?? 0, minBytes: limits.SHED_CLIENT_MIN_BYTES ?? 8_388_608 });
-  const handle = wrap((req, res) => {
-    const path = (req.url ?? '/').split('?')[0]!;
-    // pipelined past HTTP_MAX_REQUESTS_PER_SOCKET (the response before it closed the connection)
-    if (overLimit.has(req)) {
-      req.resume();
-      res.setHeader('connection', 'close');
-      return sendJson(res, 503, surfaceError(path, { kind: 'unavailable', reason: 'too many requests on one connection: open a new one' }));
-    }
-    // After close() (shutdown) no new connection is accepted, but a kept-alive one can still bring a
-    // request: it is refused cleanly while the requests already in flight finish.
-    if (!server.listening) {
-      req.resume();
-      return refuseWhileDraining(res, path, surfaceError);
-    }
-    // HTTP/1.1 requires Host (Node's own check answers with an empty 400); HTTP/1.0 may leave it out
-    if (req.httpVersion === '1.1' && req.headers.host === undefined) {
-      req.resume();
-      res.setHeader('connection', 'close');
-      return sendJson(res, 400, surfaceError(path, { kind: 'bad-request', reason: 'missing Host header' }));
-    }
-    if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
-    // GraphiQL's page and assets are compressed once, at start (src/server/graphiql.ts), not per response
-    if (graphiql && (path === '/graphql' || path === '/graphql/') && wantsGraphiql(req)) return graphiql.page(req, res);
-    if (graphiql && path.startsWith(assetPrefix)) return graphiql.asset(req, res);
-    if (path !== '/readyz') return compress(req, res, () => route(req, res, path));
-    deps.store.ping().then(
-      () => sendJson(res, 200, { status: 'ready', ...(deps.freshness?.() ?? {}) }),
-      (error: unknown) => sendJson(res, 503, {
-        status: 'unavailable',
-        reason: error instanceof ServiceUnavailableError ? error.reason : 'database unreachable',
-      }),
-    );
-  });
-  /** A surface's request, once the access hook lets it through (a preflight carries no credentials). */
-  const guarded = (req: IncomingMessage, res: ServerResponse, path: string, run: () => void) => {
-    const pending = deps.access && req.method !== 'OPTIONS' ? deps.access(req, res) : null;
-    if (pending === null) return run();
-    void pending.then((refusal) => {
-      if (!refusal) return run();
-      req.resume();
-      if (refusal.retryAfterS !== undefined) res.setHeader('retry-after', String(refusal.retryAfterS));
-      sendJson(res, refusal.status, surfaceError(path, refusal));
-    });
+  }, { compress: deps.compression !== undefined });
+}
+
+/**
+ * A client answered more than its byte budget allows, or among the most expensive while the event loop is
+ * late (src/server/shedding.ts): 429 with Retry-After; true when refused.
+ */
+function refusedForLoad(
+  listener: Listener, req: IncomingMessage, res: ServerResponse, path: string, budget: ClientBudget, shedder: ReturnType<typeof createShedder>,
+): boolean {
+  const retryAfter = budget.retryAfterS(req);
+  const shedFor = retryAfter > 0 ? 0 : shedder.retryAfterS(req);
+  if (retryAfter <= 0 && shedFor <= 0) return false;
+  const reason = retryAfter > 0 ? `too much data answered to this client address: retry after ${retryAfter} s`
+    : `server overloaded and this client's recent answers are among the most expensive: retry after ${shedFor} s`;
+  const wait = retryAfter > 0 ? retryAfter : shedFor;
+  req.resume();
+  res.setHeader('retry-after', String(wait));
+  sendJson(res, 429, listener.surfaceError(path, { kind: 'too-many-requests', reason, retryAfterS: wait, limit: true }));
+  return true;
+}
+
+/** Requests the listener answers itself before any surface: over the connection's limit, while draining, without Host. */
+function refusedUnfit(listener: Listener, server: Server, req: IncomingMessage, res: ServerResponse, path: string): boolean {
+  const refuse = (status: number, refusal: Refusal) => {
+    req.resume();
+    res.setHeader('connection', 'close');
+    sendJson(res, status, listener.surfaceError(path, refusal));
+    return true;
   };
-  /** The surfaces, behind compression. */
-  const route = (req: IncomingMessage, res: ServerResponse, path: string) => {
-    if (path === '/metrics' && deps.metrics) {
-      deps.metrics().then(
-        ({ contentType, body }) => {
-          res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
-          res.end(body);
-        },
-        () => sendJson(res, 500, { error: 'metrics unavailable' }),
-      );
-      return;
-    }
-    if (deps.rpc && (path === '/v2' || path.startsWith('/v2/'))) return guarded(req, res, path, () => deps.rpc!(req, res, 'v2'));
-    if (deps.rpc && (path === '/v1' || path.startsWith('/v1/'))) return guarded(req, res, path, () => deps.rpc!(req, res, 'v1'));
-    if (path === '/graphql' || path === '/graphql/') {
-      for (const [name, value] of Object.entries(cors.headers(req.headers, graphqlCors))) res.setHeader(name, value);
-      if (req.method === 'OPTIONS') {
-        req.resume();
-        res.writeHead(204, { 'content-length': '0' });
-        return res.end();
-      }
-      // GET answers GraphiQL's page or JSON by Accept: a shared cache keeps them apart (yoga's response
-      // headers are copied over these, so Vary is set here, beside CORS' Vary: Origin)
-      if (req.method === 'GET' || req.method === 'HEAD') {
-        const vary = res.getHeader('vary');
-        res.setHeader('vary', vary ? `${String(vary)}, Accept` : 'Accept');
-      }
-      return guarded(req, res, path, () => deps.yoga(req, res));
-    }
-    if (path.startsWith('/graphql/')) {
-      // yoga would answer an empty 404 here
-      req.resume();
-      return sendJson(res, 404, { errors: [{ message: 'Not found: the GraphQL endpoint is /graphql', extensions: { code: 'NOT_FOUND' } }] });
-    }
-    if (path === '/') {
-      res.writeHead(302, { location: '/graphql' });
-      return res.end();
-    }
-    sendJson(res, 404, { error: 'not found' });
-  };
-  const server = createServer({
-    headersTimeout: limits.HTTP_HEADERS_TIMEOUT_MS,
-    requestTimeout: limits.HTTP_REQUEST_TIMEOUT_MS,
-    connectionsCheckingInterval: checkInterval(limits),
-    requireHostHeader: false, // checked above, to answer with a body
-  }, (req, res) => {
-    const path = (req.url ?? '/').split('?')[0]!;
-    const admission = tracker.admit(req, res, path);
-    if (admission === 'ignore') return;
-    if (admission === 'over-limit') overLimit.add(req);
-    // a client that has been answered more than its byte budget allows waits (probes are exempt). Refused
-    // here, before the request log and metrics: a client hammering in debt costs a parse and a short write
-    if (path !== '/healthz' && path !== '/readyz' && path !== '/metrics') {
-      const retryAfter = budget.retryAfterS(req);
-      if (retryAfter > 0) {
-        req.resume();
-        res.setHeader('retry-after', String(retryAfter));
-        return sendJson(res, 429, surfaceError(path,
-          { kind: 'too-many-requests', reason: `too much data answered to this client address: retry after ${retryAfter} s`, retryAfterS: retryAfter, limit: true }));
-      }
-      // the event loop is late: the most expensive clients wait first (src/server/shedding.ts)
-      const shedFor = shedder.retryAfterS(req);
-      if (shedFor > 0) {
-        req.resume();
-        res.setHeader('retry-after', String(shedFor));
-        return sendJson(res, 429, surfaceError(path, {
-          kind: 'too-many-requests', reason: `server overloaded and this client's recent answers are among the most expensive: retry after ${shedFor} s`,
-          retryAfterS: shedFor, limit: true,
-        }));
-      }
-      budget.charge(req, res);
-      shedder.charge(req, res);
-    }
-    handle(req, res);
+  if (listener.overLimit.has(req)) return refuse(503, { kind: 'unavailable', reason: 'too many requests on one connection: open a new one' });
+  // after close() a kept-alive connection can still bring a request: refused while those in flight finish
+  if (!server.listening) return refuse(503, { kind: 'unavailable', reason: 'shutting down' });
+  // HTTP/1.1 requires Host (Node's own check answers with an empty 400); HTTP/1.0 may leave it out
+  if (req.httpVersion === '1.1' && req.headers.host === undefined) return refuse(400, { kind: 'bad-request', reason: 'missing Host header' });
+  return false;
+}
+
+function handleRequest(listener: Listener, server: Server, req: IncomingMessage, res: ServerResponse) {
+  const path = (req.url ?? '/').split('?')[0]!;
+  if (refusedUnfit(listener, server, req, res, path)) return;
+  if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
+  // GraphiQL's page and assets are compressed once, at start, not per response
+  const { graphiql, deps } = listener;
+  if (graphiql && (path === '/graphql' || path === '/graphql/') && wantsGraphiql(req)) return graphiql.page(req, res);
+  if (graphiql && path.startsWith(assetPrefix)) return graphiql.asset(req, res);
+  if (path !== '/readyz') return listener.compress(req, res, () => route(listener, req, res, path));
+  deps.store.ping().then(
+    () => sendJson(res, 200, { status: 'ready', ...(deps.freshness?.() ?? {}) }),
+    (error: unknown) => sendJson(res, 503, {
+      status: 'unavailable',
+      reason: error instanceof ServiceUnavailableError ? error.reason : 'database unreachable',
+    }),
+  );
+}
+
+/** A surface's request, once the access hook lets it through (a preflight carries no credentials). */
+function guarded(listener: Listener, req: IncomingMessage, res: ServerResponse, path: string, run: () => void) {
+  const { access } = listener.deps;
+  const pending = access && req.method !== 'OPTIONS' ? access(req, res) : null;
+  if (pending === null) return run();
+  void pending.then((refusal) => {
+    if (!refusal) return run();
+    req.resume();
+    if (refusal.retryAfterS !== undefined) res.setHeader('retry-after', String(refusal.retryAfterS));
+    sendJson(res, refusal.status, listener.surfaceError(path, refusal));
   });
-  server.once('close', () => shedder.stop());
-  const tracker = trackConnections(server, limits, { refuse: refuseConnection, cut: cutRequest(surfaceError) });
-  server.on('clientError', answerClientError(tracker, surfaceError));
-  trackForDrain(server);
-  return server;
+}
+
+/** The surfaces, behind compression. */
+function route(listener: Listener, req: IncomingMessage, res: ServerResponse, path: string) {
+  const { deps } = listener;
+  if (path === '/metrics' && deps.metrics) return serveMetrics(deps.metrics, res);
+  const rpc = deps.rpc;
+  if (rpc && (path === '/v2' || path.startsWith('/v2/'))) return guarded(listener, req, res, path, () => rpc(req, res, 'v2'));
+  if (rpc && (path === '/v1' || path.startsWith('/v1/'))) return guarded(listener, req, res, path, () => rpc(req, res, 'v1'));
+  if (path === '/graphql' || path === '/graphql/') return routeGraphql(listener, req, res, path);
+  if (path.startsWith('/graphql/')) {
+    // yoga would answer an empty 404 here
+    req.resume();
+    return sendJson(res, 404, { errors: [{ message: 'Not found: the GraphQL endpoint is /graphql', extensions: { code: 'NOT_FOUND' } }] });
+  }
+  if (path === '/') {
+    res.writeHead(302, { location: '/graphql' });
+    return res.end();
+  }
+  sendJson(res, 404, { error: 'not found' });
+}
+
+function serveMetrics(metrics: NonNullable<HttpDeps['metrics']>, res: ServerResponse) {
+  metrics().then(
+    ({ contentType, body }) => {
+      res.writeHead(200, { 'content-type': contentType, 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    },
+    () => sendJson(res, 500, { error: 'metrics unavailable' }),
+  );
+}
+
+function routeGraphql(listener: Listener, req: IncomingMessage, res: ServerResponse, path: string) {
+  for (const [name, value] of Object.entries(listener.cors.headers(req.headers, graphqlCors))) res.setHeader(name, value);
+  if (req.method === 'OPTIONS') {
+    req.resume();
+    res.writeHead(204, { 'content-length': '0' });
+    return res.end();
+  }
+  // GET answers GraphiQL's page or JSON by Accept: a shared cache keeps them apart (set beside CORS' Vary: Origin)
+  if (req.method === 'GET' || req.method === 'HEAD') {
+    const vary = res.getHeader('vary');
+    res.setHeader('vary', vary ? `${String(vary)}, Accept` : 'Accept');
+  }
+  guarded(listener, req, res, path, () => listener.deps.yoga(req, res));
 }
 
 // ------------------------------------------------------------------------------------ graceful shutdown
@@ -445,54 +468,46 @@ function compressor(settings: CompressionSettings): (req: IncomingMessage, res: 
     filter: compressible,
   });
   return (req, res, next) => {
-    // No Accept-Encoding: compression would answer identity (its enforceEncoding default). What it would
-    // still do is add `Vary: Accept-Encoding` to a compressible answer that allows transforms; done here by
-    // one writeHead hook, without its per-request proxies of write/end/on, header hook and negotiation.
+    // No Accept-Encoding: compression would answer identity (its enforceEncoding default); what it would
+    // still do, add `Vary: Accept-Encoding`, is done by one head hook without its per-request proxies.
     if (req.headers['accept-encoding'] === undefined) {
-      identityVary(req, res);
+      asGatewayResponse(res).beforeHead(identityVary(req));
       return next();
     }
     // runs after compression's own header hook (which sets Content-Encoding) and before the headers go out
-    const writeHead = res.writeHead;
-    res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
-      const coding = this.getHeader('content-encoding');
-      const etag = this.getHeader('etag');
-      if (typeof coding === 'string' && coding !== 'identity' && typeof etag === 'string' && /^"[^"]*"$/.test(etag)) {
-        this.setHeader('etag', `${etag.slice(0, -1)}-${coding}"`);
-      }
-      // a 304 carries the Vary its 200 would have (compression skips it: a 304 has no content type)
-      if (args[0] === 304) vary(this, 'Accept-Encoding');
-      return writeHead.apply(this, args);
-    } as ServerResponse['writeHead'];
+    asGatewayResponse(res).beforeHead(codedEtag);
     compress(req as never, res as never, next);
   };
+}
+
+/** A compressed answer's strong ETag names its coding; a 304 carries the Vary its 200 would have. */
+function codedEtag(res: ServerResponse, status: number): void {
+  const coding = res.getHeader('content-encoding');
+  const etag = res.getHeader('etag');
+  if (typeof coding === 'string' && coding !== 'identity' && typeof etag === 'string' && /^"[^"]*"$/.test(etag)) {
+    res.setHeader('etag', `${etag.slice(0, -1)}-${coding}"`);
+  }
+  // compression skips a 304 (it has no content type)
+  if (status === 304) vary(res, 'Accept-Encoding');
 }
 
 const noTransform = /(?:^|,)\s*?no-transform\s*?(?:,|$)/;
 
 /**
- * What `compression` does to the headers of an answer to a request without Accept-Encoding: headers given
- * to writeHead are set on the response first (as its `on-headers` hook does, so the checks see them), then
- * `Vary: Accept-Encoding` is added (by `vary`, compression's own) when the answer passes `compressible` and its
+ * What `compression` does to the headers of an answer to a request without Accept-Encoding: `Vary:
+ * Accept-Encoding` (by `vary`, compression's own) when the answer passes `compressible` and its
  * Cache-Control allows transforms.
  */
-function identityVary(req: IncomingMessage, res: ServerResponse): void {
-  const writeHead = res.writeHead;
-  res.writeHead = function identityWriteHead(this: ServerResponse, status: number, ...rest: unknown[]): ServerResponse {
-    const headerIndex = typeof rest[0] === 'string' ? 1 : 0;
-    const headers = rest[headerIndex] as OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined;
-    this.statusCode = status;
-    if (Array.isArray(headers)) {
-      if (headers.length && Array.isArray(headers[0])) for (const [k, v] of headers as unknown as [string, string][]) this.setHeader(k, v);
-      else for (let i = 0; i + 1 < headers.length; i += 2) this.setHeader(String(headers[i]), headers[i + 1]!);
-    } else if (headers) {
-      for (const k of Object.keys(headers)) if (k) this.setHeader(k, headers[k]!);
-    }
-    const cacheControl = this.getHeader('cache-control');
+function identityVary(req: IncomingMessage): HeadHook {
+  return (res, status) => {
+    const cacheControl = res.getHeader('cache-control');
     const transformable = !(cacheControl && noTransform.test(String(cacheControl)));
-    if ((compressible(req, this) || status === 304) && transformable) vary(this, 'Accept-Encoding');
-    this.writeHead = writeHead;
-    const original = writeHead as (this: ServerResponse, status: number, reason?: string) => ServerResponse;
-    return headerIndex === 1 ? original.call(this, this.statusCode, rest[0] as string) : original.call(this, this.statusCode);
-  } as ServerResponse['writeHead'];
+    if ((compressible(req, res) || status === 304) && transformable) vary(res, 'Accept-Encoding');
+  };
+}
+
+/** Every response of the listener is one (createServer's `ServerResponse` option). */
+function asGatewayResponse(res: ServerResponse): GatewayResponse {
+  if (!(res instanceof GatewayResponse)) throw new TypeError('a response not created by the gateway\'s listener');
+  return res;
 }

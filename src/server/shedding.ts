@@ -2,15 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { clientKey } from './connections.js';
 
-// Load shedding by cost. The per-client byte budget bounds each address, but many addresses each within
-// their budget can still ask for more answers than the one thread serialises: cheap requests then wait
-// behind them. The event loop's delay says when that happens (perf_hooks.monitorEventLoopDelay). While it
-// is above SHED_EVENT_LOOP_LAG_MS, the clients whose recent answers were the most expensive (response bytes
-// per address, decaying with a half-life of `halfLifeMs`) are refused first, 429 with Retry-After: a bar
-// starts at half the top client's cost and halves with every further sample the loop is still late, down
-// to SHED_CLIENT_MIN_BYTES (a client below it is never shed, whatever the load); once the loop is on time
-// again the bar doubles back up and shedding ends. Cheap requests keep their latency however many
-// addresses the heavy ones come from.
+// Load shedding by cost, so that cheap requests keep their latency when many addresses within their byte
+// budgets still outrun the one thread: while the event loop is late (SHED_EVENT_LOOP_LAG_MS) the clients
+// whose recent answers cost the most bytes are refused first (429), never one below SHED_CLIENT_MIN_BYTES.
 
 export interface SheddingSettings {
   /** Event loop delay (ms) above which the most expensive clients are refused; 0: off. */

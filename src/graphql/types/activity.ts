@@ -1,12 +1,10 @@
-import DataLoader from 'dataloader';
 import {
   maxRecentBlocks, windowHours, type BlockActivityRow, type ChainActivityRow, type ChainFiguresRow, type WindowFigures,
 } from '../../db/activity.js';
 import { builder } from '../builder.js';
-import type { Context } from '../context.js';
 import { badInput } from '../paging.js';
 import { ChainRef } from './chain.js';
-import { requestLoader } from '../../loaders/per-request.js';
+import { chainLoader, recentBlocksLoader } from '../../loaders/activity.js';
 
 // Figures of a chain computed from the read model (inds_chainInfo, inds_chainStat, inds_chainBlockStat).
 // Every field is batched per request: a list of chains costs one statement per figure, not one per chain.
@@ -25,15 +23,6 @@ export function percentChange(current: number, previous: number): string | null 
   const sign = rounded < 0n ? '-' : '';
   const digits = (rounded < 0n ? -rounded : rounded).toString().padStart(3, '0');
   return `${sign}${digits.slice(0, -2)}.${digits.slice(-2)}`;
-}
-
-function chainLoader<V>(ctx: Context, name: string, load: (chains: readonly string[]) => Promise<(V & { chain: string })[]>) {
-  return requestLoader(ctx, name, () =>
-    new DataLoader<string, V | null>(async (chains) => {
-      const rows = await load(chains);
-      const map = new Map(rows.map((r) => [r.chain, r]));
-      return chains.map((c) => map.get(c) ?? null);
-    }));
 }
 
 const ChainFiguresRef = builder.objectRef<ChainFiguresRow>('ChainFigures');
@@ -131,12 +120,7 @@ builder.objectFields(ChainRef, (t) => ({
     resolve: async (c, args, ctx) => {
       if (args.last < 0 || args.last > maxRecentBlocks) throw badInput(`\`last\` must be between 0 and ${maxRecentBlocks}`);
       if (args.last === 0) return [];
-      const loader = requestLoader(ctx, `recentBlocks:${args.last}`, () =>
-        new DataLoader<string, BlockActivityRow[]>(async (chains) => {
-          const rows = await ctx.store.activity.recentBlocks(chains, args.last);
-          return chains.map((chain) => rows.filter((r) => r.chain === chain));
-        }));
-      return loader.load(c.chain);
+      return recentBlocksLoader(ctx, args.last).load(c.chain);
     },
   }),
 }));

@@ -1,26 +1,11 @@
-import DataLoader from 'dataloader';
 import { addressBalanceSortKeys, type BalanceRow } from '../../db/balances.js';
 import { builder, OrderDirection } from '../builder.js';
-import type { Context } from '../context.js';
 import { balanceKey, parseBalanceKey } from '../ids.js';
 import { atBlockDescription, atHeight, balanceAtNode, checkHistoryOffset, historyComplexity, parseHeight } from '../history.js';
 import { badInput, offsetArg, planPage, toConnection, totalOf } from '../paging.js';
 import { ChainRef } from './chain.js';
-import { requestLoader } from '../../loaders/per-request.js';
+import { balanceLoader } from '../../loaders/balances.js';
 import { TickRef } from './tick.js';
-
-/** One balance row by (tick, address), zero balances included: Tick.balanceOf and node(id). */
-export function balanceLoader(ctx: Context) {
-  return requestLoader(ctx, 'balanceOfTickAndAddress', () =>
-    new DataLoader<{ tickId: string; address: string }, BalanceRow | null, string>(
-      async (keys) => {
-        const rows = await ctx.store.balances.byTickAndAddress(keys);
-        const map = new Map(rows.map((r) => [`${r.tick_id} ${r.address_key}`, r]));
-        return keys.map((k) => map.get(`${k.tickId} ${k.address.toLowerCase()}`) ?? null);
-      },
-      { cacheKeyFn: (k) => `${k.tickId} ${k.address.toLowerCase()}` },
-    ));
-}
 
 export const BalanceRef = builder.nodeRef<BalanceRow, { tickId: string; address: string; atBlock?: string }>('Balance', {
   id: {

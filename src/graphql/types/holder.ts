@@ -1,9 +1,9 @@
 import { holderSortKeys, type BalanceRow } from '../../db/balances.js';
 import { builder, OrderDirection } from '../builder.js';
 import { balanceKey, parseBalanceKey } from '../ids.js';
-import { atBlockDescription, atHeight, balanceAtNode, checkHistoryOffset, historyComplexity, holderCountAtLoader, parseHeight } from '../history.js';
+import { atBlockDescription, atHeight, balanceAtNode, checkHistoryOffset, historyComplexity, parseHeight } from '../history.js';
 import { offsetArg, planPage, toConnection } from '../paging.js';
-import { balanceLoader } from './balance.js';
+import { balanceLoader, holderCountAtLoader } from '../../loaders/balances.js';
 import { TickRef } from './tick.js';
 
 const HolderRef = builder.nodeRef<BalanceRow, { tickId: string; address: string; atBlock?: string }>('Holder', {

@@ -1,15 +1,13 @@
-import DataLoader from 'dataloader';
-import type { ChainMovementRow } from '../../db/lookups.js';
 import type { TickRow } from '../../db/ticks.js';
 import type { UtxoRow } from '../../db/utxos.js';
+import { balanceAtLoader, balanceLoader } from '../../loaders/balances.js';
+import { movementsLoader, utxoLoader } from '../../loaders/lookups.js';
 import { hashCandidates, isTxHash } from '../../domain/keyword.js';
 import { builder } from '../builder.js';
-import type { Context } from '../context.js';
-import { atBlockDescription, atHeight, balanceAtLoader, parseHeight } from '../history.js';
+import { atBlockDescription, atHeight, parseHeight } from '../history.js';
 import { badInput } from '../paging.js';
-import { BalanceRef, balanceLoader } from './balance.js';
+import { BalanceRef } from './balance.js';
 import { AddressTransactionRef } from './movement.js';
-import { requestLoader } from '../../loaders/per-request.js';
 import { TickRef } from './tick.js';
 import { TransactionRef } from './transaction.js';
 
@@ -24,34 +22,6 @@ const requireText = (name: string, value: string, max = 1_024) => {
   if (value === '') throw badInput(`${name} is required`);
   if (value.length > max) throw badInput(`${name} must be at most ${max} characters`);
 };
-
-function movementsLoader(ctx: Context) {
-  return requestLoader(ctx, 'movementsOfTransaction', () =>
-    new DataLoader<{ chain: string; txHash: string }, ChainMovementRow[], string>(
-      async (keys) => {
-        const rows = await ctx.store.lookups.movementsOfTransactions(keys);
-        const key = (chain: string, hash: string) => `${chain.toLowerCase()} ${hash.toLowerCase()}`;
-        const byKey = new Map<string, ChainMovementRow[]>();
-        for (const row of rows) {
-          const k = key(row.chain, row.tx_hash);
-          byKey.set(k, [...(byKey.get(k) ?? []), row]);
-        }
-        return keys.map((k) => byKey.get(key(k.chain, k.txHash)) ?? []);
-      },
-      { cacheKeyFn: (k) => `${k.chain.toLowerCase()} ${k.txHash.toLowerCase()}` },
-    ));
-}
-
-function utxoLoader(ctx: Context, limit: number) {
-  return requestLoader(ctx, `unspentUtxos:${limit}`, () =>
-    new DataLoader<{ tickId: string; address: string }, UtxoRow[], string>(
-      async (keys) => {
-        const rows = await ctx.store.utxos.unspent(keys, limit);
-        return keys.map((_k, i) => rows.filter((r) => r.key === String(i + 1)));
-      },
-      { cacheKeyFn: (k) => `${k.tickId} ${k.address.toLowerCase()}` },
-    ));
-}
 
 const UtxoRef = builder.objectRef<UtxoRow>('Utxo');
 UtxoRef.implement({

@@ -3,7 +3,9 @@ import { transferTypeCode } from '../format.js';
 import {
   direction, filter, limit, list, method, offset, paging, required, text, type MethodSpec, type ParamSpec,
 } from '../declaration.js';
-import { array, crazydogDeployer, movementEntry, notFoundTick, object, page, ref, scripted, str } from './shared.js';
+import { crazydogDeployer, notFoundTick, scripted } from './demo-records.js';
+import { movementEntry } from './entries.js';
+import { array, object, page, ref, str } from './schemas.js';
 
 // The address methods: an address's movement log, its balances, its balance of one tick. The address is
 // required in each: an empty one is -32602 naming it (not an empty page: it is what the method is about,

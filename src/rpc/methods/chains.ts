@@ -1,7 +1,7 @@
 import { chainList, method, required, type MethodSpec } from '../declaration.js';
 import { rpcErrors, type RpcError } from '../errors.js';
 import { integer, isoTime, unixTime } from '../format.js';
-import { array, count, listOf, object, ref, str } from './shared.js';
+import { array, count, listOf, object, ref, str } from './schemas.js';
 
 // The chain methods: the indexed chains, their latest blocks, totals and recent activity.
 

@@ -2,7 +2,9 @@ import { tickOrders } from '../../domain/codes.js';
 import { rpcErrors } from '../errors.js';
 import { integer, isoTime, transferTypeCode } from '../format.js';
 import { direction, filter, limit, list, method, offset, paging, text, type MethodSpec, type ParamSpec } from '../declaration.js';
-import { array, avasHash, notFoundTick, object, page, ref, satsHash, tickDetailEntry, tickDetailFields, tickEntry, tickListEntry, tickListFields } from './shared.js';
+import { avasHash, notFoundTick, satsHash } from './demo-records.js';
+import { tickDetailEntry, tickDetailFields, tickEntry, tickListEntry, tickListFields } from './entries.js';
+import { array, object, page, ref } from './schemas.js';
 
 // The tick methods: lists, one tick, its holders, briefs by deploy hash.
 

@@ -1,6 +1,8 @@
 import { rpcErrors } from '../errors.js';
 import { direction, filter, limit, list, method, offset, paging, required, text, type MethodSpec } from '../declaration.js';
-import { array, int, lobbyHash, movementEntry, object, page, ref, scripted, str, tickDetailEntry, tickDetailFields, tickListEntry, tickListFields, tomrayMint, transactionEntry, transactionFields } from './shared.js';
+import { lobbyHash, scripted, tomrayMint } from './demo-records.js';
+import { movementEntry, tickDetailEntry, tickDetailFields, tickListEntry, tickListFields, transactionEntry, transactionFields } from './entries.js';
+import { array, int, object, page, ref, str } from './schemas.js';
 
 // The transaction methods: raw transactions, one by hash, decoding call data, and the keyword search.
 

@@ -1,7 +1,7 @@
 import { limit, method, offset, text, type ExampleSpec, type MethodSpec, type ParamSpec, type Params } from '../declaration.js';
 import { addressMethods } from './addresses.js';
 import { chainMethods } from './chains.js';
-import { avasHash, crazydogDeployer, lobbyHash, scripted, tomrayMint } from './shared.js';
+import { avasHash, crazydogDeployer, lobbyHash, scripted, tomrayMint } from './demo-records.js';
 import { tickMethods } from './ticks.js';
 import { transactionMethods } from './transactions.js';
 

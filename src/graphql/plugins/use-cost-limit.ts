@@ -37,11 +37,8 @@ function operationView(document: DocumentNode, operationName: string | null | un
   return view;
 }
 
-// The cost is a function of the operation, its variables and the paging settings (the only part of the
-// context the complexity functions read): memoised per operation view for the variables seen last, so a
-// repeated request does not walk its document again (the walk was ~5 % of a small query's CPU,
-// bench/results/prof). Bounded: at most `costsPerView` entries per view (then cleared), variables whose
-// JSON is over `maxKeyLength` characters are not kept.
+// Costs memoised per operation view and variables, so a repeated request does not walk its document again;
+// bounded by `costsPerView` entries per view and `maxKeyLength` characters of variables.
 const costs = new WeakMap<DocumentNode, Map<string, number | null>>();
 const costsPerView = 256;
 const maxKeyLength = 2_048;

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
-import type { Access } from '../access/gate.js';
-import type { PagingConfig } from './context.js';
+import type { Access } from '../../access/gate.js';
+import type { PagingConfig } from '../context.js';
 
 // A key's own limits over the gateway's (api_keys.max_page_size, max_cost; sql/018): they only raise a
 // limit, never lower it below the default. The operation's context gets the raised page size and a

@@ -1,19 +1,14 @@
 import { createCounter, createHistogram, usePrometheus, type FillLabelsFnParams as LabelParams } from '@graphql-yoga/plugin-prometheus';
 import { getOperationAST, parse, type ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import type { Metrics } from './metrics.js';
-import { currentScope, type CacheOutcome } from './request.js';
-import { dataAgeSeconds, type DataSnapshot } from '../db/version.js';
+import type { Metrics } from '../../observability/metrics.js';
+import { currentScope, type CacheOutcome } from '../../observability/request.js';
+import { dataAgeSeconds, type DataSnapshot } from '../../db/version.js';
 
 /**
- * yoga's Prometheus plugin on the gateway's registry; /metrics is served by the HTTP layer.
- *
- * Every label is bounded: the operation name (client text) goes through the same guard as the igw_*
- * series (the first METRICS_MAX_OPERATIONS names, then "other"; at most 64 characters), and only where it
- * is worth a series per operation (execution time, requests, errors). Parse, validation and context
- * times are per operation type only; the plugin's error `path` label (client-chosen aliases and list
- * indexes) and the request URL are not used. The plugin's own defaults would label every series with the
- * raw operation name: 150 names of 20,000 characters made a 256 MB scrape.
+ * yoga's Prometheus plugin on the gateway's registry, every label bounded (client-chosen operation names go
+ * through the igw_* series' guard; no error `path` or URL label), since its defaults label series with raw
+ * client text.
  */
 export function graphqlPrometheus(metrics: Metrics): Plugin {
   const { registry } = metrics;
@@ -55,8 +50,7 @@ export function graphqlPrometheus(metrics: Metrics): Plugin {
       graphql_envelop_request_duration: false,
       graphql_envelop_request_time_summary: false,
       graphql_envelop_phase_subscribe: false,
-      // off: it walks every document with TypeInfo on every request (~6 % of a small query's CPU, bench/results/),
-      // and the schema deprecates nothing
+      // off: it walks every document with TypeInfo on every request, and the schema deprecates nothing
       graphql_envelop_deprecated_field: false,
       graphql_envelop_schema_change: false,
       graphql_envelop_execute_resolver: false,

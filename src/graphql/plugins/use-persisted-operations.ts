@@ -5,20 +5,12 @@ import { join } from 'node:path';
 import type { IncomingMessage } from 'node:http';
 import { Kind, parse, print, validate, visit, type ASTNode, type DocumentNode, type FieldNode, type SelectionSetNode } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import { createApqStore, type ApqStoreLimits } from './apq-store.js';
-import { schema } from './schema.js';
+import { createApqStore, type ApqStoreLimits } from '../apq-store.js';
+import { schema } from '../schema.js';
 
-// Persisted operations, two ways (yoga's plugin-persisted-operations resolves a hash to its document):
-// - a trusted manifest: every .graphql file under PERSISTED_OPERATIONS_DIR, hashed (sha256, hex) at start,
-//   as the file's text, as graphql-js prints it, and as Apollo Client sends it (printed with `__typename`
-//   added to every selection set but the root: what its PersistedQueryLink hashes);
-// - Apollo's automatic persisted queries (APQ): a hash-only request that is not known gets the error
-//   `PersistedQueryNotFound` (code PERSISTED_QUERY_NOT_FOUND, what the link looks for), the client sends
-//   the document with its hash, which is checked and kept in a bounded store (entries and bytes, a quota
-//   per client: src/graphql/apq-store.ts), and later hash-only requests are answered. Only a document of
-//   at most APQ_MAX_DOCUMENT_BYTES that parses and validates against the schema is kept: anything else is
-//   answered as sent (with its errors) and never stored. Off with PERSISTED_OPERATIONS_ONLY, where only
-//   the manifest runs.
+// Persisted operations: a trusted manifest (PERSISTED_OPERATIONS_DIR, hashed every way a client may hash it)
+// and Apollo's automatic persisted queries, whose documents are kept only once they parse and validate, in
+// a store bounded per client (src/graphql/apq-store.ts), so no client can fill it with junk.
 
 export interface PersistedOptions {
   /** The trusted operations by hash (loadManifest), or none. */

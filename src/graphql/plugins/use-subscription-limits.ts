@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { onSocketClose } from './socket-close.js';
+import { onSocketClose } from '../socket-close.js';
 
 // Caps on open subscriptions, counted from the moment one is admitted until its stream ends (client gone,
 // dropped, or shutdown): per client address (the same key as the HTTP per-client caps) and per connection.
@@ -39,6 +39,8 @@ const tooManyAnonymous = () => new GraphQLError(
   { extensions: { code: 'TOO_MANY_SUBSCRIPTIONS', http: { status: 503, headers: { 'retry-after': String(busyRetryAfterS) } } } },
 );
 
+interface Holder { socket: Socket | undefined; keyed: boolean; key: string | null; cap: number }
+
 const tooMany = (what: string) =>
   new GraphQLError(`Too many open subscriptions ${what}: close one first`, { extensions: { code: 'TOO_MANY_REQUESTS' } });
 
@@ -69,40 +71,10 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
     },
     onSubscribe({ args, setResultAndStopExecution }) {
       const req = (args.contextValue as { req?: IncomingMessage }).req;
-      const socket = req?.socket;
-      const keyed = limits.keyedCap?.(req) ?? null;
-      const key = keyed ? `key:${keyed.id}` : socket?.remoteAddress !== undefined ? limits.clientKey(socket.remoteAddress) : null;
-      const cap = keyed ? keyed.max : limits.maxPerClient;
-      if (limits.maxOpen !== undefined && open >= limits.maxOpen) return setResultAndStopExecution({ errors: [tooManyInAll()] });
-      if (!keyed && anonymousFull()) return setResultAndStopExecution({ errors: [tooManyAnonymous()] });
-      if (key !== null && cap > 0 && (perClient.get(key) ?? 0) >= cap) {
-        return setResultAndStopExecution({ errors: [tooMany(keyed ? 'for this API key (its stream count)' : 'from this client address (SUBSCRIPTIONS_MAX_PER_CLIENT)')] });
-      }
-      if (socket && (perSocket.get(socket) ?? 0) >= limits.maxPerConnection) {
-        return setResultAndStopExecution({ errors: [tooMany('on this connection (SUBSCRIPTIONS_MAX_PER_CONNECTION)')] });
-      }
-      if (key !== null) perClient.set(key, (perClient.get(key) ?? 0) + 1);
-      if (socket) perSocket.set(socket, (perSocket.get(socket) ?? 0) + 1);
-      open += 1;
-      if (!keyed) openAnonymous += 1;
-      let released = false;
-      let detach = () => {};
-      const release = () => {
-        if (released) return;
-        released = true;
-        detach();
-        open -= 1;
-        if (!keyed) openAnonymous -= 1;
-        if (key !== null) {
-          const left = (perClient.get(key) ?? 1) - 1;
-          if (left > 0) perClient.set(key, left);
-          else perClient.delete(key);
-        }
-        if (socket) perSocket.set(socket, (perSocket.get(socket) ?? 1) - 1);
-      };
-      // the client gone releases too, whether or not the stream noticed yet: counted on the connection (one
-      // listener per socket), since a response pipelined behind another one never emits 'close'
-      detach = onSocketClose(socket, release);
+      const holder = holderOf(req);
+      const refused = refusal(holder);
+      if (refused) return setResultAndStopExecution({ errors: [refused] });
+      const release = count(holder);
       return {
         onSubscribeResult({ result }) {
           if (!(Symbol.asyncIterator in result)) return release();
@@ -112,5 +84,52 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
       };
     },
   };
+
+  /** Who holds a stream: its API key or client address (the per-client count), and its connection. */
+  function holderOf(req: IncomingMessage | undefined): Holder {
+    const socket = req?.socket;
+    const keyed = limits.keyedCap?.(req) ?? null;
+    const key = keyed ? `key:${keyed.id}` : socket?.remoteAddress !== undefined ? limits.clientKey(socket.remoteAddress) : null;
+    return { socket, keyed: keyed !== null, key, cap: keyed ? keyed.max : limits.maxPerClient };
+  }
+
+  /** The error refusing one more stream to `holder`, or null. */
+  function refusal({ socket, keyed, key, cap }: Holder): GraphQLError | null {
+    if (limits.maxOpen !== undefined && open >= limits.maxOpen) return tooManyInAll();
+    if (!keyed && anonymousFull()) return tooManyAnonymous();
+    if (key !== null && cap > 0 && (perClient.get(key) ?? 0) >= cap) {
+      return tooMany(keyed ? 'for this API key (its stream count)' : 'from this client address (SUBSCRIPTIONS_MAX_PER_CLIENT)');
+    }
+    if (socket && (perSocket.get(socket) ?? 0) >= limits.maxPerConnection) return tooMany('on this connection (SUBSCRIPTIONS_MAX_PER_CONNECTION)');
+    return null;
+  }
+
+  /** Counts one more stream of `holder`; returns what uncounts it (once). */
+  function count({ socket, keyed, key }: Holder): () => void {
+    if (key !== null) perClient.set(key, (perClient.get(key) ?? 0) + 1);
+    if (socket) perSocket.set(socket, (perSocket.get(socket) ?? 0) + 1);
+    open += 1;
+    if (!keyed) openAnonymous += 1;
+    let released = false;
+    let detach = () => {};
+    const release = () => {
+      if (released) return;
+      released = true;
+      detach();
+      open -= 1;
+      if (!keyed) openAnonymous -= 1;
+      if (key !== null) {
+        const left = (perClient.get(key) ?? 1) - 1;
+        if (left > 0) perClient.set(key, left);
+        else perClient.delete(key);
+      }
+      if (socket) perSocket.set(socket, (perSocket.get(socket) ?? 1) - 1);
+    };
+    // the client gone releases too, whether or not the stream noticed yet: counted on the connection (one
+    // listener per socket), since a response pipelined behind another one never emits 'close'
+    detach = onSocketClose(socket, release);
+    return release;
+  }
+
   return { plugin, open: () => open };
 }

@@ -3,8 +3,8 @@ import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { costLimitPlugin } from './cost.js';
-import { resultBudgetPlugin } from './context.js';
+import { costLimitPlugin } from './use-cost-limit.js';
+import { resultBudgetPlugin } from './use-result-budget.js';
 
 // What the GraphQL endpoint needs in front of the public internet:
 // - limits on hostile documents, checked before anything runs: the parser stops at the token limit,

@@ -1,11 +1,8 @@
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
-// GRAPHQL_MAX_BODY_BYTES, as yoga's own maxRequestBodySize enforces it (same errors, same statuses) but
-// without its cost on ordinary requests: yoga pipes every request body through a byte-counting
-// TransformStream, a web-streams pipeline with an AbortSignal (and a DOMException when it ends) — about a
-// tenth of a small query's CPU (bench/results/). A request that declares its Content-Length cannot carry
-// more (Node's HTTP parser stops the body there), so only a body without one (chunked) is counted.
+// GRAPHQL_MAX_BODY_BYTES with yoga's errors and statuses but without its per-request stream pipeline: a body
+// with a Content-Length cannot carry more (Node's parser stops there), so only a chunked one is counted.
 
 const tooLarge = () =>
   new GraphQLError('Request body too large', { extensions: { http: { status: 413 }, code: 'REQUEST_ENTITY_TOO_LARGE' } });
@@ -30,7 +27,7 @@ export function bodyLimitPlugin(limit: number): Plugin {
       setRequestParser((req) => {
         const body = req.body;
         if (!body) return parse(req);
-        // a native stream needs the native TransformStream (yoga issue 4583)
+        // a native stream needs the native TransformStream
         const Transform = body instanceof ReadableStream ? globalThis.TransformStream : fetchAPI.TransformStream;
         let read = 0;
         const counted = body.pipeThrough(new Transform({

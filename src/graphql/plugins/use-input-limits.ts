@@ -5,7 +5,7 @@ import type { Plugin } from 'graphql-yoga';
 // POST, GET and SSE): the variables' JSON size, each string's length and each list's length, in the
 // variables and in the document's literals. The body limit bounds one request, not what a subscription
 // keeps for its lifetime: without these, a 1 MB `$address` or a 90,000-name `chains:` list is held by
-// every open stream that sends it (issue 23). Past a bound: BAD_USER_INPUT (variables) or
+// every open stream that sends it. Past a bound: BAD_USER_INPUT (variables) or
 // GRAPHQL_VALIDATION_FAILED (literals, like every other document limit), HTTP 400, nothing runs.
 
 export interface InputLimits {

@@ -2,23 +2,19 @@ import {
   execute, getNamedType, isAbstractType, parse, TypeInfo, validate, visit, visitWithTypeInfo, type DocumentNode, type ExecutionResult,
   type GraphQLError, type GraphQLSchema,
 } from 'graphql';
-import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
-import type { Plugin } from 'graphql-yoga';
+import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { Context } from './context.js';
 import { maskError } from './errors.js';
 import { schema } from './schema.js';
 
-// Compiled execution (graphql-jit): a document's execution becomes generated code, compiled once per
-// document, instead of graphql-js walking the AST for every request: the JSON-RPC layer's documents
-// (prepareOperation, run in-process) and /graphql's (jitPlugin). On the benchmark's documents it
-// halves execution time (inds_getTicks: ~190 → ~80 µs; bench/results/). Documents that select a union or
-// interface stay on graphql-js: graphql-jit calls resolveType without `info.schema`, which Pothos' type
-// resolution needs (it throws, and the request never settles).
+// The operations the JSON-RPC layer runs in-process (prepareOperation), compiled once by graphql-jit.
+// Documents that select a union or interface stay on graphql-js: graphql-jit calls resolveType without
+// `info.schema`, which Pothos' type resolution needs.
 
 const abstractMemo = new WeakMap<DocumentNode, boolean>();
 
 /** Whether any field the document selects has a union or interface type. Memoised per document. */
-function selectsAbstractType(schema: GraphQLSchema, document: DocumentNode): boolean {
+export function selectsAbstractType(schema: GraphQLSchema, document: DocumentNode): boolean {
   let found = abstractMemo.get(document);
   if (found !== undefined) return found;
   found = false;
@@ -70,41 +66,5 @@ export function prepareOperation(source: string, onMasked?: (error: GraphQLError
         return masked;
       }),
     };
-  };
-}
-
-
-/**
- * The same for /graphql, as an envelop plugin: one compiled query per (parsed document, operation name),
- * held as long as the document is (yoga's parser cache hands out one document object per query text and
- * bounds how many there are). Documents with abstract types, or that graphql-jit cannot compile, run on
- * graphql-js unchanged.
- *
- * It replaces the execute function (setExecuteFn) rather than wrapping it, so a plugin before it that
- * wraps execution would be silently bypassed: no plugin of the gateway does (the response cache answers
- * hits in onParams and stores misses when their result is processed, src/cache/graphql.ts; the metrics
- * plugin only times the phase). @envelop/response-cache did wrap it, and printed a non-JSON warning on
- * every miss because of this.
- */
-export function jitPlugin(): Plugin {
-  const cache = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();
-  return {
-    onExecute({ args, setExecuteFn }) {
-      let byName = cache.get(args.document);
-      if (!byName) cache.set(args.document, (byName = new Map()));
-      const name = args.operationName ?? '';
-      let compiled = byName.get(name);
-      if (compiled === undefined) {
-        const result = selectsAbstractType(args.schema, args.document) ? null
-          : compileQuery(args.schema, args.document, args.operationName ?? undefined);
-        compiled = result && isCompiledQuery(result) ? result : null;
-        byName.set(name, compiled);
-      }
-      if (compiled) {
-        const query = compiled;
-        setExecuteFn((a) => query.query(a.rootValue, a.contextValue, (a.variableValues ?? {}) as Record<string, unknown>) as
-          Promise<ExecutionResult> | ExecutionResult);
-      }
-    },
   };
 }
