@@ -20,7 +20,7 @@ import { applyChanges, type ApplyOptions, type Change } from './apply.js';
 import { idTables, windowTables } from './backfill.js';
 import { currentZoneMinutes, mapBalance, mapBlock, mapChain, type SourceRow } from './mapping.js';
 import { sweepDeletes } from './deletes.js';
-import { resyncChain } from './rewind.js';
+import { resyncInSnapshot } from './rewind.js';
 import { sourceNow } from './source/cdc.js';
 import { selectRows } from './source/schema.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
@@ -376,6 +376,9 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
       // pipelined: one round trip
       await Promise.all([...[...marks.values()].map((s) => state.savePollState(tx, s)),
         state.savePosition(tx, { mode: 'polling', sourceTime: new Date(`${dbNow.replace(' ', 'T')}Z`) })]);
+      // a rewind: the chain re-synced from the same snapshot, so the commit shows the source as it has it
+      // (not its lowered height beside rows it deleted)
+      for (const [chain, height] of rewinds) await resyncInSnapshot(tx, conn, chain, height, c.apply, c.log);
     });
     lap('apply');
     visibleMs = Math.round(performance.now() - snapshotAt);
@@ -433,7 +436,6 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
   c.log.debug({ ms: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])), visibleMs, firstMs, earlyMs, firstChanges, applyMs, changes: changes.length,
     balancesRead: byIdSize, rssMB: Math.round(process.memoryUsage().rss / 2 ** 20) }, 'poll');
   if (rewinds.size) knownBalances.clear();
-  for (const [chain, height] of rewinds) await resyncChain(c.sql, conn, chain, height, c.apply, c.log);
   c.metrics.transactions.inc();
   c.metrics.lastApplied.set(Date.now() / 1000);
   return more;
