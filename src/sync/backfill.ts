@@ -6,17 +6,17 @@
 // newer snapshot; the follow starts from the position saved before the first one, and its idempotent
 // apply brings rows copied from the older snapshot up to date. balance_txn is copied into an unlogged
 // stage and moved into balance_history in one statement that attaches each row's block height and
-// interval (moveStagedHistory, src/db/sync-backfill.ts): its rows are written once.
+// interval (moveStagedHistory, src/sync/target/backfill.ts): its rows are written once.
 import { availableParallelism } from 'node:os';
 import type { Sql } from '../db/client.js';
-import { CopyChunks, copyLine } from '../db/copy.js';
-import { captureIndexes, dropIndexes } from '../db/indexes.js';
-import type { Tx } from '../db/sync-apply.js';
+import { CopyChunks, copyLine } from './target/copy.js';
+import { captureIndexes, dropIndexes } from './target/indexes.js';
+import type { Tx } from '../db/writes.js';
 import {
   analyzeTables, bulkRowCount, completeBackfill, historyStage, linkHistory, moveStagedHistory, refreshTransactionTotals,
   resetLostHistoryStage, restoreDroppedIndexes, withBulkSession, type BulkSession,
-} from '../db/sync-backfill.js';
-import * as state from '../db/sync-state.js';
+} from './target/backfill.js';
+import * as state from './target/state.js';
 import { progressBar } from '../observability/progress.js';
 import { applyChanges, withoutBlockHeight, type ApplyOptions } from './apply.js';
 import {

@@ -3,8 +3,8 @@
 // also stores the position after that XID — a crash at any point neither loses nor repeats a change.
 import ZongJi, { type BinlogEvent } from '@vlasky/zongji';
 import type { Sql } from '../db/client.js';
-import type { Tx } from '../db/sync-apply.js';
-import * as state from '../db/sync-state.js';
+import type { Tx } from '../db/writes.js';
+import * as state from './target/state.js';
 import { applyChanges, ignoredTables, syncedTables, type ApplyOptions, type Change } from './apply.js';
 import { noteRewinds, resyncInSnapshot, rewoundChains } from './rewind.js';
 import { atOrAfter, currentPosition, startSnapshotAt, type BinlogPosition } from './source/cdc.js';

@@ -2,7 +2,7 @@
 // holders and tx count from the rows. They are compared once after the backfill and disagreements are
 // logged — the indexer's tx_cnt counts every parsed operation, so some difference is expected.
 import type { Sql } from '../db/client.js';
-import { statsDisagreements } from '../db/sync-apply.js';
+import { statsDisagreements } from './target/compare.js';
 import { normalizeDecimal, tickKeyOf, type SourceRow } from './mapping.js';
 import { connectSource, type SourceTarget } from './source/connection.js';
 import type { Logger } from './log.js';

@@ -3,7 +3,7 @@
 // range by range and deletes from the read model the rows the source no longer has. Blocks are compared
 // on every poll (whole reads); balances are not swept (a rewind corrects them by update).
 import type { Sql } from '../db/client.js';
-import { deleteHistory, deleteMovements, deleteTicks, deleteTransactions, deleteUtxos, type Tx } from '../db/sync-apply.js';
+import { deleteHistory, deleteMovements, deleteTicks, deleteTransactions, deleteUtxos, type Tx } from '../db/writes.js';
 import type { SourceConnection } from './source/connection.js';
 import type { Logger } from './log.js';
 

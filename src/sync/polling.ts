@@ -14,8 +14,9 @@
 // Balances equal to the read model's are left out (writing them would bump the data version). Deletes of
 // other rows are invisible here; see docs/sync.md.
 import type { Sql } from '../db/client.js';
-import { chainFingerprints, changedBalances, indexedFingerprints, type Tx } from '../db/sync-apply.js';
-import * as state from '../db/sync-state.js';
+import type { Tx } from '../db/writes.js';
+import { chainFingerprints, changedBalances, indexedFingerprints } from './target/compare.js';
+import * as state from './target/state.js';
 import { applyChanges, type ApplyOptions, type Change } from './apply.js';
 import { idTables, windowTables } from './backfill.js';
 import { currentZoneMinutes, mapBalance, mapBlock, mapChain, type SourceRow } from './mapping.js';

@@ -3,7 +3,7 @@
 // read model was filled from (two indexes are never mixed).
 import type { Sql } from '../db/client.js';
 import { listMigrations } from '../db/migrate.js';
-import { readSourceState, type SyncSourceState } from '../db/sync-state.js';
+import { readSourceState, type SyncSourceState } from './target/state.js';
 import { checkCdc, sourceIdentity, type CdcReport } from './source/cdc.js';
 import type { SourceConnection } from './source/connection.js';
 import { checkSourceSchema, type SchemaProblem } from './source/schema.js';

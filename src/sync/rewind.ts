@@ -5,9 +5,10 @@
 // ids are compared with the source's, rows the read model lacks are copied and rows the source no longer
 // has are deleted (children before their tick); the chain's balances are re-read whole; the polling id
 // watermarks are lowered to the source's highest ids.
-import { chainIds, beginKeptBalances, deleteUnkeptBalances, keepBalances, maxChainId } from '../db/sync-rewind.js';
-import { changedBalances, deleteHistory, deleteMovements, deleteTicks, deleteTransactions, deleteUtxos, type Tx } from '../db/sync-apply.js';
-import * as state from '../db/sync-state.js';
+import { chainIds, beginKeptBalances, deleteUnkeptBalances, keepBalances, maxChainId } from './target/rewind.js';
+import { changedBalances } from './target/compare.js';
+import { deleteHistory, deleteMovements, deleteTicks, deleteTransactions, deleteUtxos, type Tx } from '../db/writes.js';
+import * as state from './target/state.js';
 import { applyChanges, type ApplyOptions, type Change } from './apply.js';
 import { mapBalance } from './mapping.js';
 import { sourceChainBalances, sourceChainIds, sourceMaxId, sourceRowsById } from './source/chain-rows.js';

@@ -8,8 +8,8 @@
 // rows the source no longer has are deleted), all in one read-model transaction.
 import { createHash } from 'node:crypto';
 import type { Sql } from '../db/client.js';
-import type { Tx } from '../db/sync-apply.js';
-import { balancesOf, maxValueId, valueRows, type ValueTable } from '../db/sync-verify.js';
+import type { Tx } from '../db/writes.js';
+import { balancesOf, maxValueId, valueRows, type ValueTable } from './target/verify.js';
 import { applyChanges, type ApplyOptions, type Change } from './apply.js';
 import {
   mapBalance, mapBalanceTxn, mapMovement, mapTick, mapTransaction, mapUtxo, normalizeDecimal, tickKeyString, type MapContext,

@@ -4,8 +4,8 @@
 // The indexer's own counters (inscriptions_stats) are compared with the read model's as a cross-check,
 // reported but not counted: that table may legitimately disagree (its tx_cnt counts every parsed operation).
 import type { Sql } from '../db/client.js';
-import { statsDisagreements } from '../db/sync-apply.js';
-import { indexedHeights, rowsPerChain, tickCounts, type CountedTable } from '../db/sync-verify.js';
+import { statsDisagreements } from './target/compare.js';
+import { indexedHeights, rowsPerChain, tickCounts, type CountedTable } from './target/verify.js';
 import { normalizeDecimal, tickKeyOf, tickKeyString, type SourceRow } from './mapping.js';
 import type { SourceConnection } from './source/connection.js';
 

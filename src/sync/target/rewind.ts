@@ -1,5 +1,5 @@
-import type { Sql } from './client.js';
-import type { Tx } from './sync-apply.js';
+import type { Sql } from '../../db/client.js';
+import type { Tx } from '../../db/writes.js';
 
 // Read-model side of a chain's re-sync after a manual rewind in the source (src/sync/rewind.ts): the ids a
 // chain holds per table, and the balances of a chain the source no longer has.
