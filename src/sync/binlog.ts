@@ -9,6 +9,7 @@ import { applyChanges, ignoredTables, syncedTables, type ApplyOptions, type Chan
 import { noteRewinds, resyncInSnapshot, rewoundChains } from './rewind.js';
 import { atOrAfter, currentPosition, startSnapshotAt, type BinlogPosition } from './source/cdc.js';
 import { connectionOptions, connectSource, type SourceTarget } from './source/connection.js';
+import { endSnapshot } from './source/reads.js';
 import type { Logger } from './log.js';
 import type { SyncMetrics } from './metrics.js';
 
@@ -260,7 +261,7 @@ class BinlogFollow {
     } catch (error) {
       if (!(error instanceof Stopped)) throw error; // SIGTERM: rolled back; the follow stops
     } finally {
-      await conn.query('COMMIT').catch(() => {});
+      await endSnapshot(conn).catch(() => {});
       await conn.end().catch(() => {});
     }
   }

@@ -11,7 +11,7 @@ import { deleteHistory, deleteMovements, deleteTicks, deleteTransactions, delete
 import * as state from './target/state.js';
 import { applyChanges, type ApplyOptions, type Change } from './apply.js';
 import { mapBalance } from './mapping.js';
-import { sourceChainBalances, sourceChainIds, sourceMaxId, sourceRowsById } from './source/chain-rows.js';
+import { sourceChainBalances, sourceIds, sourceMaxId, sourceRowsById } from './source/reads.js';
 import type { SourceConnection } from './source/connection.js';
 import type { Logger } from './log.js';
 
@@ -84,7 +84,7 @@ async function copyMissing(tx: Tx, conn: SourceConnection, table: string, chain:
   let copied = 0;
   const gone: string[] = [];
   for (let lo = 0n; lo < top; lo += span) {
-    const theirs = await sourceChainIds(conn, table, chain, lo, lo + span);
+    const theirs = await sourceIds(conn, table, lo, lo + span, chain);
     const mine = new Set(await chainIds(tx, table, chain, lo, lo + span));
     gone.push(...[...mine].filter((id) => !theirs.has(id)));
     const missing = [...theirs].filter((id) => !mine.has(id));

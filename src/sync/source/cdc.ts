@@ -91,6 +91,17 @@ export async function currentPosition(conn: SourceConnection): Promise<BinlogPos
   return { file: row.File, pos: Number(row.Position), gtid };
 }
 
+/** The binlog position of the snapshot just started: MariaDB reports it; otherwise the one read before it. */
+export async function snapshotBinlogPosition(conn: SourceConnection, before: BinlogPosition | null): Promise<BinlogPosition | null> {
+  if (!before) return null;
+  const [rows] = await conn.query(`SHOW STATUS LIKE 'binlog_snapshot_%'`);
+  const status = Object.fromEntries((rows as { Variable_name: string; Value: string }[]).map((r) => [r.Variable_name, r.Value]));
+  if (status.binlog_snapshot_file && status.binlog_snapshot_position) {
+    return { file: status.binlog_snapshot_file, pos: Number(status.binlog_snapshot_position), gtid: before.gtid };
+  }
+  return before;
+}
+
 const samePosition = (a: BinlogPosition | null, b: BinlogPosition | null) => !!a && !!b && a.file === b.file && a.pos === b.pos;
 
 /** Starts a consistent snapshot on `conn` and returns the binlog position it holds everything before:
