@@ -17,7 +17,8 @@
 //   rpc           JSON-RPC over the GraphQL schema
 //   server        the HTTP listener
 //   app           the composition root (src/app.ts), then src/main.ts
-//   sync          the read model's writer (never on the gateway's read path)
+//   sync          the read model's writer (never on the gateway's read path): source/ its MySQL, target/ its
+//                 PostgreSQL statements
 //   cli           command-line entry points
 const layers = [
   ['domain', '^src/domain/'],
@@ -68,6 +69,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/(main|app)\\.ts$' },
       to: { path: '^src/sync/', reachable: true },
+    },
+    {
+      name: 'mysql-only-in-sync-source',
+      comment: 'the MySQL driver is reached only through src/sync/source (its SQL lives there)',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/sync/source/' },
+      to: { path: 'node_modules/mysql2/' },
+    },
+    {
+      name: 'sync-target-writes-postgresql-only',
+      comment: 'src/sync/target holds the sync\'s PostgreSQL statements: it never reads the source',
+      severity: 'error',
+      from: { path: '^src/sync/target/' },
+      to: { path: '^src/sync/(source/|[^/]+$)' },
     },
     {
       name: 'src-stays-in-the-image',

@@ -1,6 +1,6 @@
 // npx tsx bench/sync-apply-profile.ts --database-url URL [--rows 1250] [--rounds 10] [--explain]
 //
-// Where one follow transaction's time goes in PostgreSQL (the sync's apply, src/db/sync-apply.ts): a read
+// Where one follow transaction's time goes in PostgreSQL (the sync's apply, src/sync/target/write.ts): a read
 // model loaded by `bench:data` gets, per round, one second of the bench:sync writer at 5,000 rows/s (N
 // mints: N txs, N address_txs, N balances, N balance_history rows and the block row) written as the
 // follow writes them, each statement timed, in a transaction that is rolled back (the read model is left
@@ -8,8 +8,8 @@
 // statement's plan with its trigger times, nested statements too) printed.
 import { parseArgs } from 'node:util';
 import postgres from 'postgres';
-import * as current from '../src/db/sync-apply.js';
-import type { BalanceRow, HistoryRow, MovementRow, TransactionRow } from '../src/db/sync-rows.js';
+import * as current from '../src/db/writes.js';
+import type { BalanceWrite, HistoryWrite, MovementWrite, TransactionWrite } from '../src/db/write-rows.js';
 
 const { values } = parseArgs({
   options: {
@@ -17,7 +17,7 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '1250' },
     rounds: { type: 'string', default: '10' },
     explain: { type: 'boolean', default: false },
-    // another build of src/db/sync-apply.ts (an older commit's, to compare)
+    // another build of src/sync/target/write.ts (an older commit's, to compare)
     module: { type: 'string' },
   },
 });
@@ -38,8 +38,8 @@ for (let round = 0; round < rounds + (explain ? 1 : 0); round++) {
   explaining = explain && round === rounds;
   const h = String(Number(top!.b) + 1 + round);
   const at = new Date(Date.UTC(2024, 1, 12) + round * 1000).toISOString();
-  const txs: TransactionRow[] = []; const moves: MovementRow[] = []; const bals: BalanceRow[] = [];
-  const hist: HistoryRow[] = [];
+  const txs: TransactionWrite[] = []; const moves: MovementWrite[] = []; const bals: BalanceWrite[] = [];
+  const hist: HistoryWrite[] = [];
   for (let i = 0; i < n; i++) {
     const a = `0x${(round * n + i + 1).toString(16).padStart(40, 'f')}`;
     const hash = `0x${h.padStart(8, '0')}${i.toString(16).padStart(8, '0')}${'0'.repeat(48)}`;

@@ -13,6 +13,7 @@
 //    inds_getLastBlockNumberIndexed, asked back to back) that shows its height. p50/p99. Targets: binlog
 //    p99 ≤ 500 ms; polling p99 ≤ poll interval + 200 ms.
 // 4. Sync RSS: the sync process's VmRSS sampled every 100 ms in every phase; the peak. Target ≤ 300 MB.
+// 5. --verify's wall time on the backfilled read model (between 2 and 3; it must exit 0).
 // Results: bench/results/sync-<date>-scale<s>.json and .md.
 import { spawn, execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdirSync, existsSync, createWriteStream } from 'node:fs';
@@ -237,6 +238,15 @@ try {
     log(`bench:data, same rows straight into PostgreSQL: ${referenceSeconds} s → ratio ${backfill.ratio}`);
   }
   result.backfill = backfill;
+  if (!values['backfill-only']) {
+    // --verify on the fresh read model: counts and every mapped value compared, nothing written
+    t0 = performance.now();
+    const v = startSync([...common, '--verify']);
+    const verifyCode = await v.exited;
+    result.verify = { seconds: seconds(t0), exitCode: verifyCode, peakRssMB: Math.round(v.rss.stop() / 2 ** 20) };
+    if (verifyCode !== 0) log(`--verify exited ${verifyCode}:\n${v.output()}`);
+    log(`--verify: ${JSON.stringify(result.verify)}`);
+  }
   if (values['backfill-only']) {
     log(JSON.stringify(backfill));
     await src.close();
@@ -373,6 +383,7 @@ writeFileSync(`${file}.md`, [
   `| backfill wall time | ${b.seconds} s (${b.rowsPerSecond.toLocaleString('en-US')} rows/s) | — |`,
   `| bench:data, same rows into PostgreSQL | ${b.benchDataSeconds ?? '—'} s | — |`,
   `| backfill / bench:data | ${b.ratio ?? '—'} | ≤ 1.5 |`,
+  `| --verify of the backfilled read model (counts and values) | ${(result.verify as any).seconds} s, exit ${(result.verify as any).exitCode}, peak RSS ${(result.verify as any).peakRssMB} MB | — |`,
   `| follow lag, binlog, at ${fb.rowsPerSecond} rows/s | p50 ${fb.p50ms} ms, p99 ${fb.p99ms} ms (${fb.flushes} flushes) | p99 ≤ 500 ms |`,
   `| follow lag, polling every ${pollIntervalMs} ms, at ${fp.rowsPerSecond} rows/s | p50 ${fp.p50ms} ms, p99 ${fp.p99ms} ms (${fp.flushes} flushes) | p99 ≤ ${pollIntervalMs + 200} ms |`,
   `| sync peak RSS (backfill / binlog / polling) | ${b.peakRssMB} / ${fb.peakRssMB} / ${fp.peakRssMB} MB | ≤ 300 MB |`, '',

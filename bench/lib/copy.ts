@@ -5,7 +5,7 @@
 import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
 import { progressBar } from './progress.js';
-import { LineSource } from '../../src/db/copy.js';
+import { LineSource } from '../../src/sync/target/copy.js';
 
 export interface CopyResult { table: string; rows: number; seconds: number }
 

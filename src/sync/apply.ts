@@ -1,8 +1,8 @@
 // Applies source changes (from the binlog or from polling) to the read model inside the caller's
 // transaction. Consecutive changes of one table and kind are written as one batch; order is kept, so a
 // source transaction's tick insert lands before its balances.
-import * as write from '../db/sync-apply.js';
-import { readShadowedTicks, recordShadowedTicks } from '../db/sync-state.js';
+import * as write from '../db/writes.js';
+import { readShadowedTicks, recordShadowedTicks } from './target/state.js';
 import { caseDuplicate, ShadowedTicks, TickKeys } from './case-ticks.js';
 import {
   BadRowError, mapBalance, mapBalanceTxn, mapBlock, mapChain, mapMovement, mapTick, mapTransaction, mapUtxo, tickKeyString,

@@ -6,17 +6,17 @@
 // newer snapshot; the follow starts from the position saved before the first one, and its idempotent
 // apply brings rows copied from the older snapshot up to date. balance_txn is copied into an unlogged
 // stage and moved into balance_history in one statement that attaches each row's block height and
-// interval (moveStagedHistory, src/db/sync-backfill.ts): its rows are written once.
+// interval (moveStagedHistory, src/sync/target/backfill.ts): its rows are written once.
 import { availableParallelism } from 'node:os';
 import type { Sql } from '../db/client.js';
-import { CopyChunks, copyLine } from '../db/copy.js';
-import { captureIndexes, dropIndexes } from '../db/indexes.js';
-import type { Tx } from '../db/sync-apply.js';
+import { CopyChunks, copyLine } from './target/copy.js';
+import { captureIndexes, dropIndexes } from './target/indexes.js';
+import type { Tx } from '../db/writes.js';
 import {
   analyzeTables, bulkRowCount, completeBackfill, historyStage, linkHistory, moveStagedHistory, refreshTransactionTotals,
   resetLostHistoryStage, restoreDroppedIndexes, withBulkSession, type BulkSession,
-} from '../db/sync-backfill.js';
-import * as state from '../db/sync-state.js';
+} from './target/backfill.js';
+import * as state from './target/state.js';
 import { progressBar } from '../observability/progress.js';
 import { applyChanges, withoutBlockHeight, type ApplyOptions } from './apply.js';
 import {
@@ -24,9 +24,10 @@ import {
 } from './mapping.js';
 import { caseDuplicate, ShadowedTicks, TickKeys } from './case-ticks.js';
 import { crossCheckStats } from './cross-check.js';
-import { currentPosition, sourceNow, type BinlogPosition } from './source/cdc.js';
+import { currentPosition, snapshotBinlogPosition, sourceNow } from './source/cdc.js';
+import { beginSnapshot, eachSourceRow, endSnapshot, sourceChainsAndBlocks, sourceIds, sourceMaxId } from './source/reads.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
-import { estimateRows, selectRows } from './source/schema.js';
+import { estimateRows } from './source/schema.js';
 import type { Logger } from './log.js';
 import type { SyncMetrics } from './metrics.js';
 
@@ -76,26 +77,9 @@ export interface BackfillContext {
   stopping: () => boolean;
 }
 
-/** Snapshot position: MariaDB reports the binlog position of the snapshot itself; otherwise the one read before it. */
-async function snapshotPosition(conn: SourceConnection, before: BinlogPosition | null): Promise<BinlogPosition | null> {
-  if (!before) return null;
-  const [rows] = await conn.query(`SHOW STATUS LIKE 'binlog_snapshot_%'`);
-  const status = Object.fromEntries((rows as { Variable_name: string; Value: string }[]).map((r) => [r.Variable_name, r.Value]));
-  if (status.binlog_snapshot_file && status.binlog_snapshot_position) {
-    return { file: status.binlog_snapshot_file, pos: Number(status.binlog_snapshot_position), gtid: before.gtid };
-  }
-  return before;
-}
-
-async function maxId(conn: SourceConnection, table: string): Promise<bigint> {
-  const [rows] = await conn.query(`SELECT coalesce(max(id), 0) AS m FROM \`${table}\``);
-  return BigInt(String((rows as { m: string }[])[0]!.m));
-}
-
 async function missingIds(conn: SourceConnection, table: string, top: bigint): Promise<Record<string, number>> {
   const from = top > gapScan ? top - gapScan : 0n;
-  const [rows] = await conn.query(`SELECT id FROM \`${table}\` WHERE id > ? AND id <= ? ORDER BY id`, [String(from), String(top)]);
-  const seen = new Set((rows as { id: string }[]).map((r) => String(r.id)));
+  const seen = await sourceIds(conn, table, from, top);
   const gaps: Record<string, number> = {};
   const now = Date.now();
   for (let i = from + 1n; i <= top; i++) if (!seen.has(String(i))) gaps[String(i)] = now;
@@ -117,15 +101,14 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
   try {
     const before = c.mode === 'binlog' ? await currentPosition(conn) : null;
     const dbNow = await sourceNow(conn);
-    await conn.query('SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-    await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
-    const position = await snapshotPosition(conn, before);
+    await beginSnapshot(conn, { repeatableRead: true });
+    const position = await snapshotBinlogPosition(conn, before);
 
     let plan = await state.readBackfill(c.sql);
     if (plan.size === 0) {
       // first start: fix each table's range, the follow's starting point and the polling watermarks
       const tops = new Map<string, bigint>();
-      for (const t of rangeTables) tops.set(t.source, await maxId(conn, t.source));
+      for (const t of rangeTables) tops.set(t.source, await sourceMaxId(conn, t.source));
       const gaps = new Map<string, Record<string, number>>();
       for (const t of idTables) gaps.set(t, await missingIds(conn, t, tops.get(t)!));
       const defs = (await bulkRowCount(c.sql)) === 0n ? await captureIndexes(c.sql, bulkTargets) : [];
@@ -149,12 +132,11 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
     }
 
     // the two small tables: whole, through the follow's upserts
-    const [chainRows] = await conn.query('SELECT * FROM chain_info ORDER BY id');
-    const [blockRows] = await conn.query('SELECT * FROM block ORDER BY chain');
+    const { chains: chainRows, blocks: blockRows } = await sourceChainsAndBlocks(conn);
     await c.sql.begin(async (tx) => {
       await applyChanges(tx as Tx, [
-        ...(chainRows as SourceRow[]).map((row) => ({ table: 'chain_info', kind: 'insert' as const, row })),
-        ...(blockRows as SourceRow[]).map((row) => ({ table: 'block', kind: 'insert' as const, row })),
+        ...chainRows.map((row) => ({ table: 'chain_info', kind: 'insert' as const, row })),
+        ...blockRows.map((row) => ({ table: 'block', kind: 'insert' as const, row })),
       ], { ...c.apply, onApplied: (table, n) => c.metrics.rowsApplied.inc({ table, phase: 'backfill' }, n) });
     });
 
@@ -198,7 +180,7 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
     });
     if (stopped) await background.finishing;
     if (stopped) return 'stopped';
-    await conn.query('COMMIT');
+    await endSnapshot(conn);
   } finally {
     await conn.end().catch(() => {});
   }
@@ -295,7 +277,7 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
     const ids: string[] = [];
     let rows = 0;
     let lastRowId: unknown = null;
-    await conn.each(`${selectRows(t.source, !t.stage)} WHERE id > ? AND id <= ? ORDER BY id LIMIT ?`, [String(from), String(top), c.batchSize],
+    await eachSourceRow(conn, t.source, !t.stage, { from, top, limit: c.batchSize },
       (row) => {
         rows++;
         lastRowId = row.id;

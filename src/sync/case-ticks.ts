@@ -5,7 +5,7 @@
 // the read model, keyed by the lower-cased tick as the indexer reads it, keeps the first (lowest id) and
 // reports the later one as a bad row; the rows spelled exactly like the later one (its balances, movements,
 // utxos, history) are bad rows too, never mixed into the first tick's.
-import type { ShadowedTick } from '../db/sync-state.js';
+import type { ShadowedTick } from './target/state.js';
 import { BadRowError, tickKeyOf, tickKeyString, type SourceRow } from './mapping.js';
 
 const text = (v: unknown) => (v === null || v === undefined ? '' : Buffer.isBuffer(v) ? v.toString('utf8') : String(v));

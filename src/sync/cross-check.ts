@@ -2,8 +2,9 @@
 // holders and tx count from the rows. They are compared once after the backfill and disagreements are
 // logged — the indexer's tx_cnt counts every parsed operation, so some difference is expected.
 import type { Sql } from '../db/client.js';
-import { statsDisagreements } from '../db/sync-apply.js';
-import { normalizeDecimal, tickKeyOf, type SourceRow } from './mapping.js';
+import { statsDisagreements } from './target/compare.js';
+import { normalizeDecimal, tickKeyOf } from './mapping.js';
+import { sourceStatsPage } from './source/reads.js';
 import { connectSource, type SourceTarget } from './source/connection.js';
 import type { Logger } from './log.js';
 
@@ -14,9 +15,7 @@ export async function crossCheckStats(sql: Sql, target: SourceTarget, log: Logge
   try {
     let last = '0';
     for (;;) {
-      const [rows] = await conn.query('SELECT id, chain, protocol, tick, minted, holders, tx_cnt FROM inscriptions_stats WHERE id > ? ORDER BY id LIMIT ?',
-        [last, batch]);
-      const stats = rows as SourceRow[];
+      const stats = await sourceStatsPage(conn, last, batch);
       if (!stats.length) break;
       last = String(stats[stats.length - 1]!.id);
       const found = await statsDisagreements(sql, stats.map((r) => ({

@@ -3,8 +3,10 @@
 // range by range and deletes from the read model the rows the source no longer has. Blocks are compared
 // on every poll (whole reads); balances are not swept (a rewind corrects them by update).
 import type { Sql } from '../db/client.js';
-import { deleteHistory, deleteMovements, deleteTicks, deleteTransactions, deleteUtxos, type Tx } from '../db/sync-apply.js';
+import { deleteHistory, deleteMovements, deleteTicks, deleteTransactions, deleteUtxos, type Tx } from '../db/writes.js';
 import type { SourceConnection } from './source/connection.js';
+import { sourceIds } from './source/reads.js';
+import { readModelIds, readModelMaxId } from './target/rewind.js';
 import type { Logger } from './log.js';
 
 /** Children before their tick, so that a rewind's tick delete finds no rows pointing at it. */
@@ -21,15 +23,12 @@ const span = 50_000n;
 export async function sweepDeletes(sql: Sql, conn: SourceConnection, log: Logger): Promise<Record<string, number>> {
   const deleted: Record<string, number> = {};
   for (const s of sweeps) {
-    const [top] = await sql.unsafe(`SELECT coalesce(max(id), 0)::text AS m FROM ${s.target}`);
-    const max = BigInt(String(top!.m));
+    const max = await readModelMaxId(sql, s.target);
     let removed = 0;
     for (let lo = 0n; lo < max; lo += span) {
       const hi = lo + span;
-      const [rows] = await conn.query(`SELECT id FROM \`${s.source}\` WHERE id > ? AND id <= ?`, [String(lo), String(hi)]);
-      const present = new Set((rows as { id: string }[]).map((r) => String(r.id)));
-      const mine = await sql.unsafe(`SELECT id::text AS id FROM ${s.target} WHERE id > $1 AND id <= $2`, [String(lo), String(hi)]);
-      const gone = mine.map((r) => String(r.id)).filter((id) => !present.has(id));
+      const present = await sourceIds(conn, s.source, lo, hi);
+      const gone = (await readModelIds(sql, s.target, lo, hi)).filter((id) => !present.has(id));
       if (!gone.length) continue;
       try {
         await sql.begin((tx) => s.remove(tx as Tx, gone));

@@ -3,13 +3,13 @@
 // Pure functions: the backfill (COPY), the binlog follow and the polling follow all map through here.
 
 import type {
-  BalanceRow, BlockRow, ChainRow, HistoryRow, MovementRow, TickKey, TickRow, TransactionRow, UtxoRow,
-} from '../db/sync-rows.js';
+  BalanceWrite, BlockWrite, ChainWrite, HistoryWrite, MovementWrite, TickKey, TickWrite, TransactionWrite, UtxoWrite,
+} from '../db/write-rows.js';
 
-// the read-model row shapes live with the writes (src/db/sync-rows.ts); the sync's modules take them from here
+// the read-model row shapes live with the writes (src/db/write-rows.ts); the sync's modules take them from here
 export type {
-  BalanceRow, BlockRow, ChainRow, HistoryRow, MovementRow, TickKey, TickRow, TransactionRow, UtxoRow,
-} from '../db/sync-rows.js';
+  BalanceWrite, BlockWrite, ChainWrite, HistoryWrite, MovementWrite, TickKey, TickWrite, TransactionWrite, UtxoWrite,
+} from '../db/write-rows.js';
 
 /** A source row that cannot be mapped: named by table and id so an operator can find it. */
 export class BadRowError extends Error {
@@ -213,7 +213,7 @@ function stamped(table: string, row: SourceRow, ctx: MapContext, required = true
 const sameTime = (a: unknown, b: unknown) =>
   a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : a !== null && a !== undefined && str(a) === str(b);
 
-export function mapChain(row: SourceRow): ChainRow {
+export function mapChain(row: SourceRow): ChainWrite {
   return {
     chain: str(row.chain).toLowerCase(), chain_id: str(row.chain_id), outer_chain: str(row.outer_chain),
     name: str(row.name), logo: str(row.logo), network_id: str(row.network_id), ext: str(row.ext),
@@ -221,7 +221,7 @@ export function mapChain(row: SourceRow): ChainRow {
   };
 }
 
-export function mapBlock(row: SourceRow, ctx: MapContext): BlockRow {
+export function mapBlock(row: SourceRow, ctx: MapContext): BlockWrite {
   const r = { ...row, id: row.chain };
   return {
     chain: str(row.chain).toLowerCase(), block_number: str(row.block_number),
@@ -231,7 +231,7 @@ export function mapBlock(row: SourceRow, ctx: MapContext): BlockRow {
   };
 }
 
-export function mapTick(row: SourceRow, ctx: MapContext): TickRow {
+export function mapTick(row: SourceRow, ctx: MapContext): TickWrite {
   const t = 'inscriptions';
   const k = tickKeyOf(row);
   const transferType = Number(row.transfer_type);
@@ -245,7 +245,7 @@ export function mapTick(row: SourceRow, ctx: MapContext): TickRow {
   };
 }
 
-export function mapBalance(row: SourceRow, ctx: MapContext): BalanceRow {
+export function mapBalance(row: SourceRow, ctx: MapContext): BalanceWrite {
   const t = 'balances';
   const balance = decimal(t, row, 'balance');
   const available = decimal(t, row, 'available');
@@ -258,7 +258,7 @@ export function mapBalance(row: SourceRow, ctx: MapContext): BalanceRow {
 }
 
 /** Events 3–6 carry a signed amount: ≥ 0 is a transfer in (3), < 0 a transfer out (4), amount unsigned. */
-export function mapMovement(row: SourceRow, ctx: MapContext): MovementRow {
+export function mapMovement(row: SourceRow, ctx: MapContext): MovementWrite {
   const t = 'address_txs';
   const source = Number(row.event);
   let amount = decimal(t, row, 'amount');
@@ -286,7 +286,7 @@ function bigintValue(table: string, row: SourceRow, column: string): string {
   return v;
 }
 
-export function mapTransaction(row: SourceRow, ctx: MapContext): TransactionRow {
+export function mapTransaction(row: SourceRow, ctx: MapContext): TransactionWrite {
   const t = 'txs';
   return {
     id: id(row), chain: str(row.chain).toLowerCase(), protocol: str(row.protocol).toLowerCase(),
@@ -298,7 +298,7 @@ export function mapTransaction(row: SourceRow, ctx: MapContext): TransactionRow 
   };
 }
 
-export function mapUtxo(row: SourceRow, ctx: MapContext): UtxoRow {
+export function mapUtxo(row: SourceRow, ctx: MapContext): UtxoWrite {
   const t = 'utxos';
   const status = Number(row.status);
   if (status !== 1 && status !== 2) throw new BadRowError(t, id(row), `status ${status} is not 1 or 2`);
@@ -313,10 +313,10 @@ export function mapUtxo(row: SourceRow, ctx: MapContext): UtxoRow {
 /**
  * balance_txn → balance_history. The block height is not in the row: the source read attaches it as
  * `block_height` (its transaction's txs.block_height, same chain and hash: src/sync/source/schema.ts); a
- * binlog row has none and gets it from the read model's transactions when written (src/db/sync-apply.ts).
+ * binlog row has none and gets it from the read model's transactions when written (src/sync/target/write.ts).
  * amount stays signed (the change); event is the source's code (0–6).
  */
-export function mapBalanceTxn(row: SourceRow, ctx: MapContext): HistoryRow {
+export function mapBalanceTxn(row: SourceRow, ctx: MapContext): HistoryWrite {
   const t = 'balance_txn';
   const balance = decimal(t, row, 'balance');
   const available = decimal(t, row, 'available');

@@ -14,15 +14,18 @@
 // Balances equal to the read model's are left out (writing them would bump the data version). Deletes of
 // other rows are invisible here; see docs/sync.md.
 import type { Sql } from '../db/client.js';
-import { chainFingerprints, changedBalances, indexedFingerprints, type Tx } from '../db/sync-apply.js';
-import * as state from '../db/sync-state.js';
+import type { Tx } from '../db/writes.js';
+import { chainFingerprints, changedBalances, indexedFingerprints } from './target/compare.js';
+import * as state from './target/state.js';
 import { applyChanges, type ApplyOptions, type Change } from './apply.js';
 import { idTables, windowTables } from './backfill.js';
 import { currentZoneMinutes, mapBalance, mapBlock, mapChain, type SourceRow } from './mapping.js';
 import { sweepDeletes } from './deletes.js';
-import { resyncChain } from './rewind.js';
+import { resyncInSnapshot } from './rewind.js';
 import { sourceNow } from './source/cdc.js';
-import { selectRows } from './source/schema.js';
+import {
+  beginSnapshot, endSnapshot, sourceBalancesOf, sourceChainsAndBlocks, sourceMaxId, sourceRowsAbove, sourceRowsById, sourceRowsUpdated,
+} from './source/reads.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
 import type { Logger } from './log.js';
 import type { SyncMetrics } from './metrics.js';
@@ -104,9 +107,7 @@ async function readTouchedBalances(conn: SourceConnection, keys: ReturnType<type
   for (const k of keys.values()) {
     const addresses = [...k.addresses];
     for (let i = 0; i < addresses.length; i += lookupChunk) {
-      const [rows] = await conn.query('SELECT * FROM balances WHERE address IN (?) AND chain = ? AND protocol = ? AND tick = ?',
-        [addresses.slice(i, i + lookupChunk), k.chain, k.protocol, k.tick]);
-      out.push(...(rows as SourceRow[]));
+      out.push(...await sourceBalancesOf(conn, k, addresses.slice(i, i + lookupChunk)));
     }
   }
   return out;
@@ -246,13 +247,13 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
 
   /** Reads one consistent snapshot of the source (left open) and queues its changes. */
   const readSnapshot = async () => {
-    await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+    await beginSnapshot(conn);
     snapshotAt = performance.now();
     const from = changes.length;
     dbNow = await sourceNow(conn);
     // whole reads, written only where they differ (an unchanged write would still bump the data version)
     const [known, indexed] = await readModel;
-    const [chains] = await conn.query('SELECT * FROM chain_info ORDER BY id');
+    const { chains, blocks } = await sourceChainsAndBlocks(conn);
     for (const row of chains as SourceRow[]) {
       const m = mapChain(row);
       const fp = [m.chain_id, m.outer_chain, m.name, m.logo, m.network_id, m.ext].join('|');
@@ -261,7 +262,6 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
         known.set(m.chain, fp);
       }
     }
-    const [blocks] = await conn.query('SELECT * FROM block ORDER BY chain');
     const present = new Set((blocks as SourceRow[]).map((b) => String(b.chain).toLowerCase()));
     for (const row of blocks as SourceRow[]) {
       const m = mapBlock(row, c.apply.ctx);
@@ -286,15 +286,13 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
     for (const table of idTables) {
       const s = marks.get(table)!;
       const high = BigInt(s.high_id.split('.')[0]!);
-      const [fresh] = await conn.query(`${selectRows(table)} WHERE id > ? ORDER BY id LIMIT ?`, [String(high), c.batchSize]);
-      const rows = fresh as SourceRow[];
+      const rows = await sourceRowsAbove(conn, table, String(high), c.batchSize);
       if (rows.length === c.batchSize) more = true;
       const gaps = { ...s.gaps };
       const gapIds = Object.keys(gaps);
       let late: SourceRow[] = [];
       if (gapIds.length) {
-        const [found] = await conn.query(`${selectRows(table)} WHERE id IN (?) ORDER BY id`, [gapIds]);
-        late = found as SourceRow[];
+        late = await sourceRowsById(conn, table, gapIds);
         for (const r of late) delete gaps[String(r.id)];
         if (late.length) c.log.info({ table, ids: late.map((r) => String(r.id)) }, 'rows committed late below the watermark');
       }
@@ -350,7 +348,7 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
         lap('apply');
         // committed as it is (one snapshot, which the sweep then reads too)
         if (more || rewinds.size) { single = true; break; }
-        await conn.query('COMMIT');
+        await endSnapshot(conn);
         // the next one holds what committed since this one's start: its time is a fixed part and those rows'
         // (at this one's ms per ms of source time); it starts as late as leaves it that time before the tick
         const took = performance.now() - e0;
@@ -376,6 +374,9 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
       // pipelined: one round trip
       await Promise.all([...[...marks.values()].map((s) => state.savePollState(tx, s)),
         state.savePosition(tx, { mode: 'polling', sourceTime: new Date(`${dbNow.replace(' ', 'T')}Z`) })]);
+      // a rewind: the chain re-synced from the same snapshot, so the commit shows the source as it has it
+      // (not its lowered height beside rows it deleted)
+      for (const [chain, height] of rewinds) await resyncInSnapshot(tx, conn, chain, height, c.apply, c.log);
     });
     lap('apply');
     visibleMs = Math.round(performance.now() - snapshotAt);
@@ -397,14 +398,12 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
       // updates are stamped by the database's clock, inserts by the indexer host's (its zone's wall-clock
       // time): the window is read on both clocks; the id range bounds the scan and the rows held
       const zone = currentZoneMinutes(c.apply.ctx) * 60;
-      const [updated] = await conn.query(
-        `SELECT * FROM \`${table}\` WHERE id > ? AND id <= ? AND ((updated_at >= ? AND updated_at <= ?) OR (updated_at >= ? AND updated_at <= ?)) ORDER BY id LIMIT ?`,
-        [String(cursor), String(hi), windowFrom, shift(dbNow, 1), shift(windowFrom, zone), shift(dbNow, 1 + zone), sweepRowLimit]);
-      const rows = updated as SourceRow[];
+      const rows = await sourceRowsUpdated(conn, table, cursor, hi,
+        [[windowFrom, shift(dbNow, 1)], [shift(windowFrom, zone), shift(dbNow, 1 + zone)]], sweepRowLimit);
       c.metrics.pollRows.inc({ read: 'sweep' }, rows.length);
-      const [top] = await conn.query(`SELECT coalesce(max(id), 0) AS m FROM \`${table}\``);
+      const top = await sourceMaxId(conn, table);
       if (rows.length === sweepRowLimit) cursor = BigInt(String(rows[rows.length - 1]!.id));
-      else if (hi >= BigInt(String((top as { m: unknown }[])[0]!.m))) {
+      else if (hi >= top) {
         cursor = 0n;
         windowFrom = nextFrom;
       } else cursor = hi;
@@ -425,7 +424,7 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
     if (!committed) await main.abort(error);
     throw error;
   } finally {
-    await conn.query('COMMIT');
+    await endSnapshot(conn);
   }
   // the balances now match the source's rows (written, or compared equal)
   if (!badBalances) remember(knownBalances, mappedBalances);
@@ -433,7 +432,6 @@ async function pollOnce(c: PollingContext, conn: SourceConnection,
   c.log.debug({ ms: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])), visibleMs, firstMs, earlyMs, firstChanges, applyMs, changes: changes.length,
     balancesRead: byIdSize, rssMB: Math.round(process.memoryUsage().rss / 2 ** 20) }, 'poll');
   if (rewinds.size) knownBalances.clear();
-  for (const [chain, height] of rewinds) await resyncChain(c.sql, conn, chain, height, c.apply, c.log);
   c.metrics.transactions.inc();
   c.metrics.lastApplied.set(Date.now() / 1000);
   return more;

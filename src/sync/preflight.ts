@@ -3,10 +3,11 @@
 // read model was filled from (two indexes are never mixed).
 import type { Sql } from '../db/client.js';
 import { listMigrations } from '../db/migrate.js';
-import { readSourceState, type SyncSourceState } from '../db/sync-state.js';
+import { readSourceState, type SyncSourceState } from './target/state.js';
 import { checkCdc, sourceIdentity, type CdcReport } from './source/cdc.js';
 import type { SourceConnection } from './source/connection.js';
 import { checkSourceSchema, type SchemaProblem } from './source/schema.js';
+import { caseOnlyTicks, outOfRangeTxs, serverIdsInUse } from './source/hazards.js';
 
 export interface PreflightReport {
   source: { version: string; serverUuid: string; database: string };
@@ -31,15 +32,11 @@ const hazardSample = 10_000;
  */
 async function sampleHazards(conn: SourceConnection): Promise<string[]> {
   const warnings: string[] = [];
-  const [dups] = await conn.query(`SELECT lower(chain) AS chain, lower(protocol) AS protocol, lower(tick) AS tick, count(*) AS n,
-      min(id) AS first_id FROM inscriptions GROUP BY lower(chain), lower(protocol), lower(tick) HAVING count(*) > 1 ORDER BY 5 LIMIT 10`);
-  for (const d of dups as { chain: string; protocol: string; tick: string; n: number | string; first_id: number | string }[]) {
+  for (const d of await caseOnlyTicks(conn)) {
     warnings.push(`inscriptions: ${d.n} ticks ${d.chain}/${d.protocol}/${d.tick} differ only in case (the indexer lower-cases ticks): ` +
       `inscription ${d.first_id} is kept, the others and their rows are bad rows`);
   }
-  const [big] = await conn.query(`SELECT id, block_height, position_in_block FROM (SELECT id, block_height, position_in_block FROM txs
-      ORDER BY id DESC LIMIT ${hazardSample}) s WHERE block_height > 9223372036854775807 OR position_in_block > 9223372036854775807 LIMIT 10`);
-  for (const b of big as { id: unknown; block_height: unknown; position_in_block: unknown }[]) {
+  for (const b of await outOfRangeTxs(conn, hazardSample)) {
     warnings.push(`txs row ${String(b.id)}: block_height ${String(b.block_height)} / position_in_block ${String(b.position_in_block)} ` +
       'above the read model\'s bigint range: a bad row');
   }
@@ -102,10 +99,9 @@ export async function preflight(conn: SourceConnection, sql: Sql, database: stri
 /** Who else uses `serverId` on the source: the server itself, or a replica it lists (SHOW SLAVE HOSTS: those
  *  that register; another sync does not, and is found by the follow instead, which retries). */
 async function serverIdClash(conn: SourceConnection, serverId: number): Promise<string | null> {
-  const [own] = await conn.query('SELECT @@server_id AS id');
-  if (Number((own as { id: unknown }[])[0]?.id) === serverId) return 'the source server\'s own server_id';
-  const [hosts] = await conn.query('SHOW SLAVE HOSTS').catch(() => [[]] as unknown[]);
-  const replica = (hosts as Record<string, unknown>[]).find((h) => Number(h.Server_id) === serverId);
+  const { own, replicas } = await serverIdsInUse(conn);
+  if (own === serverId) return 'the source server\'s own server_id';
+  const replica = replicas.find((h) => Number(h.Server_id) === serverId);
   return replica ? `used by the replica ${String(replica.Host ?? '')}:${String(replica.Port ?? '')}` : null;
 }
 

@@ -1,19 +1,18 @@
 // A manual rewind in the source: an operator deletes a chain's rows above a height and lowers its `block`
 // row (the indexer then re-indexes from there). Seen as the height going down (both follow modes), as
-// DELETEs in the binlog, or as ids that vanish (the polling sweep). The affected chain is then re-synced:
-// range by range, the chain's ids of every insert-only table are compared with the source's, rows the
-// source no longer has are deleted (children before their tick) and rows the read model lacks are copied;
-// the chain's balances are re-read whole (changed ones written, vanished ones deleted); the polling id
-// watermarks are lowered to the source's highest ids. No stale row above the height is left behind.
-import type { Sql } from '../db/client.js';
-import { changedBalances, type Tx } from '../db/sync-apply.js';
-import { beginKeptBalances, chainIds, deleteUnkeptBalances, keepBalances, maxChainId } from '../db/sync-rewind.js';
-import { deleteHistory, deleteMovements, deleteTicks, deleteTransactions, deleteUtxos } from '../db/sync-apply.js';
-import * as state from '../db/sync-state.js';
+// DELETEs in the binlog, or as ids that vanish (the polling sweep). The affected chain is then re-synced
+// from one source snapshot inside the follow's read-model transaction: per insert-only table, the chain's
+// ids are compared with the source's, rows the read model lacks are copied and rows the source no longer
+// has are deleted (children before their tick); the chain's balances are re-read whole; the polling id
+// watermarks are lowered to the source's highest ids.
+import { chainIds, beginKeptBalances, deleteUnkeptBalances, keepBalances, maxChainId } from './target/rewind.js';
+import { changedBalances } from './target/compare.js';
+import { deleteHistory, deleteMovements, deleteTicks, deleteTransactions, deleteUtxos, type Tx } from '../db/writes.js';
+import * as state from './target/state.js';
 import { applyChanges, type ApplyOptions, type Change } from './apply.js';
-import { mapBalance, type SourceRow } from './mapping.js';
+import { mapBalance } from './mapping.js';
+import { sourceChainBalances, sourceIds, sourceMaxId, sourceRowsById } from './source/reads.js';
 import type { SourceConnection } from './source/connection.js';
-import { selectRows } from './source/schema.js';
 import type { Logger } from './log.js';
 
 /** Ticks first when copying (children need them), children first when deleting. */
@@ -28,13 +27,6 @@ const span = 50_000n;
 const page = 5_000;
 
 export interface RewindResult { chain: string; deleted: Record<string, number>; copied: Record<string, number>; balancesDeleted: number }
-
-async function sourceMax(conn: SourceConnection, table: string, chain?: string): Promise<bigint> {
-  const [rows] = chain
-    ? await conn.query(`SELECT coalesce(max(id), 0) AS m FROM \`${table}\` WHERE chain = ?`, [chain])
-    : await conn.query(`SELECT coalesce(max(id), 0) AS m FROM \`${table}\``);
-  return BigInt(String((rows as { m: string }[])[0]!.m));
-}
 
 /** The chains a source transaction rewinds: a lowered or deleted `block` row, or any delete of a synced row
  *  (the indexer never deletes). */
@@ -53,84 +45,86 @@ export function rewoundChains(changes: Change[]): Map<string, string | null> {
   return out;
 }
 
+/** Adds the rewinds of `found` to `into`; a known height wins over an unknown one. */
+export function noteRewinds(into: Map<string, string | null>, found: Map<string, string | null>): void {
+  for (const [chain, height] of found) if (!into.has(chain) || height !== null) into.set(chain, height);
+}
+
 /**
- * Re-syncs one chain with the source (see above). `height` is the lowered height (for the log). The source is
- * read in one consistent snapshot and every change is committed in one read-model transaction (issue 25,
- * D3): a reader sees the chain as it was or as the snapshot has it, never a state the source never had
- * (copied pages without the rows deleted, one table's new rows without another's).
+ * Re-syncs one chain inside the caller's read-model transaction `tx`, from the snapshot `conn` holds open:
+ * the chain then shows that snapshot's state, and a reader sees it only with the rest of `tx`. `height` is
+ * the lowered height (for the log).
  */
-export async function resyncChain(sql: Sql, conn: SourceConnection, chain: string, height: string | null, apply: ApplyOptions,
+export async function resyncInSnapshot(tx: Tx, conn: SourceConnection, chain: string, height: string | null, apply: ApplyOptions,
   log: Logger): Promise<RewindResult> {
   log.warn({ chain, height }, 'rewind in the source: re-syncing the chain');
-  await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
-  try {
-    const result = await sql.begin((tx) => resyncIn(tx as Tx, conn, chain, apply));
-    log.warn({ ...result, height }, 'rewind re-sync done');
-    return result;
-  } finally {
-    await conn.query('COMMIT').catch(() => {});
+  const result: RewindResult = { chain, deleted: {}, copied: {}, balancesDeleted: 0 };
+  const gone = new Map<string, string[]>();
+  for (const t of tables) {
+    const found = await copyMissing(tx, conn, t.source, chain, apply);
+    result.copied[t.source] = found.copied;
+    gone.set(t.source, found.gone);
+  }
+  await beginKeptBalances(tx);
+  await rereadBalances(tx, conn, chain, apply);
+  for (const t of [...tables].reverse()) {
+    const ids = gone.get(t.source)!;
+    for (let i = 0; i < ids.length; i += page) await t.remove(tx, ids.slice(i, i + page));
+    result.deleted[t.source] = ids.length;
+    if (t.source === 'address_txs') result.balancesDeleted = await deleteUnkeptBalances(tx, chain);
+  }
+  await lowerWatermarks(tx, conn);
+  log.warn({ ...result, height }, 'rewind re-sync done');
+  return result;
+}
+
+/** Copies a table's rows of the chain the read model lacks; returns how many, and the ids the source no longer has. */
+async function copyMissing(tx: Tx, conn: SourceConnection, table: string, chain: string, apply: ApplyOptions) {
+  const top = [await sourceMaxId(conn, table, chain), await maxChainId(tx, table, chain)].reduce((a, b) => (a > b ? a : b));
+  let copied = 0;
+  const gone: string[] = [];
+  for (let lo = 0n; lo < top; lo += span) {
+    const theirs = await sourceIds(conn, table, lo, lo + span, chain);
+    const mine = new Set(await chainIds(tx, table, chain, lo, lo + span));
+    gone.push(...[...mine].filter((id) => !theirs.has(id)));
+    const missing = [...theirs].filter((id) => !mine.has(id));
+    for (let i = 0; i < missing.length; i += page) {
+      const changes: Change[] = (await sourceRowsById(conn, table, missing.slice(i, i + page))).map((row) => ({ table, kind: 'insert', row }));
+      await applyChanges(tx, changes, apply);
+      copied += changes.length;
+    }
+  }
+  return { copied, gone };
+}
+
+/** The source's whole set of the chain's balances: changed ones written, all of them kept (the rest is deleted later). */
+async function rereadBalances(tx: Tx, conn: SourceConnection, chain: string, apply: ApplyOptions): Promise<void> {
+  let last = '0';
+  for (;;) {
+    const batch = await sourceChainBalances(conn, chain, last, page);
+    if (!batch.length) return;
+    last = String(batch[batch.length - 1]!.id);
+    const mapped = batch.flatMap((row) => { try { return [{ ...mapBalance(row, apply.ctx), row }]; } catch { return []; } });
+    await keepBalances(tx, mapped.map((m) => ({ chain: m.chain, protocol: m.protocol, tick: m.tick, address: m.address })));
+    const changed = new Set((await changedBalances(tx, mapped)).map((m) => m.row));
+    const mappable = new Set(mapped.map((m) => m.row));
+    // unmappable rows go on to be reported by the apply
+    await applyChanges(tx, batch.filter((row) => changed.has(row) || !mappable.has(row))
+      .map((row) => ({ table: 'balances', kind: 'update' as const, row })), apply);
+    if (batch.length < page) return;
   }
 }
 
-async function resyncIn(tx: Tx, conn: SourceConnection, chain: string, apply: ApplyOptions): Promise<RewindResult> {
-  const result: RewindResult = { chain, deleted: {}, copied: {}, balancesDeleted: 0 };
-  const deletes: { source: string; remove: (tx: Tx, ids: string[]) => Promise<void>; ids: string[] }[] = [];
-  // copies first (ticks before children), deletes after (children before ticks)
-  for (const t of tables) {
-    const top = [await sourceMax(conn, t.source, chain), await maxChainId(tx, t.source, chain)].reduce((a, b) => (a > b ? a : b));
-    let copied = 0;
-    const gone: string[] = [];
-    for (let lo = 0n; lo < top; lo += span) {
-      const hi = lo + span;
-      const [rows] = await conn.query(`SELECT id FROM \`${t.source}\` WHERE chain = ? AND id > ? AND id <= ?`, [chain, String(lo), String(hi)]);
-      const theirs = new Set((rows as { id: unknown }[]).map((r) => String(r.id)));
-      const mine = new Set(await chainIds(tx, t.source, chain, lo, hi));
-      gone.push(...[...mine].filter((id) => !theirs.has(id)));
-      const missing = [...theirs].filter((id) => !mine.has(id));
-      for (let i = 0; i < missing.length; i += page) {
-        const [found] = await conn.query(`${selectRows(t.source)} WHERE id IN (?) ORDER BY id`, [missing.slice(i, i + page)]);
-        const changes: Change[] = (found as SourceRow[]).map((row) => ({ table: t.source, kind: 'insert', row }));
-        await applyChanges(tx, changes, apply);
-        copied += changes.length;
-      }
-    }
-    deletes.push({ ...t, ids: gone });
-    result.copied[t.source] = copied;
-  }
-  // balances: the source's whole set for the chain; changed ones written, the others kept; the rest deleted
-  {
-    await beginKeptBalances(tx as Tx);
-    let last = '0';
-    for (;;) {
-      const [rows] = await conn.query('SELECT * FROM balances WHERE chain = ? AND id > ? ORDER BY id LIMIT ?', [chain, last, page]);
-      const batch = rows as SourceRow[];
-      if (!batch.length) break;
-      last = String(batch[batch.length - 1]!.id);
-      const mapped = batch.flatMap((row) => { try { return [{ ...mapBalance(row, apply.ctx), row }]; } catch { return []; } });
-      await keepBalances(tx as Tx, mapped.map((m) => ({ chain: m.chain, protocol: m.protocol, tick: m.tick, address: m.address })));
-      const changed = new Set((await changedBalances(tx as Tx, mapped)).map((m) => m.row));
-      const mappable = new Set(mapped.map((m) => m.row));
-      // unmappable rows go on to be reported by the apply
-      await applyChanges(tx as Tx, batch.filter((row) => changed.has(row) || !mappable.has(row))
-        .map((row) => ({ table: 'balances', kind: 'update' as const, row })), apply);
-      if (batch.length < page) break;
-    }
-    for (const d of [...deletes].reverse()) {
-      for (let i = 0; i < d.ids.length; i += page) await d.remove(tx as Tx, d.ids.slice(i, i + page));
-      result.deleted[d.source] = d.ids.length;
-      if (d.source === 'address_txs') result.balancesDeleted = await deleteUnkeptBalances(tx as Tx, chain);
-    }
-    // polling: rows the indexer writes again get new ids; the watermarks may not stay above vanished ones
-    const polls = await state.readPollState(tx as Tx);
-    for (const t of ['inscriptions', 'address_txs', 'txs', 'balance_txn']) {
-      const s = polls.get(t);
-      if (!s) continue;
-      const max = await sourceMax(conn, t);
-      if (BigInt(s.high_id.split('.')[0]!) > max) {
-        const gaps = Object.fromEntries(Object.entries(s.gaps).filter(([id]) => BigInt(id) <= max));
-        await state.savePollState(tx, { ...s, high_id: String(max), gaps });
-      }
+/** Polling: rows the indexer writes again get new ids; the watermarks may not stay above vanished ones. */
+async function lowerWatermarks(tx: Tx, conn: SourceConnection): Promise<void> {
+  const polls = await state.readPollState(tx);
+  for (const t of ['inscriptions', 'address_txs', 'txs', 'balance_txn']) {
+    const s = polls.get(t);
+    if (!s) continue;
+    const max = await sourceMaxId(conn, t);
+    if (BigInt(s.high_id.split('.')[0]!) > max) {
+      const gaps = Object.fromEntries(Object.entries(s.gaps).filter(([id]) => BigInt(id) <= max));
+      await state.savePollState(tx, { ...s, high_id: String(max), gaps });
     }
   }
-  return result;
 }

@@ -5,7 +5,7 @@ import type { Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { createSql, type Sql } from '../db/client.js';
 import { migrate } from '../db/migrate.js';
-import { recordSource } from '../db/sync-state.js';
+import { recordSource } from './target/state.js';
 import type { ApplyOptions } from './apply.js';
 import { backfill } from './backfill.js';
 import { followBinlog } from './binlog.js';

@@ -8,15 +8,15 @@
 // rows the source no longer has are deleted), all in one read-model transaction.
 import { createHash } from 'node:crypto';
 import type { Sql } from '../db/client.js';
-import type { Tx } from '../db/sync-apply.js';
-import { balancesOf, maxValueId, valueRows, type ValueTable } from '../db/sync-verify.js';
+import type { Tx } from '../db/writes.js';
+import { balancesOf, maxValueId, valueRows, type ValueTable } from './target/verify.js';
 import { applyChanges, type ApplyOptions, type Change } from './apply.js';
 import {
   mapBalance, mapBalanceTxn, mapMovement, mapTick, mapTransaction, mapUtxo, normalizeDecimal, tickKeyString, type MapContext,
   type SourceRow,
 } from './mapping.js';
 import type { SourceConnection } from './source/connection.js';
-import { selectRows } from './source/schema.js';
+import { beginSnapshot, endSnapshot, sourceMaxId, sourceRowsIn } from './source/reads.js';
 
 export interface ValueDifference {
   table: string;
@@ -69,11 +69,6 @@ const checksum = (lines: Iterable<string>) => {
   return h.digest('hex');
 };
 
-async function sourceMax(conn: SourceConnection, table: string): Promise<bigint> {
-  const [rows] = await conn.query(`SELECT coalesce(max(id), 0) AS m FROM \`${table}\``);
-  return BigInt(String((rows as { m: unknown }[])[0]!.m));
-}
-
 /**
  * Compares the values of every synced table; with `repair`, re-copies the differing rows in one transaction
  * of `sql` (which must then be writable). The source is read in one consistent snapshot.
@@ -87,15 +82,15 @@ export async function verifyValues(conn: SourceConnection, sql: Sql, o: { ctx: M
     if (fix) fixes.set(`${fix.table}\u0000${String(fix.row.id)}`, fix);
   };
   const step = BigInt(o.batchSize);
-  await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+  await beginSnapshot(conn);
   try {
     for (const spec of specs) {
-      const top = [await sourceMax(conn, spec.source), await maxValueId(sql, spec.target)].reduce((a, b) => (a > b ? a : b));
+      const top = [await sourceMaxId(conn, spec.source), await maxValueId(sql, spec.target)].reduce((a, b) => (a > b ? a : b));
       for (let lo = 0n; lo < top && !report.truncated; lo += step) {
         const hi = lo + step;
-        const [found] = await conn.query(`${selectRows(spec.source, false)} WHERE id > ? AND id <= ? ORDER BY id`, [String(lo), String(hi)]);
+        const found = await sourceRowsIn(conn, spec.source, lo, hi, false);
         const theirs = new Map<string, { raw: SourceRow; line: string[] | null }>();
-        for (const raw of found as SourceRow[]) {
+        for (const raw of found) {
           let line: string[] | null;
           try { line = canonical(spec, spec.map(raw, o.ctx) as Record<string, unknown>); } catch { line = null; } // a bad row: never synced
           theirs.set(String(raw.id), { raw, line });
@@ -122,7 +117,7 @@ export async function verifyValues(conn: SourceConnection, sql: Sql, o: { ctx: M
     }
     await compareBalances(conn, sql, o, step, report, note);
   } finally {
-    await conn.query('COMMIT').catch(() => {});
+    await endSnapshot(conn).catch(() => {});
   }
   if (o.repair && fixes.size) {
     const apply: ApplyOptions = { ctx: o.ctx, skipBadRows: false, onBadRow() {}, onApplied() {}, onDuplicateDeployHash() {} };
@@ -139,11 +134,11 @@ export async function verifyValues(conn: SourceConnection, sql: Sql, o: { ctx: M
 /** Balances: the source's, range by range of their ids, looked up in the read model by tick and address. */
 async function compareBalances(conn: SourceConnection, sql: Sql, o: { ctx: MapContext }, step: bigint, report: ValueReport,
   note: (d: ValueDifference, fix: Change | null) => void): Promise<void> {
-  const top = await sourceMax(conn, 'balances');
+  const top = await sourceMaxId(conn, 'balances');
   const key = (k: { chain: string; protocol: string; tick: string }, address: string) => `${tickKeyString(k)}\u0000${address.toLowerCase()}`;
   for (let lo = 0n; lo < top && !report.truncated; lo += step) {
-    const [found] = await conn.query('SELECT * FROM balances WHERE id > ? AND id <= ? ORDER BY id', [String(lo), String(lo + step)]);
-    const mapped = (found as SourceRow[]).flatMap((raw) => { try { return [{ raw, m: mapBalance(raw, o.ctx) }]; } catch { return []; } });
+    const found = await sourceRowsIn(conn, 'balances', lo, lo + step);
+    const mapped = found.flatMap((raw) => { try { return [{ raw, m: mapBalance(raw, o.ctx) }]; } catch { return []; } });
     const mine = new Map((await balancesOf(sql, mapped.map((x) => x.m))).map((b) => [key(b, b.address_key), b]));
     report.rowsCompared += mapped.length;
     const lines = (xs: string[]) => checksum(xs.sort());

@@ -4,10 +4,14 @@
 // The indexer's own counters (inscriptions_stats) are compared with the read model's as a cross-check,
 // reported but not counted: that table may legitimately disagree (its tx_cnt counts every parsed operation).
 import type { Sql } from '../db/client.js';
-import { statsDisagreements } from '../db/sync-apply.js';
-import { indexedHeights, rowsPerChain, tickCounts, type CountedTable } from '../db/sync-verify.js';
+import { statsDisagreements } from './target/compare.js';
+import { indexedHeights, rowsPerChain, tickCounts, type CountedTable } from './target/verify.js';
 import { normalizeDecimal, tickKeyOf, tickKeyString, type SourceRow } from './mapping.js';
 import type { SourceConnection } from './source/connection.js';
+import {
+  rowsPerSourceChain, sourceHeights, sourceHolders, sourceMints, sourceMovementCounts, sourceStats, sourceTickKeys, sourceTxCounts,
+} from './source/counts.js';
+import { beginSnapshot, endSnapshot } from './source/reads.js';
 
 export interface Difference {
   check: 'rows' | 'height' | 'holders' | 'minted' | 'movements' | 'transactions' | 'stats';
@@ -45,11 +49,6 @@ function addTo(map: Map<string, bigint>, key: string, v: bigint) {
   map.set(key, (map.get(key) ?? 0n) + v);
 }
 
-async function rows(conn: SourceConnection, sql: string): Promise<SourceRow[]> {
-  const [r] = await conn.query(sql);
-  return r as SourceRow[];
-}
-
 /** Reads both sides and lists the differences. The source is read in one snapshot. */
 export async function verify(conn: SourceConnection, sql: Sql): Promise<VerifyReport> {
   const differences: Difference[] = [];
@@ -67,39 +66,32 @@ export async function verify(conn: SourceConnection, sql: Sql): Promise<VerifyRe
     return s;
   };
   let stats: SourceRow[] = [];
-  await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+  await beginSnapshot(conn);
   try {
     for (const [table] of perChain) {
       const byChain = new Map<string, bigint>();
-      for (const r of await rows(conn, `SELECT chain, count(*) AS n FROM \`${table}\` GROUP BY chain`)) {
+      for (const r of await rowsPerSourceChain(conn, table)) {
         addTo(byChain, String(r.chain).toLowerCase(), BigInt(String(r.n)));
       }
       src.set(table, byChain);
     }
-    for (const r of await rows(conn, 'SELECT chain, block_number FROM block')) heights.set(String(r.chain).toLowerCase(), String(r.block_number));
-    for (const r of await rows(conn, 'SELECT chain, protocol, tick FROM inscriptions')) label(r);
-    const positive = conn.dialect === 'sqlite' ? 'CAST(balance AS REAL) > 0' : 'balance > 0';
-    for (const r of await rows(conn, `SELECT chain, protocol, tick, count(*) AS n FROM balances WHERE ${positive} GROUP BY chain, protocol, tick`)) {
+    for (const r of await sourceHeights(conn)) heights.set(String(r.chain).toLowerCase(), String(r.block_number));
+    for (const r of await sourceTickKeys(conn)) label(r);
+    for (const r of await sourceHolders(conn)) {
       addTo(holders, label(r), BigInt(String(r.n)));
     }
-    for (const r of await rows(conn, 'SELECT chain, protocol, tick, count(*) AS n FROM address_txs GROUP BY chain, protocol, tick')) {
+    for (const r of await sourceMovementCounts(conn)) {
       addTo(movements, label(r), BigInt(String(r.n)));
     }
-    for (const r of await rows(conn, 'SELECT chain, protocol, tick, count(*) AS n FROM txs GROUP BY chain, protocol, tick')) {
+    for (const r of await sourceTxCounts(conn)) {
       const k = tickKeyString(tickKeyOf(r));
       if (keys.has(k)) addTo(txCounts, k, BigInt(String(r.n)));
     }
-    if (conn.dialect === 'sqlite') {
-      // SQLite sums in floating point: exact sums are added here
-      for (const r of await rows(conn, 'SELECT chain, protocol, tick, amount FROM address_txs WHERE event = 2')) addTo(minted, label(r), units(String(r.amount)));
-    } else {
-      for (const r of await rows(conn, 'SELECT chain, protocol, tick, CAST(sum(amount) AS CHAR) AS s FROM address_txs WHERE event = 2 GROUP BY chain, protocol, tick')) {
-        addTo(minted, label(r), units(String(r.s)));
-      }
-    }
-    stats = await rows(conn, 'SELECT chain, protocol, tick, CAST(minted AS CHAR) AS minted, holders, tx_cnt FROM inscriptions_stats');
+    // SQLite sums in floating point: its mint amounts come one by one and are summed exactly here
+    for (const r of await sourceMints(conn)) addTo(minted, label(r), units(String(r.s ?? r.amount)));
+    stats = await sourceStats(conn);
   } finally {
-    await conn.query('COMMIT');
+    await endSnapshot(conn);
   }
 
   for (const [table, target] of perChain) {

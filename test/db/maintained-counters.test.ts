@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, createTestGateway, graphql, type TestDatabase } from '../support/db.js';
 import { Fixture, fakeHash } from '../support/fixtures.js';
-import { upsertBalances, upsertMovements, upsertTransactions, type Tx } from '../../src/db/sync-apply.js';
+import { upsertBalances, upsertMovements, upsertTransactions, type Tx } from '../../src/db/writes.js';
 
 // The maintained counters (ticks.minted / holders / tx_cnt and list_totals) must always equal the real
 // counts: after a bulk load (refresh_counters) and after an indexer's row-by-row writes (row triggers),

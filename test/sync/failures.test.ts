@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyChunksInto } from '../../src/db/copy.js';
+import { copyChunksInto } from '../../src/sync/target/copy.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { startSyncProcess, waitFor } from '../support/sync-process.js';

@@ -4,13 +4,13 @@ import type { Sql } from '../client.js';
 import {
   deleteHistory, deleteMovements, deleteTransactions, upsertBalances, upsertBlocks, upsertHistory, upsertMovements,
   upsertTransactions, type Tx,
-} from '../sync-apply.js';
-import type { BlockRow } from '../sync-rows.js';
+} from '../writes.js';
+import type { BlockWrite } from '../write-rows.js';
 import { BLOCKS } from './demo.js';
 
 // The demo player: a slow stream of new blocks and mints on top of the demo dataset, so that the quick
 // start's subscriptions (and any query) see the data move. Every step is one transaction written the way
-// the sync writes an indexer's changes (src/db/sync-apply.ts: the same statements, row triggers and
+// the sync writes an indexer's changes (src/sync/target/write.ts: the same statements, row triggers and
 // counters, data-version bump and live-event NOTIFY): a new block on every chain, and on one chain (in
 // turn) a mint of its playable tick by one of that tick's holders, with its transaction, movement,
 // balance and balance-history rows. Counters and totals stay exact because they are the triggers' and
@@ -142,7 +142,7 @@ async function countPlayed(sql: Sql): Promise<number> {
 }
 
 /** A mint of the tick's limit (or what is left of its supply) by its next minter, in the chain's next block. */
-async function playMint(tx: Tx, p: Playable, step: number, block: BlockRow): Promise<boolean> {
+async function playMint(tx: Tx, p: Playable, step: number, block: BlockWrite): Promise<boolean> {
   const address = p.minters[Math.floor(step / BLOCKS.length) % p.minters.length];
   if (!address) return false;
   const [m] = await tx<{ amount: string; balance: string; available: string; tx_id: string; mv_id: string; h_id: string }[]>`
@@ -173,8 +173,8 @@ async function playMint(tx: Tx, p: Playable, step: number, block: BlockRow): Pro
 }
 
 /** Every chain one block further, at the wall clock's time (a second after the chain's last block if that is later). */
-function nextBlocks(tx: Tx): Promise<BlockRow[]> {
-  return tx<BlockRow[]>`
+function nextBlocks(tx: Tx): Promise<BlockWrite[]> {
+  return tx<BlockWrite[]>`
     SELECT ib.chain, (ib.block_number + 1)::text AS block_number,
            to_char(greatest(date_trunc('second', ib.block_time) + interval '1 second', date_trunc('second', now()))
                    AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS block_time,

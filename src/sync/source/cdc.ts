@@ -91,6 +91,40 @@ export async function currentPosition(conn: SourceConnection): Promise<BinlogPos
   return { file: row.File, pos: Number(row.Position), gtid };
 }
 
+/** The binlog position of the snapshot just started: MariaDB reports it; otherwise the one read before it. */
+export async function snapshotBinlogPosition(conn: SourceConnection, before: BinlogPosition | null): Promise<BinlogPosition | null> {
+  if (!before) return null;
+  const [rows] = await conn.query(`SHOW STATUS LIKE 'binlog_snapshot_%'`);
+  const status = Object.fromEntries((rows as { Variable_name: string; Value: string }[]).map((r) => [r.Variable_name, r.Value]));
+  if (status.binlog_snapshot_file && status.binlog_snapshot_position) {
+    return { file: status.binlog_snapshot_file, pos: Number(status.binlog_snapshot_position), gtid: before.gtid };
+  }
+  return before;
+}
+
+const samePosition = (a: BinlogPosition | null, b: BinlogPosition | null) => !!a && !!b && a.file === b.file && a.pos === b.pos;
+
+/** Starts a consistent snapshot on `conn` and returns the binlog position it holds everything before:
+ *  MariaDB names it (Binlog_snapshot_*); elsewhere it is the end of the binlog when that did not move
+ *  while the snapshot began (tried again until it holds still). */
+export async function startSnapshotAt(conn: SourceConnection): Promise<BinlogPosition | null> {
+  for (let attempt = 0; ; attempt++) {
+    const before = await currentPosition(conn);
+    await conn.query('START TRANSACTION WITH CONSISTENT SNAPSHOT, READ ONLY');
+    const [status] = await conn.query("SHOW SESSION STATUS LIKE 'binlog_snapshot_%'");
+    const named = new Map((status as { Variable_name: string; Value: string }[]).map((r) => [r.Variable_name.toLowerCase(), r.Value]));
+    const file = named.get('binlog_snapshot_file');
+    if (file) return { file, pos: Number(named.get('binlog_snapshot_position')), gtid: null };
+    const after = await currentPosition(conn);
+    if (samePosition(before, after) || attempt >= 50) return after;
+    await conn.query('COMMIT');
+  }
+}
+
+/** Whether binlog position `a` is at or after `b`. */
+export const atOrAfter = (a: { file: string; pos: number }, b: { file: string; pos: number }) =>
+  a.file > b.file || (a.file === b.file && a.pos >= b.pos);
+
 /** The source database clock (UTC, as text) — polling windows are measured on it. */
 export async function sourceNow(conn: SourceConnection): Promise<string> {
   if (conn.dialect === 'sqlite') {

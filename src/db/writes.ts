@@ -1,12 +1,13 @@
 import type postgres from 'postgres';
 import type {
-  BalanceRow, BlockRow, ChainRow, HistoryRow, MovementRow, TickKey, TickRow, TransactionRow, UtxoRow,
-} from './sync-rows.js';
+  BalanceWrite, BlockWrite, ChainWrite, HistoryWrite, MovementWrite, TickKey, TickWrite, TransactionWrite, UtxoWrite,
+} from './write-rows.js';
 
 /** The (chain, protocol, tick) key of a tick as one string (the same as src/sync/mapping.ts). */
 const tickKeyString = (k: TickKey) => `${k.chain}\u0000${k.protocol}\u0000${k.tick}`;
 
-// Row-by-row writes of the sync's follow (binlog and polling). Every write is idempotent — an insert is
+// Row-by-row writes of the read model: the sync's follow (binlog and polling) and the demo player
+// (src/db/seed/player.ts, which the gateway runs, so these stay in src/db). Every write is idempotent — an insert is
 // an upsert, a delete of a missing row does nothing — because a follow resumed from a position slightly
 // before the backfill's snapshot replays changes the snapshot already holds. The read model's row
 // triggers keep the counters and bump the data version (one bump per transaction).
@@ -64,7 +65,7 @@ async function batched(tx: Tx, statement: () => Promise<unknown>): Promise<void>
   ]);
 }
 
-export async function upsertChains(tx: Tx, rows: ChainRow[]): Promise<void> {
+export async function upsertChains(tx: Tx, rows: ChainWrite[]): Promise<void> {
   if (!rows.length) return;
   await tx`
     INSERT INTO chains (chain, chain_id, outer_chain, name, logo, network_id, ext, display_order)
@@ -75,7 +76,7 @@ export async function upsertChains(tx: Tx, rows: ChainRow[]): Promise<void> {
        name = EXCLUDED.name, logo = EXCLUDED.logo, network_id = EXCLUDED.network_id, ext = EXCLUDED.ext`;
 }
 
-export async function upsertBlocks(tx: Tx, rows: BlockRow[]): Promise<void> {
+export async function upsertBlocks(tx: Tx, rows: BlockWrite[]): Promise<void> {
   if (!rows.length) return;
   await tx`
     INSERT INTO indexed_blocks (chain, block_number, block_time, indexed_at)
@@ -90,7 +91,7 @@ export async function deleteBlocks(tx: Tx, chains: string[]): Promise<void> {
 }
 
 /** Upserts ticks by source id; returns the (chain, deploy_hash) duplicates these rows created. */
-export async function upsertTicks(tx: Tx, rows: TickRow[]): Promise<{ chain: string; deploy_hash: string; tick_id: string; first_id: string }[]> {
+export async function upsertTicks(tx: Tx, rows: TickWrite[]): Promise<{ chain: string; deploy_hash: string; tick_id: string; first_id: string }[]> {
   if (!rows.length) return [];
   await tx`
     INSERT INTO ticks (id, chain, protocol, tick, name, limit_per_mint, deploy_by, total_supply, deploy_hash,
@@ -124,7 +125,7 @@ export async function deleteTicks(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length) await tx`DELETE FROM ticks WHERE id = ANY(${ids}::bigint[])`;
 }
 
-export async function upsertBalances(tx: Tx, rows: BalanceRow[]): Promise<void> {
+export async function upsertBalances(tx: Tx, rows: BalanceWrite[]): Promise<void> {
   if (!rows.length) return;
   const withIds = await withTickIds(tx, rows);
   // the first casing of an address is kept: a conflicting row only updates the amounts. Holders change
@@ -150,7 +151,7 @@ export async function upsertBalances(tx: Tx, rows: BalanceRow[]): Promise<void> 
     d AS (SELECT tick_id, sum(n) AS delta FROM x GROUP BY tick_id)
     UPDATE ticks t SET holders = t.holders + d.delta FROM d WHERE t.id = d.tick_id AND d.delta <> 0`);
 }
-export async function deleteBalances(tx: Tx, rows: BalanceRow[]): Promise<void> {
+export async function deleteBalances(tx: Tx, rows: BalanceWrite[]): Promise<void> {
   if (!rows.length) return;
   const ids = await tickIds(tx, rows);
   const keyed = rows.flatMap((r) => (ids.get(tickKeyString(r)) ? [{ tick_id: ids.get(tickKeyString(r))!, address: r.address }] : []));
@@ -158,7 +159,7 @@ export async function deleteBalances(tx: Tx, rows: BalanceRow[]): Promise<void> 
             WHERE b.tick_id = r.tick_id AND b.address_key = lower(r.address)`;
 }
 
-export async function upsertMovements(tx: Tx, rows: MovementRow[]): Promise<void> {
+export async function upsertMovements(tx: Tx, rows: MovementWrite[]): Promise<void> {
   if (!rows.length) return;
   const withIds = await withTickIds(tx, rows);
   const unique = lastBy(withIds, byId);
@@ -188,7 +189,7 @@ export async function deleteMovements(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length) await tx`DELETE FROM address_txs WHERE id = ANY(${ids}::bigint[])`;
 }
 
-export async function upsertTransactions(tx: Tx, rows: TransactionRow[]): Promise<void> {
+export async function upsertTransactions(tx: Tx, rows: TransactionWrite[]): Promise<void> {
   if (!rows.length) return;
   const unique = lastBy(rows, byId);
   // tx counts and list totals change once per (chain, protocol, tick) and statement (sql/009)
@@ -226,7 +227,7 @@ export async function deleteTransactions(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length) await tx`DELETE FROM transactions WHERE id = ANY(${ids}::bigint[])`;
 }
 
-export async function upsertUtxos(tx: Tx, rows: UtxoRow[]): Promise<void> {
+export async function upsertUtxos(tx: Tx, rows: UtxoWrite[]): Promise<void> {
   if (!rows.length) return;
   const withIds = await withTickIds(tx, rows);
   await tx`
@@ -247,7 +248,7 @@ export async function deleteUtxos(tx: Tx, ids: string[]): Promise<void> {
  * model (same chain and hash; the flush's txs rows are written before its balance_txn rows). Returns the
  * rows with a height, and the ids of those whose transaction is not there (the caller's bad rows).
  */
-export async function withBlockHeights(tx: Tx, rows: HistoryRow[]): Promise<{ rows: HistoryRow[]; missing: string[] }> {
+export async function withBlockHeights(tx: Tx, rows: HistoryWrite[]): Promise<{ rows: HistoryWrite[]; missing: string[] }> {
   const need = rows.filter((r) => r.block_height === null);
   if (!need.length) return { rows, missing: [] };
   const found = await tx<{ i: number; h: string | null }[]>`
@@ -255,7 +256,7 @@ export async function withBlockHeights(tx: Tx, rows: HistoryRow[]): Promise<{ ro
       FROM jsonb_to_recordset(${tx.json(need.map((r, i) => ({ i, chain: r.chain, tx_hash: r.tx_hash })) as never)}::jsonb)
            AS r (i int, chain text, tx_hash text)`;
   const heights = new Map(found.map((f) => [f.i, f.h]));
-  const missing = new Set<HistoryRow>();
+  const missing = new Set<HistoryWrite>();
   need.forEach((r, i) => {
     const h = heights.get(i) ?? null;
     if (h === null || r.tx_hash === '') missing.add(r);
@@ -265,7 +266,7 @@ export async function withBlockHeights(tx: Tx, rows: HistoryRow[]): Promise<{ ro
 }
 
 /** balance_txn rows by source id; the intervals (valid_to) follow by the table's statement triggers (sql/011). */
-export async function upsertHistory(tx: Tx, rows: HistoryRow[]): Promise<void> {
+export async function upsertHistory(tx: Tx, rows: HistoryWrite[]): Promise<void> {
   if (!rows.length) return;
   const withIds = await withTickIds(tx, rows);
   await tx`
@@ -284,45 +285,4 @@ export async function upsertHistory(tx: Tx, rows: HistoryRow[]): Promise<void> {
 }
 export async function deleteHistory(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length) await tx`DELETE FROM balance_history WHERE id = ANY(${ids}::bigint[])`;
-}
-
-/** Polling reads the source's chain_info and block whole and writes the rows that differ: the read model's
- *  chains (chain → its columns joined by '|') and heights (chain → 'height|block time in ms'). */
-export async function chainFingerprints(sql: postgres.Sql<Record<string, never>>): Promise<Map<string, string>> {
-  const rows = await sql<{ chain: string; j: string }[]>`
-    SELECT chain, concat_ws('|', chain_id, outer_chain, name, logo, network_id, ext) AS j FROM chains`;
-  return new Map(rows.map((r) => [r.chain, r.j]));
-}
-export async function indexedFingerprints(sql: postgres.Sql<Record<string, never>>): Promise<Map<string, string>> {
-  const rows = await sql<{ chain: string; j: string }[]>`
-    SELECT chain, block_number::text || '|' || (extract(epoch FROM block_time) * 1000)::bigint AS j FROM indexed_blocks`;
-  return new Map(rows.map((r) => [r.chain, r.j]));
-}
-
-/** The balances whose amounts differ from the read model's (polling re-reads a window of unchanged rows:
- *  writing them would bump the data version and empty the gateway's caches for nothing). */
-export async function changedBalances<T extends BalanceRow>(tx: Tx | postgres.Sql<Record<string, never>>, rows: T[]): Promise<T[]> {
-  if (!rows.length) return [];
-  const same = await tx<{ i: number }[]>`
-    SELECT r.i FROM jsonb_to_recordset(${tx.json(rows.map((r, i) => ({ ...r, i })) as never)}::jsonb)
-           AS r (i int, chain text, protocol text, tick text, address text, balance numeric, available numeric)
-      JOIN ticks t ON t.chain = r.chain AND t.protocol = r.protocol AND t.tick = r.tick
-      JOIN balances b ON b.tick_id = t.id AND b.address_key = lower(r.address)
-     WHERE b.balance = r.balance AND b.available = r.available`;
-  const skip = new Set(same.map((s) => s.i));
-  return rows.filter((_, i) => !skip.has(i));
-}
-
-/** Ticks whose derived counters differ from an indexer's own stats (inscriptions_stats, a cross-check). */
-export async function statsDisagreements(sql: postgres.Sql<Record<string, never>>, stats: { chain: string; protocol: string;
-  tick: string; minted: string; holders: string; tx_cnt: string }[]) {
-  if (!stats.length) return [];
-  return sql<{ chain: string; protocol: string; tick: string; minted: string; holders: string; tx_cnt: string;
-    source_minted: string; source_holders: string; source_tx_cnt: string }[]>`
-    SELECT t.chain, t.protocol, t.tick, t.minted::text AS minted, t.holders::text AS holders, t.tx_cnt::text AS tx_cnt,
-           s.minted::text AS source_minted, s.holders::text AS source_holders, s.tx_cnt::text AS source_tx_cnt
-      FROM jsonb_to_recordset(${sql.json(stats as never)}::jsonb) AS s (chain text, protocol text, tick text, minted numeric,
-           holders bigint, tx_cnt bigint)
-      JOIN ticks t ON t.chain = s.chain AND t.protocol = s.protocol AND t.tick = s.tick
-     WHERE t.minted <> s.minted OR t.holders <> s.holders OR t.tx_cnt <> s.tx_cnt`;
 }

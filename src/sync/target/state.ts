@@ -1,5 +1,5 @@
 import type postgres from 'postgres';
-import type { Sql } from './client.js';
+import type { Sql } from '../../db/client.js';
 
 // The sync's own state (sql/008_sync.sql): the source's identity and follow position, backfill ranges
 // and polling watermarks. Writes take the caller's transaction so the state commits with the data.

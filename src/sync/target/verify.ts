@@ -1,4 +1,4 @@
-import type { Sql } from './client.js';
+import type { Sql } from '../../db/client.js';
 
 // The read model's side of the sync's reconciliation (`--verify`, src/sync/verify.ts): counts over the
 // read model, compared there with the same counts over the source. Read-only.

@@ -1,8 +1,9 @@
-import type { Sql } from './client.js';
-import type { Tx } from './sync-apply.js';
+import type { Sql } from '../../db/client.js';
+import type { Tx } from '../../db/writes.js';
 
-// Read-model side of a chain's re-sync after a manual rewind in the source (src/sync/rewind.ts): the ids a
-// chain holds per table, and the balances of a chain the source no longer has.
+// Read-model side of a chain's re-sync after a manual rewind in the source (src/sync/rewind.ts) and of the
+// polling delete sweep (src/sync/deletes.ts): the ids a chain (or a table) holds, and the balances of a
+// chain the source no longer has.
 
 /** Read-model table of each source table, and how its rows are tied to a chain. */
 const chainScope: Record<string, { table: string; from: string; chain: string }> = {
@@ -25,6 +26,18 @@ export async function chainIds(sql: Sql | Tx, source: string, chain: string, lo:
   const s = chainScope[source]!;
   const rows = await sql.unsafe(`SELECT x.id::text AS id FROM ${s.from} WHERE ${s.chain} = $1 AND x.id > $2 AND x.id <= $3`,
     [chain, String(lo), String(hi)]);
+  return rows.map((r) => String(r.id));
+}
+
+/** The highest id of a read-model table (the polling delete sweep's range). */
+export async function readModelMaxId(sql: Sql, table: string): Promise<bigint> {
+  const [row] = await sql.unsafe(`SELECT coalesce(max(id), 0)::text AS m FROM ${table}`);
+  return BigInt(String(row!.m));
+}
+
+/** A read-model table's ids in (lo, hi]. */
+export async function readModelIds(sql: Sql, table: string, lo: bigint, hi: bigint): Promise<string[]> {
+  const rows = await sql.unsafe(`SELECT id::text AS id FROM ${table} WHERE id > $1 AND id <= $2`, [String(lo), String(hi)]);
   return rows.map((r) => String(r.id));
 }
 

@@ -2,7 +2,7 @@
 // and rebuilt afterwards from the definitions the migrations created: sql/ stays the single source of
 // truth, nothing here repeats an index definition.
 import { totalmem } from 'node:os';
-import type { Sql } from './client.js';
+import type { Sql } from '../../db/client.js';
 
 export interface IndexDef {
   table: string;

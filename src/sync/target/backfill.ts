@@ -1,9 +1,9 @@
 import { totalmem } from 'node:os';
 import postgres from 'postgres';
-import type { Sql } from './client.js';
+import type { Sql } from '../../db/client.js';
 import { copyChunksInto } from './copy.js';
-import { recordDuplicateDeployHashes, type Tx } from './sync-apply.js';
-import * as state from './sync-state.js';
+import { recordDuplicateDeployHashes, type Tx } from '../../db/writes.js';
+import * as state from './state.js';
 
 // The read model's side of the sync's backfill (src/sync/backfill.ts): the bulk connection the source's
 // ranges are copied on, the ranges themselves (each committed with the record that it is done), and the
@@ -105,7 +105,7 @@ export async function resetLostHistoryStage(sql: Sql, source: string): Promise<b
 /**
  * The staged history moved into balance_history in one pass, each row written once with its block height
  * (its transaction's: the transactions row of the same chain and hash, the lowest height if the hash was
- * written twice — as the follow looks it up, src/db/sync-apply.ts) and its interval (valid_to = the height
+ * written twice — as the follow looks it up, src/sync/target/write.ts) and its interval (valid_to = the height
  * of the same holder's next row, in the order link_balance_history() uses); the stage emptied and the
  * source table marked done in the same transaction. A staged row whose transaction is not there is left
  * out and handed to `onMissing` (up to 1,000 ids, lowest first), which may throw to roll the move back.
