@@ -84,7 +84,7 @@ export type GatewayConfig = Pick<Config,
     'SUBSCRIPTIONS_MAX_CONNECTION_SHARE'>> &
   Partial<OperationsConfig> & Partial<StoreLimits> & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>> &
   Partial<Pick<Config, 'ANONYMOUS_ACCESS' | 'ANONYMOUS_SHARE' | 'API_KEYS_RELOAD_MS' | 'QUOTA_GATEWAYS' | 'BAD_KEY_FREE_FAILURES' | 'BAD_KEY_MAX_BLOCK_S'>> &
-  // issue 23 (pressure): history depth, load shedding
+  // history depth, load shedding
   Partial<Pick<Config, 'HISTORY_MAX_OFFSET' | 'SHED_EVENT_LOOP_LAG_MS' | 'SHED_CLIENT_MIN_BYTES'>>;
 
 /** Running the gateway rather than answering for it: logging, metrics, the data version, the response cache. */
@@ -134,7 +134,7 @@ export function createGateway(
     // the store's admission gate (built below, once the metrics can observe it)
     poolState: () => store.poolState(),
   });
-  // Cache keys carry the data version of the source the request is pinned to (src/db/sources.ts): the
+  // Cache keys carry the data version of the source the request is pinned to (src/db/source-router.ts): the
   // one it had when the request began. The store takes a key only while that source is still at that
   // version (a source that moved on during the request may have answered from newer data).
   const versionOf = (snapshot: { epoch: string; version: string } | null) => (snapshot ? keyVersion(snapshot) : null);

@@ -7,7 +7,7 @@ import type { QuotaLimits } from './limits.js';
 
 // The gateway's copy of api_keys (sql/018), read with its read-only role and kept in memory: a lookup costs
 // a map read and one SHA-256, never a round trip. Reloaded whole (a few rows per partner) when the
-// trigger's NOTIFY igw_api_keys arrives — within a second or two on every gateway — and every `reloadMs`
+// trigger's NOTIFY igw_api_keys arrives, and every `reloadMs`
 // in case a notification was lost (a reconnect, a pooler that drops LISTEN, the embedded engine).
 
 /** A valid key as the rest of the gateway sees it: its name and prefix may be logged, nothing else of it. */

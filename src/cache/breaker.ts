@@ -6,7 +6,7 @@
 // Hand-written rather than opossum: opossum's half-open state lets the next real call through as the
 // probe (a request would wait out the timeout), it wraps every call in its own promise, timer and events
 // (this sits on every cache lookup), and its rolling-window percentages are more than "N failures in a
-// row" needs. What is needed here is ~50 lines.
+// row" needs.
 //
 // Why a span as well as a count: one stall of the event loop (GC, a starved CPU) longer than the command
 // timeout fails every command in flight at once — their timers fire before their replies are read — on a

@@ -5,29 +5,11 @@ import type { Metrics } from '../observability/metrics.js';
 import { Breaker, type BreakerState } from './breaker.js';
 import { versionPrefix } from './keys.js';
 
-// One response store for both surfaces: an in-memory LRU bounded in bytes by default, or one shared Redis
-// when REDIS_URL is set (several replicas: one cache, and one invalidation since the data version is read
-// from the database by each of them).
-//
-// What is stored is the response as serialised JSON text (a GraphQL `{"data":…}` body, a JSON-RPC
-// `result` member), never an object: a hit is written out as it is, without walking or re-serialising
-// anything, and the size of an entry is known before it is kept. An entry larger than `maxEntryBytes`
-// is not kept at all (memory or Redis), and the in-memory total stays under `maxBytes` (least recently
-// used entries are evicted first).
-//
-// With Redis, a small in-process level sits in front of it (CACHE_LOCAL_MAX_BYTES, an LRU like the memory
-// store): a hit there costs no round trip, a Redis hit is copied into it, and every answer stored goes to
-// both. While Redis is down, hung or skipped by its breaker, the local level still answers what this
-// gateway has answered before, so an outage does not send every request to the database. Both levels
-// take and answer only keys of the current data version: the same never-stale rule.
-//
-// Invalidation is by key, not by deletion: every key carries the data version, and this store answers
-// only keys of the version the gateway currently knows. Older entries are never read again; they expire
-// (TTL) or are evicted.
-//
-// Redis fails soft: every command has a short timeout (REDIS_COMMAND_TIMEOUT_MS), nothing is queued while
-// it is disconnected, and a circuit breaker (./breaker.ts) skips it altogether after a few failures in a
-// row, probing it back in the background. A lookup the store cannot answer is a `bypass`, not a miss.
+// The response store of both surfaces: an in-memory LRU bounded in bytes, or Redis (REDIS_URL) with a small
+// in-process level in front. Entries are serialised JSON text, so a hit is written out as it is and its
+// size is known before it is kept. Invalidation is by key: every key carries the data version and only
+// keys of the current one are read or stored. Redis fails soft (short timeouts, no queue, a breaker):
+// a lookup it cannot answer is a `bypass`, not a miss.
 
 /** What `get` answers when the store cannot be used now (Redis down, hung, or its breaker open). */
 export const bypassed = Symbol('cache bypassed');

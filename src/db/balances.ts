@@ -52,8 +52,7 @@ export function createBalanceStore(sql: Sql, run: Runner) {
     /**
      * One page of positive balances (holders) for each tick, in one statement (balances_holders index).
      * Deferred join: the page's keys come from an index-only scan of balances_holders, so an offset skips
-     * index entries, not table rows (offset 100,000 of the biggest tick: ~25 ms instead of ~250 ms), then
-     * only the page's rows are read through the primary key.
+     * index entries, not table rows, then only the page's rows are read through the primary key.
      */
     async holdersOfTicks(tickIds: readonly string[], page: PageRequest): Promise<Map<string, Page<BalanceRow>>> {
       const rows = await run(sql<(BalanceRow & { parent: string })[]>`

@@ -33,9 +33,9 @@ const fixedFragments = new WeakMap<Sql, Map<string, Fragment>>();
 
 /**
  * `sql.unsafe(text)` built once per Sql and text, for texts from the code's own lists (never input): a
- * postgres.js fragment is a Query (a Promise with its resolvers) and every statement used to allocate
- * several of them for the same constant pieces (ORDER BY, LIMIT, casts, empty conditions). A fragment is
- * only read when a statement embedding it is built, so one object serves every statement.
+ * postgres.js fragment is a Query (a Promise with its resolvers), too costly to allocate per statement
+ * for the same constant pieces (ORDER BY, LIMIT, casts, empty conditions); a fragment is only read when a
+ * statement embedding it is built, so one object serves every statement.
  */
 export function fixed(sql: Sql, text: string): Fragment {
   let texts = fixedFragments.get(sql);

@@ -14,7 +14,7 @@ import { within } from './deadline.js';
 // backend, or B answered by A's backend, is a pooler. Another client of the same pooler releasing a
 // session at the wrong moment can hand A its own backend back, so the probe runs a few rounds (the first
 // sign ends it); what it still misses, the prepared statements lost while serving show
-// (src/db/sources.ts). Statements without parameters, never prepared: they work through any pooler.
+// (src/db/session-checks.ts). Statements without parameters, never prepared: they work through any pooler.
 
 const pidQuery = 'SELECT pg_backend_pid() AS pid';
 /** How long A's second question may wait for a server session while B holds one (a pooler with one server). */

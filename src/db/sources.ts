@@ -3,9 +3,12 @@ import { createSql, type Sql } from './client.js';
 import type { RoutedSource, Router } from './statement-runner.js';
 import { within } from './deadline.js';
 import { ReplicaBehindError, ServiceUnavailableError, isConnectFailure, isSessionLost } from './errors.js';
-import { primaryHistory } from './freshness.js';
-import { behindTransactionPooler } from './pooler-probe.js';
-import { noRequestScope, type RequestScopeAccessor } from './scope.js';
+import { primaryHistory, type PrimaryHistory } from './freshness.js';
+import { listenDelivers } from './listen-probe.js';
+import { type RequestScopeAccessor } from './scope.js';
+import { createSessionChecks, unsafeReason, type CheckedSource, type Safety } from './session-checks.js';
+import { createSender, type SendOn } from './source-send.js';
+import { createSourceRouter, type Pin } from './source-router.js';
 import { hostLabel } from '../domain/database-urls.js';
 import { createVersionWatcher, readSnapshot, type DataSnapshot, type VersionWatcher } from './version.js';
 
@@ -13,14 +16,8 @@ import { createVersionWatcher, readSnapshot, type DataSnapshot, type VersionWatc
 // (DATABASE_READ_URLS). Each has its own query pool, its own admission gate (src/db/semaphore.ts) and its
 // own connection for state reads.
 //
-// Routing is per request, not per statement: a request is pinned, at its first use, to one source in
-// rotation (replicas round robin, the primary when none is) together with the data snapshot that
-// source had then. Its cache key, its freshness extension and all its statements use that pin. Since a
-// server's data version only moves forward and the pinned snapshot was read from that very server
-// before the request began, every statement of the request sees data at least as new as the version
-// its answer is stored under: an answer from a lagging replica is stored under the replica's own
-// (older) version, never under the primary's. A statement retried elsewhere goes only to a source at
-// least as new (the primary always is).
+// Routing is per request (src/db/source-router.ts): a request is pinned to one source and the data snapshot
+// it had then, so every statement sees data at least as new as the version its answer is stored under.
 //
 // Freshness, proven and not assumed (src/db/freshness.ts): every read of the primary's data version says
 // the primary's data was at most that version when the read was sent. A replica whose version is at least
@@ -33,10 +30,7 @@ import { createVersionWatcher, readSnapshot, type DataSnapshot, type VersionWatc
 // primary's version cannot be read at all, a replica that has at least the last version the primary
 // showed keeps serving (nothing newer can be known; the lag gauge keeps growing meanwhile).
 //
-// Session checks: a session that is writable or has no statement timeout is unsafe (refused unless
-// DB_ALLOW_UNSAFE_SESSION); a transaction pooler in front of a server without DB_POOLER=pgbouncer
-// (src/db/pooler-probe.ts at start, or a prepared statement lost while serving) is refused outright: its
-// prepared statements would fail under load.
+// Session checks: src/db/session-checks.ts.
 
 export interface SourcesOptions {
   primary: { url?: string; socketPath?: string };
@@ -57,8 +51,6 @@ export interface SourcesOptions {
   /** The request a statement belongs to: each request is pinned to one source (none: always the primary). */
   scope?: RequestScopeAccessor;
 }
-
-export type Safety = 'unchecked' | 'safe' | 'unsafe';
 
 export interface Source extends RoutedSource {
   role: 'primary' | 'replica';
@@ -82,21 +74,10 @@ export interface Source extends RoutedSource {
 }
 
 /** A source with what only this module touches: its state connection, its snapshot, its session checks. */
-type Member = Source & {
-  stateSql: Sql;
+type Member = Source & CheckedSource & {
   setSnapshot(snapshot: DataSnapshot): void;
-  /** A fresh client like the pool's (the pooler probe's own connections). */
-  open(poolMax: number): Sql;
   reachable: boolean;
-  sessionChecked: boolean;
-  /** What the safety check found wrong (empty: nothing, or not checked yet). */
-  problems: string[];
 };
-
-interface Pin {
-  source: Source;
-  snapshot: DataSnapshot | null;
-}
 
 export interface Sources {
   primary: Source;
@@ -108,7 +89,7 @@ export interface Sources {
   primaryStateSql: Sql;
   router: Router & {
     /** The current request's pin (chosen now if it has none): its source and that source's snapshot. */
-    pin(): Pin;
+    pin(): Pin<Source>;
     /** The pinned source's latest known snapshot (the cache refuses to store once it has moved on). */
     live(): DataSnapshot | null;
   };
@@ -123,341 +104,54 @@ export interface Sources {
   stop(): Promise<void>;
 }
 
-const listenProbeChannel = 'igw_listen_probe';
 const stateStatementTimeoutMs = 5_000;
-
-const safetyCheck = (sql: Sql) => sql<{ read_only: string; statement_timeout: string; in_recovery: boolean }[]>`
-  SELECT current_setting('transaction_read_only') AS read_only, current_setting('statement_timeout') AS statement_timeout,
-         pg_is_in_recovery() AS in_recovery`;
 
 export function createSources(options: SourcesOptions): Sources {
   const { logger } = options;
   const pooled = options.pooler === 'pgbouncer';
   const embedded = options.primary.socketPath !== undefined;
-  const sqlOptions = {
-    statementTimeoutMs: options.statementTimeoutMs, connectTimeoutS: options.connectTimeoutS, readOnly: true, pooler: options.pooler,
-  } as const;
-  const listeners: Parameters<Sources['onVersionChange']>[0][] = [];
+  const listeners: VersionListener[] = [];
   const history = primaryHistory();
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   // the bound on one state read or start-up check: a connection, then the state connection's statement
   // timeout (a misconfigured pooler can hold a statement for ever: src/db/deadline.ts)
   const stateReadMs = options.connectTimeoutS * 1_000 + stateStatementTimeoutMs;
-  const names = options.replicaNames ?? options.replicas.map((_, i) => String(i));
-  if (names.length !== options.replicas.length) {
-    throw new Error(`DATABASE_READ_NAMES: ${names.length} names for ${options.replicas.length} replicas`);
-  }
-
-  function makeSource(role: 'primary' | 'replica', target: { url?: string; socketPath?: string }, name: string): Member {
-    const sql = createSql({ ...target, ...sqlOptions, poolMax: options.poolMax, onQuery: options.onQuery });
-    // the state connection: version reads never queue behind the pool's statements
-    const stateSql = createSql({ ...target, ...sqlOptions, statementTimeoutMs: stateStatementTimeoutMs, poolMax: 1 });
-    let snapshot: DataSnapshot | null = null;
-    const source: Member = {
-      role,
-      name,
-      label: target.url ? hostLabel(target.url) : 'embedded',
-      sql,
-      stateSql,
-      // its own application_name: two short-lived sessions at start, apart from the pool's in pg_stat_activity
-      open: (poolMax) => createSql({
-        ...target, ...sqlOptions, statementTimeoutMs: stateStatementTimeoutMs, poolMax, applicationName: 'inscription-gateway-probe',
-      }),
-      // the primary's is the watcher's, set as it changes (onChange below); a replica's, set by its check
-      snapshot: () => snapshot,
-      setSnapshot: (next) => void (snapshot = next),
-      get lagMs() {
-        return role === 'primary' ? 0 : lagOf(source);
-      },
-      inRotation: role === 'primary',
-      reason: role === 'replica' ? 'not checked yet' : undefined,
-      safety: embedded ? 'safe' : 'unchecked',
-      refusal: null,
-      poolerErrors: 0,
-      reachable: role === 'primary',
-      sessionChecked: embedded,
-      problems: [],
-      send<T>(query: PromiseLike<T>): Promise<T> {
-        if (source.refusal) return Promise.reject(new ServiceUnavailableError(source.refusal));
-        if (source.safety === 'unsafe' && !options.allowUnsafeSession) return Promise.reject(new ServiceUnavailableError(unsafeReason(source)));
-        // the budget holds at the moment of reading, not only at the last check
-        if (role === 'replica' && !fresh(source)) return Promise.reject(new ReplicaBehindError());
-        return sendOn(sql, query, (error) => sessionLost(source, error));
-      },
-      failed(error) {
-        if (isSessionLost(error)) return sessionLost(source, error);
-        if (role !== 'replica') return;
-        if (error instanceof ReplicaBehindError) outOfRotation(source, 'lagging');
-        else if (isConnectFailure(error)) outOfRotation(source, 'unreachable');
-      },
-    };
-    return source;
-  }
-
-  // postgres.js 3.x: a Query holds the handler of the Sql instance that built it (the one it is sent through)
-  const handlers = new WeakMap<Sql, unknown>();
-  function handlerOf(sql: Sql): unknown {
-    let handler = handlers.get(sql);
-    if (handler === undefined) handlers.set(sql, (handler = (sql`SELECT 1` as unknown as { handler: unknown }).handler));
-    return handler;
-  }
-
-  /**
-   * Sends `query` (built by any Sql instance of this process: postgres.js queries are their template
-   * strings and arguments until awaited) on `sql`. Behind a transaction pooler each statement runs in
-   * its own read-only transaction with statement_timeout set for it: session settings do not survive
-   * there, transaction settings do. The setting and the statement are pipelined (one round trip), plus
-   * BEGIN and COMMIT. Without DB_POOLER, `onLost` hears of a prepared statement the driver found missing
-   * and prepared again on its own (a transaction pooler in front: the answer came, but only by luck).
-   */
-  function sendOn<T>(sql: Sql, query: PromiseLike<T>, onLost?: (error: unknown) => void): Promise<T> {
-    // postgres.js 3.x (pinned): a Query keeps `strings`, `args` and `options` and is sent on first await
-    const q = query as unknown as {
-      tagged: boolean; strings: TemplateStringsArray & string[]; args: unknown[]; options: object; handler: unknown; executed: boolean;
-    };
-    if (!Array.isArray(q.strings) || !Array.isArray(q.args)) throw new TypeError('not a postgres.js query');
-    // built by the very Sql it goes out on (the store's statements on the primary) and not sent yet: as it is
-    const reissue = (on: Sql) => (q.tagged
-      ? on(q.strings, ...(q.args as never[]))
-      : on.unsafe(q.strings[0]!, q.args as never[], q.options)) as unknown as Promise<T>;
-    if (!pooled) {
-      const sent = !q.executed && q.handler === handlerOf(sql) ? query as Promise<T> : reissue(sql);
-      return onLost ? watchRetry(sent, onLost) : sent;
-    }
-    return sql.begin('read only', (tx) => [
-      tx`SELECT set_config('statement_timeout', ${String(options.statementTimeoutMs)}, true)`,
-      reissue(tx as unknown as Sql),
-    ]).then((results) => (results as unknown[])[1] as T);
-  }
-
-  const primary = makeSource('primary', options.primary, 'primary');
-  const replicas = options.replicas.map((url, i) => makeSource('replica', { url }, names[i]!));
+  const names = replicaNames(options);
+  const sendOn = createSender({ pooled, statementTimeoutMs: options.statementTimeoutMs });
+  // read only once serving (after the watcher below is built)
+  const rotation = createRotation({ logger, history, maxLagMs: options.maxLagMs, failing: () => watcher.failing() });
+  const checks = createSessionChecks<Member>({
+    pooled, allowUnsafeSession: options.allowUnsafeSession, stateReadMs, logger, sendOn, outOfRotation: rotation.outOfRotation,
+  });
+  const member = { options, embedded, sendOn, rotation, sessionLost: checks.sessionLost };
+  const primary = makeSource('primary', options.primary, 'primary', member);
+  const replicas = options.replicas.map((url, i) => makeSource('replica', { url }, names[i]!, member));
   const all = [primary, ...replicas];
   // the last connection failure of the primary that names a fix (null: none, or it answers)
   let primaryProblem: string | null = null;
-
-  const listen = options.listen && !embedded && !pooled;
-  if (options.listen && pooled) {
-    logger.warn({ pooler: options.pooler, pollMs: options.pollMs },
-      'LISTEN cannot work behind a transaction pooler (DB_POOLER=pgbouncer): learning data versions by polling only');
-  }
-  // the embedded engine's socket server accepts LISTEN but delivers no notifications: poll only
-  const watcher: VersionWatcher = createVersionWatcher(primary.stateSql, {
-    pollMs: options.pollMs,
-    readTimeoutMs: stateReadMs,
-    listen,
-    onRead: (snapshot, sentAt) => {
-      history.read(snapshot, sentAt);
-      primaryProblem = null;
-    },
-    onChange: (next, previous, via) => {
-      primary.setSnapshot(next);
-      for (const listener of listeners) listener(next, previous, via);
-    },
-    onError: (error, where) => {
-      const message = (error as Error).message;
-      logger.warn({ where, err: message },
-        where === 'listen' ? 'LISTEN failed: learning data versions by polling only' : 'cannot read the data version: answering without the cache');
-      // PgBouncer refuses statement_timeout and default_transaction_read_only as startup parameters
-      if (!pooled && refusesStartupParameters(error)) {
-        primaryProblem = startupParametersRefused;
-        logger.error({ err: message }, 'the server refuses startup parameters: behind PgBouncer set DB_POOLER=pgbouncer');
-      }
-    },
+  const watcher = primaryWatcher(primary, {
+    options, pooled, embedded, stateReadMs, history, listeners, problem: (problem) => void (primaryProblem = problem),
   });
-
-  // LISTEN can be accepted and still never deliver (behind a transaction pooler the LISTEN ran on a server
-  // session that has since gone back to the pool): one notification to ourselves says whether it works
   let listenWorks = true;
   async function probeListen() {
     if (!watcher.listening()) return;
-    const token = Math.random().toString(36).slice(2);
-    let heard!: () => void;
-    const arrived = new Promise<void>((resolve) => (heard = resolve));
-    const probe = await primary.stateSql.listen(listenProbeChannel, (payload) => payload === token && heard());
-    try {
-      // no parameters: postgres.js sends a statement with parameters as Parse/Describe/Flush first and
-      // waits for the description, a reply a transaction pooler in front can lose (see deadline.ts);
-      // both values are ours ([a-z_0-9])
-      await primary.stateSql.unsafe(`SELECT pg_notify('${listenProbeChannel}', '${token}')`);
-      listenWorks = await Promise.race([arrived.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 2_000).unref())]);
-    } finally {
-      await probe.unlisten().catch(() => {});
-    }
+    listenWorks = await listenDelivers(primary.stateSql);
     if (!listenWorks) {
       logger.warn({ pollMs: options.pollMs },
         'LISTEN is accepted but notifications do not arrive (a transaction pooler in front? set DB_POOLER=pgbouncer): learning data versions by polling only');
     }
   }
-
-  function outOfRotation(source: Source, reason: string) {
-    if (source.inRotation) logger.warn({ replica: source.name, server: source.label, reason, lagMs: source.lagMs }, 'replica out of rotation');
-    source.inRotation = false;
-    source.reason = reason;
-  }
-
-  /** The proven bound on how far `source` (a replica) is behind the primary now, in ms; null when unknown. */
-  function lagOf(source: Member): number | null {
-    const snapshot = source.snapshot();
-    if (!source.reachable || !snapshot) return null;
-    const at = history.provenAt(snapshot);
-    return at === null ? null : Math.max(0, performance.now() - at);
-  }
-
-  /** Whether answers may come from `source` (a replica) now; the one exception: see the head of this file. */
-  function fresh(source: Member): boolean {
-    const lag = lagOf(source);
-    if (lag !== null && lag <= options.maxLagMs) return true;
-    const snapshot = source.snapshot();
-    return source.reachable && snapshot !== null && watcher.failing() && history.atLatest(snapshot);
-  }
-
-  const unsafeReason = (source: Member) => `unsafe database session on ${source.name}: ${source.problems.join(' and ')}`;
-  const poolerRefusal = (source: Source) => `transaction pooler in front of ${source.name} without DB_POOLER=pgbouncer`;
-
-  /** A prepared statement vanished between two statements of one connection: a transaction pooler. */
-  function sessionLost(source: Member, error: unknown) {
-    source.poolerErrors++;
-    if (pooled || source.refusal) return;
-    source.refusal = poolerRefusal(source);
-    if (source.role === 'replica') outOfRotation(source, source.refusal);
-    logger.error({ source: source.name, server: source.label, err: (error as Error).message },
-      `${source.refusal}: its prepared statements are lost between statements; refusing to serve from it (set DB_POOLER=pgbouncer)`);
-  }
-
-  async function checkSafety(source: Member) {
-    if (source.safety !== 'unchecked') return;
-    // on the state connection: opened like the pool's (same URL, role, startup parameters or pooler
-    // mode), and the pool's statements stay the requests' own (tests count them)
-    const [row] = await sendOn(source.stateSql, safetyCheck(source.stateSql));
-    const problems = [
-      ...(row?.read_only !== 'on' ? ['writable (transaction_read_only is off)'] : []),
-      ...(row?.statement_timeout === '0' ? ['without statement_timeout'] : []),
-    ];
-    source.problems = problems;
-    source.safety = problems.length ? 'unsafe' : 'safe';
-    if (source.role === 'primary' && row?.in_recovery) {
-      // nothing to measure its lag against: the standby's own staleness goes unseen
-      logger.warn({ source: source.label },
-        'DATABASE_URL is a standby: its lag cannot be measured; give the primary as DATABASE_URL and the standby in DATABASE_READ_URLS');
-    }
-    if (problems.length === 0) return;
-    const hint = pooled
-      ? 'check the pooler and the role settings'
-      : 'behind a transaction pooler set DB_POOLER=pgbouncer, or give the role default_transaction_read_only=on and a statement_timeout';
-    if (options.allowUnsafeSession) {
-      logger.warn({ source: source.name, server: source.label, problems }, `database session is ${problems.join(' and ')}: serving anyway (DB_ALLOW_UNSAFE_SESSION=true)`);
-    } else {
-      logger.error({ source: source.name, server: source.label, problems },
-        `database session is ${problems.join(' and ')}: refusing to serve from ${source.label} (${hint}; DB_ALLOW_UNSAFE_SESSION=true overrides)`);
-    }
-  }
-
-  /** The session checks, until they have run once: safety, then (without DB_POOLER) whether a transaction pooler is in front. */
-  async function checkSession(source: Member) {
-    if (source.sessionChecked) return;
-    await checkSafety(source);
-    if (!pooled && await behindTransactionPooler(() => source.open(2), stateReadMs)) {
-      source.refusal = poolerRefusal(source);
-      logger.error({ source: source.name, server: source.label },
-        `${source.refusal}: statements of one connection are answered by different server sessions; refusing to serve from it (set DB_POOLER=pgbouncer)`);
-    }
-    source.sessionChecked = true;
-  }
-
-  async function checkReplica(source: Member) {
-    try {
-      await within(checkSession(source), stateReadMs, 'session check');
-      const state = await within(readSnapshot(source.stateSql), stateReadMs, 'replica state read');
-      source.setSnapshot(state);
-      source.reachable = true;
-      if (source.refusal) return outOfRotation(source, source.refusal);
-      if (source.safety === 'unsafe' && !options.allowUnsafeSession) return outOfRotation(source, 'unsafe session');
-      const lag = lagOf(source);
-      if (!fresh(source)) {
-        return outOfRotation(source, lag === null ? 'lag unknown (not at a data version seen on the primary)' : 'lagging');
-      }
-      if (!source.inRotation) logger.info({ replica: source.name, server: source.label, lagMs: lag }, 'replica in rotation');
-      if (lag === null || lag > options.maxLagMs) {
-        logger.warn({ replica: source.name, server: source.label }, 'primary unreachable: serving from a replica at the last data version it showed');
-      }
-      source.inRotation = true;
-      source.reason = undefined;
-    } catch (error) {
-      if (stopped) return;
-      source.reachable = false;
-      const startup = !pooled && refusesStartupParameters(error);
-      outOfRotation(source, startup ? startupParametersRefused : 'unreachable');
-      logger.debug({ replica: source.name, err: (error as Error).message }, 'replica check failed');
-    }
-  }
-
-  // each replica is read on its own: one that does not answer (its state read waits for a lock replay
-  // holds, a network stall) must not hold up the others' checks, and leaves the rotation once it has
-  // not answered for longer than the lag budget
-  const checking = new Map<Member, number>();
-  function checkOnce(replica: Member): Promise<void> {
-    const since = checking.get(replica);
-    if (since !== undefined) {
-      if (Date.now() - since > options.maxLagMs) outOfRotation(replica, 'not answering');
-      return Promise.resolve();
-    }
-    checking.set(replica, Date.now());
-    return checkReplica(replica).finally(() => checking.delete(replica));
-  }
-
-  async function tick(wait: boolean) {
-    if (!primary.sessionChecked) await within(checkSession(primary), stateReadMs, 'session check').catch(() => {});
-    if (replicas.length === 0) return;
-    // the primary's version first (bounded by one poll): replicas read right after it are proven fresh as of it
-    await Promise.race([watcher.refresh(), new Promise((r) => setTimeout(r, options.pollMs).unref())]);
-    const checks = Promise.all(replicas.map(checkOnce));
-    if (wait) await checks;
-  }
-
   const usable = (s: Member) => s.refusal === null && (s.safety !== 'unsafe' || options.allowUnsafeSession);
-  const servable = (s: Member) => usable(s) && (s.role === 'primary' || (s.inRotation && fresh(s)));
-
-  // the pins of requests in flight (scopes are collected with their requests)
-  const pins = new WeakMap<object, Pin>();
-  let next = 0;
-  function choose(): Pin {
-    const live = replicas.filter(servable);
-    const source = live.length ? live[next++ % live.length]! : primary;
-    return { source, snapshot: source.snapshot() };
-  }
-  function pin(): Pin {
-    const scope = (options.scope ?? noRequestScope).current();
-    if (!scope || scope.primaryOnly) return { source: primary, snapshot: primary.snapshot() };
-    let pinned = pins.get(scope);
-    if (!pinned) pins.set(scope, pinned = choose());
-    return pinned;
-  }
-
-  const atLeast = (candidate: Source, floor: DataSnapshot | null) => {
-    if (candidate.role === 'primary' || floor === null) return true;
-    const s = candidate.snapshot();
-    return s !== null && s.epoch === floor.epoch && BigInt(s.version) >= BigInt(floor.version);
-  };
+  const servable = (s: Member) => usable(s) && (s.role === 'primary' || (s.inRotation && rotation.fresh(s)));
+  const tick = replicaChecks({ options, pooled, stateReadMs, primary, replicas, watcher, rotation, checks, stopped: () => stopped });
 
   return {
     primary,
     replicas,
     watcher,
     primaryStateSql: primary.stateSql,
-    router: {
-      pin,
-      pinned: () => pin().source,
-      live: () => pin().source.snapshot(),
-      retryTarget(failed) {
-        const floor = pin().snapshot;
-        const others = all.filter((s) => s !== failed && servable(s) && atLeast(s, floor));
-        // never the same server again at once: its pool is busy replacing the lost connection, and a
-        // server that refuses connections would only be asked twice
-        return others[0] ?? null;
-      },
-    },
+    router: createSourceRouter<Member>({ primary, replicas, servable, scope: options.scope }),
     stateReadMs,
     listenUp: () => watcher.listening() && listenWorks,
     unready() {
@@ -479,7 +173,7 @@ export function createSources(options: SourcesOptions): Sources {
       // in the background or is retried by the loops
       const steps = (async () => {
         // the session first: what else is read from a session that will be refused does not matter
-        await within(checkSession(primary), stateReadMs, 'session check').catch(() => {});
+        await within(checks.checkSession(primary), stateReadMs, 'session check').catch(() => {});
         await watcher.start();
         await within(probeListen(), stateReadMs + 2_000, 'LISTEN probe')
           .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'LISTEN probe failed'));
@@ -487,13 +181,12 @@ export function createSources(options: SourcesOptions): Sources {
       })();
       await within(steps, stateReadMs + 2_000, 'start-up')
         .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'database checks still running: serving meanwhile'));
-      if (!stopped) {
-        const loop = () => {
-          timer = setTimeout(() => void tick(false).finally(() => !stopped && loop()), options.pollMs);
-          timer.unref();
-        };
-        loop();
-      }
+      if (stopped) return;
+      const loop = () => {
+        timer = setTimeout(() => void tick(false).finally(() => !stopped && loop()), options.pollMs);
+        timer.unref();
+      };
+      loop();
     },
     async stop() {
       stopped = true;
@@ -504,16 +197,191 @@ export function createSources(options: SourcesOptions): Sources {
   };
 }
 
-/**
- * postgres.js 3.x (pinned) sends a prepared statement the server says does not exist once more, prepared
- * anew, and keeps the first error as the Query's `retried`: a lost session that only luck hid.
- */
-function watchRetry<T>(sent: Promise<T>, onLost: (error: unknown) => void): Promise<T> {
-  return sent.then((rows) => {
-    const retried = (sent as { retried?: unknown }).retried;
-    if (retried && isSessionLost(retried)) onLost(retried);
-    return rows;
+type VersionListener = Parameters<Sources['onVersionChange']>[0];
+
+function replicaNames(options: SourcesOptions): string[] {
+  const names = options.replicaNames ?? options.replicas.map((_, i) => String(i));
+  if (names.length !== options.replicas.length) {
+    throw new Error(`DATABASE_READ_NAMES: ${names.length} names for ${options.replicas.length} replicas`);
+  }
+  return names;
+}
+
+type Rotation = ReturnType<typeof createRotation>;
+
+/** Replicas in and out of rotation, and the proof of their freshness (the head of this file). */
+function createRotation(o: { logger: Logger; history: PrimaryHistory; maxLagMs: number; failing: () => boolean }) {
+  function outOfRotation(source: Source, reason: string) {
+    if (source.inRotation) o.logger.warn({ replica: source.name, server: source.label, reason, lagMs: source.lagMs }, 'replica out of rotation');
+    source.inRotation = false;
+    source.reason = reason;
+  }
+
+  /** The proven bound on how far `source` (a replica) is behind the primary now, in ms; null when unknown. */
+  function lagOf(source: Member): number | null {
+    const snapshot = source.snapshot();
+    if (!source.reachable || !snapshot) return null;
+    const at = o.history.provenAt(snapshot);
+    return at === null ? null : Math.max(0, performance.now() - at);
+  }
+
+  /** Whether answers may come from `source` (a replica) now; the one exception: see the head of this file. */
+  function fresh(source: Member): boolean {
+    const lag = lagOf(source);
+    if (lag !== null && lag <= o.maxLagMs) return true;
+    const snapshot = source.snapshot();
+    return source.reachable && snapshot !== null && o.failing() && o.history.atLatest(snapshot);
+  }
+
+  return { outOfRotation, lagOf, fresh };
+}
+
+function makeSource(role: 'primary' | 'replica', target: { url?: string; socketPath?: string }, name: string, ctx: {
+  options: SourcesOptions; embedded: boolean; sendOn: SendOn; rotation: Rotation; sessionLost: (source: Member, error: unknown) => void;
+}): Member {
+  const { options, rotation } = ctx;
+  const sqlOptions = {
+    statementTimeoutMs: options.statementTimeoutMs, connectTimeoutS: options.connectTimeoutS, readOnly: true, pooler: options.pooler,
+  } as const;
+  const sql = createSql({ ...target, ...sqlOptions, poolMax: options.poolMax, onQuery: options.onQuery });
+  // the state connection: version reads never queue behind the pool's statements
+  const stateSql = createSql({ ...target, ...sqlOptions, statementTimeoutMs: stateStatementTimeoutMs, poolMax: 1 });
+  let snapshot: DataSnapshot | null = null;
+  const source: Member = {
+    role,
+    name,
+    label: target.url ? hostLabel(target.url) : 'embedded',
+    sql,
+    stateSql,
+    // its own application_name: two short-lived sessions at start, apart from the pool's in pg_stat_activity
+    open: (poolMax) => createSql({
+      ...target, ...sqlOptions, statementTimeoutMs: stateStatementTimeoutMs, poolMax, applicationName: 'inscription-gateway-probe',
+    }),
+    // the primary's is the watcher's, set as it changes (onChange below); a replica's, set by its check
+    snapshot: () => snapshot,
+    setSnapshot: (next) => void (snapshot = next),
+    get lagMs() {
+      return role === 'primary' ? 0 : rotation.lagOf(source);
+    },
+    inRotation: role === 'primary',
+    reason: role === 'replica' ? 'not checked yet' : undefined,
+    safety: ctx.embedded ? 'safe' : 'unchecked',
+    refusal: null,
+    poolerErrors: 0,
+    reachable: role === 'primary',
+    sessionChecked: ctx.embedded,
+    problems: [],
+    send<T>(query: PromiseLike<T>): Promise<T> {
+      if (source.refusal) return Promise.reject(new ServiceUnavailableError(source.refusal));
+      if (source.safety === 'unsafe' && !options.allowUnsafeSession) return Promise.reject(new ServiceUnavailableError(unsafeReason(source)));
+      // the budget holds at the moment of reading, not only at the last check
+      if (role === 'replica' && !rotation.fresh(source)) return Promise.reject(new ReplicaBehindError());
+      return ctx.sendOn(sql, query, (error) => ctx.sessionLost(source, error));
+    },
+    failed(error) {
+      if (isSessionLost(error)) return ctx.sessionLost(source, error);
+      if (role !== 'replica') return;
+      if (error instanceof ReplicaBehindError) rotation.outOfRotation(source, 'lagging');
+      else if (isConnectFailure(error)) rotation.outOfRotation(source, 'unreachable');
+    },
+  };
+  return source;
+}
+
+/** The primary's data-version watcher: LISTEN where it can work, polling always. */
+function primaryWatcher(primary: Member, ctx: {
+  options: SourcesOptions; pooled: boolean; embedded: boolean; stateReadMs: number; history: PrimaryHistory;
+  listeners: VersionListener[]; problem: (problem: string | null) => void;
+}): VersionWatcher {
+  const { options, pooled } = ctx;
+  const { logger } = options;
+  if (options.listen && pooled) {
+    logger.warn({ pooler: options.pooler, pollMs: options.pollMs },
+      'LISTEN cannot work behind a transaction pooler (DB_POOLER=pgbouncer): learning data versions by polling only');
+  }
+  // the embedded engine's socket server accepts LISTEN but delivers no notifications: poll only
+  return createVersionWatcher(primary.stateSql, {
+    pollMs: options.pollMs,
+    readTimeoutMs: ctx.stateReadMs,
+    listen: options.listen && !ctx.embedded && !pooled,
+    onRead: (snapshot, sentAt) => {
+      ctx.history.read(snapshot, sentAt);
+      ctx.problem(null);
+    },
+    onChange: (next, previous, via) => {
+      primary.setSnapshot(next);
+      for (const listener of ctx.listeners) listener(next, previous, via);
+    },
+    onError: (error, where) => {
+      const message = (error as Error).message;
+      logger.warn({ where, err: message },
+        where === 'listen' ? 'LISTEN failed: learning data versions by polling only' : 'cannot read the data version: answering without the cache');
+      // PgBouncer refuses statement_timeout and default_transaction_read_only as startup parameters
+      if (!pooled && refusesStartupParameters(error)) {
+        ctx.problem(startupParametersRefused);
+        logger.error({ err: message }, 'the server refuses startup parameters: behind PgBouncer set DB_POOLER=pgbouncer');
+      }
+    },
   });
+}
+
+/** One round of the replicas' checks, after the primary's version (and its session, until checked). */
+function replicaChecks(ctx: {
+  options: SourcesOptions; pooled: boolean; stateReadMs: number; primary: Member; replicas: Member[]; watcher: VersionWatcher;
+  rotation: Rotation; checks: { checkSession(source: Member): Promise<void> }; stopped: () => boolean;
+}): (wait: boolean) => Promise<void> {
+  const { options, stateReadMs, rotation } = ctx;
+  const { logger } = options;
+
+  async function checkReplica(source: Member) {
+    try {
+      await within(ctx.checks.checkSession(source), stateReadMs, 'session check');
+      const state = await within(readSnapshot(source.stateSql), stateReadMs, 'replica state read');
+      source.setSnapshot(state);
+      source.reachable = true;
+      if (source.refusal) return rotation.outOfRotation(source, source.refusal);
+      if (source.safety === 'unsafe' && !options.allowUnsafeSession) return rotation.outOfRotation(source, 'unsafe session');
+      const lag = rotation.lagOf(source);
+      if (!rotation.fresh(source)) {
+        return rotation.outOfRotation(source, lag === null ? 'lag unknown (not at a data version seen on the primary)' : 'lagging');
+      }
+      if (!source.inRotation) logger.info({ replica: source.name, server: source.label, lagMs: lag }, 'replica in rotation');
+      if (lag === null || lag > options.maxLagMs) {
+        logger.warn({ replica: source.name, server: source.label }, 'primary unreachable: serving from a replica at the last data version it showed');
+      }
+      source.inRotation = true;
+      source.reason = undefined;
+    } catch (error) {
+      if (ctx.stopped()) return;
+      source.reachable = false;
+      const startup = !ctx.pooled && refusesStartupParameters(error);
+      rotation.outOfRotation(source, startup ? startupParametersRefused : 'unreachable');
+      logger.debug({ replica: source.name, err: (error as Error).message }, 'replica check failed');
+    }
+  }
+
+  // each replica is read on its own: one that does not answer (its state read waits for a lock replay
+  // holds, a network stall) must not hold up the others' checks, and leaves the rotation once it has
+  // not answered for longer than the lag budget
+  const checking = new Map<Member, number>();
+  function checkOnce(replica: Member): Promise<void> {
+    const since = checking.get(replica);
+    if (since !== undefined) {
+      if (Date.now() - since > options.maxLagMs) rotation.outOfRotation(replica, 'not answering');
+      return Promise.resolve();
+    }
+    checking.set(replica, Date.now());
+    return checkReplica(replica).finally(() => checking.delete(replica));
+  }
+
+  return async function tick(wait: boolean) {
+    if (!ctx.primary.sessionChecked) await within(ctx.checks.checkSession(ctx.primary), stateReadMs, 'session check').catch(() => {});
+    if (ctx.replicas.length === 0) return;
+    // the primary's version first (bounded by one poll): replicas read right after it are proven fresh as of it
+    await Promise.race([ctx.watcher.refresh(), new Promise((r) => setTimeout(r, options.pollMs).unref())]);
+    const checks = Promise.all(ctx.replicas.map(checkOnce));
+    if (wait) await checks;
+  };
 }
 
 const startupParametersRefused = 'the server refuses startup parameters (a PgBouncer in front?): set DB_POOLER=pgbouncer';

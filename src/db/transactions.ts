@@ -64,8 +64,8 @@ export function createTransactionStore(sql: Sql, run: Runner) {
   return {
     /**
      * Deferred join: the page's keys come from an index-only scan of the (filter, block, position, id)
-     * index, so an offset skips index entries, not table rows (offset 100,000 of all transactions: ~15 ms
-     * instead of ~300 ms); then only the page's rows are read by primary key. With an address, the keys
+     * index, so an offset skips index entries, not table rows; then only the page's rows are read by
+     * primary key. With an address, the keys
      * are the union of two ordered index scans (transactions_from_by_block, transactions_to_by_block),
      * each cut at offset + limit + 1: `from = a OR to = a` in one scan has no index order (a generic
      * plan sorts all of the address's transactions; a custom one walks transactions_by_block filtering).
