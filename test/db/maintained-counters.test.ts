@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTestGateway, graphql, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestGateway, graphql } from '../support/gateway.js';
 import { Fixture, fakeHash } from '../support/fixtures.js';
 import { upsertBalances, upsertMovements, upsertTransactions, type Tx } from '../../src/db/sync-apply.js';
 

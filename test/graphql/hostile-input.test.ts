@@ -5,7 +5,8 @@ import {
 } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../../src/graphql/schema.js';
-import { createTestDatabase, createTestGateway, testConfig, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, testConfig, type TestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
 import { listen } from '../support/http.js';
 import {
   expectNoLeak, hostileFixture, hostileString, hostileTicks, pool, send, startProber, Tally, type Exchange,

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
 import { seedDemo } from '../../src/db/seed/index.js';
-import { createTestDatabase, createTestGateway, graphql, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestGateway, graphql } from '../support/gateway.js';
 
 // Relay's Node interface: every node type's global id refetches the same object through node(id) and
 // nodes(ids) (batched through the DataLoaders), and ids that are not ours are the client's error.

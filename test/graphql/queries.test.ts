@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TickInput, TransactionInput } from '../../src/db/load.js';
-import { createTestDatabase, createTestGateway, graphql, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestGateway, graphql } from '../support/gateway.js';
 import { Fixture, fakeHash } from '../support/fixtures.js';
 
 // Every query field of the schema against one hand-built dataset whose expected answers are computed

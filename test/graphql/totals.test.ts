@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createWarmTestGateway, graphql, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createWarmTestGateway, graphql } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { waitFor } from '../support/ops.js';
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLoaders } from '../../src/loaders/index.js';
-import { createTestDatabase, createTestGateway, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 
 // The tick loaders prime each other (src/loaders/ticks.ts): found by key, id or deploy hash, a tick is

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRpcTables } from '../../src/rpc/tables.js';
 import type { MethodSpec, ParamSpec } from '../../src/rpc/declaration.js';
-import { createTestDatabase, createTestGateway, testConfig, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, testConfig, type TestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
 import { listen, post } from '../support/http.js';
 import {
   expectNoLeak, hostileFixture, hostileString, hostileTicks, pool, send, startProber, Tally, type Exchange,

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTestGateway } from '../support/db.js';
+import { createTestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
 import { Fixture, fakeHash, unix } from '../support/fixtures.js';
 import { call, listen, post } from '../support/http.js';
 

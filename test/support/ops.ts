@@ -2,35 +2,22 @@ import { connect } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import { createGateway, type Gateway, type GatewayConfig } from '../../src/app.js';
+import type { GatewayConfig } from '../../src/app.js';
 import type { Sql } from '../../src/db/client.js';
 import { seedDemo } from '../../src/db/seed/index.js';
-import { createTestDatabase, testConfig, type TestDatabase } from './db.js';
-import { listen } from './http.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
+import { startTestGateway, type TestGateway } from './gateway.js';
 
 // Helpers of the observability and cache tests: listening gateways with the cache on, a logger whose
 // lines the test can read, an indexer-like writer, Redis discovery.
 
-export interface LiveGateway {
-  gateway: Gateway;
-  base: string;
-  /** Every statement the gateway's pool sent (the watcher has its own connection, not counted). */
-  statements: string[];
-  close(): Promise<void>;
-}
+export type LiveGateway = TestGateway;
 
 /** A listening gateway, cache on by default, ready (data version known). */
-export async function startGateway(
+export function startGateway(
   db: TestDatabase, overrides: Partial<GatewayConfig> = {}, hooks: { logger?: Logger } = {},
 ): Promise<LiveGateway> {
-  const statements: string[] = [];
-  const gateway = createGateway({ ...testConfig, CACHE: true, ...overrides }, db.target, {
-    onQuery: (q) => statements.push(q),
-    logger: hooks.logger,
-  });
-  await gateway.ready;
-  const base = await listen(gateway);
-  return { gateway, base, statements, close: () => gateway.close() };
+  return startTestGateway(db, { CACHE: true, ...overrides }, hooks);
 }
 
 /** A gateway on a test database of its own holding the demo data (what `npm start` serves); close drops both. */
