@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyVersion } from '../../src/cache/keys.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { findRedis, gql, gqlGet, rpc, sameData, sameText, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { findRedis, sameData, sameText, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { gql, gqlGet, rpc } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
 
 // The response cache is bounded in bytes: an answer over CACHE_MAX_ENTRY_BYTES is served but not stored

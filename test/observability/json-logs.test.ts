@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
-import { gql, gqlGet, request, rpc } from '../support/ops.js';
+import { gql, gqlGet, request, rpc } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
 
 // With LOG_FORMAT=json every line the gateway process writes, on stdout and on stderr, is one JSON object:

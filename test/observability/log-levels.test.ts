@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, findServer, testConfig, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { capturingLogger, gql, rpc, startGateway, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, startGateway, type LiveGateway } from '../support/ops.js';
 import { createGateway } from '../../src/app.js';
-import { listen } from '../support/http.js';
+import { gql, listen, rpc } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
 
 // Log levels by kind: a client's mistake (NUL in text, a bad cursor or param) is not logged at error and

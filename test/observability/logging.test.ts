@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { capturingLogger, gql, request, rpc, startGateway, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, startGateway, type LiveGateway } from '../support/ops.js';
+import { gql, request, rpc } from '../support/http.js';
 
 // One JSON log line per request: id (accepted or generated, echoed), surface, operation or method,
 // status or error code, duration, database time; never a body, a header or a credential.

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { gql, request, startGateway, type LiveGateway } from '../support/ops.js';
+import { startGateway, type LiveGateway } from '../support/ops.js';
+import { gql, request } from '../support/http.js';
 
 // Labels that carry client input are bounded in every series, the yoga plugin's included: thousands of
 // invented operation names, and names of 20,000 characters, leave /metrics small and answering 200.

@@ -51,50 +51,6 @@ export function capturingLogger(level: 'debug' | 'info' = 'info') {
   return { logger, lines, raw };
 }
 
-export interface HttpReply {
-  status: number;
-  headers: Headers;
-  text: string;
-  json: any;
-  ms: number;
-}
-
-export async function request(url: string, init: RequestInit = {}): Promise<HttpReply> {
-  const started = performance.now();
-  const response = await fetch(url, init);
-  const text = await response.text();
-  const ms = performance.now() - started;
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, json, ms };
-}
-
-export function gql(base: string, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) {
-  return request(`${base}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(variables ? { query, variables } : { query }),
-  });
-}
-
-/** The same query as a GET (what a cache revalidates: If-None-Match on a POST is ignored). */
-export function gqlGet(base: string, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) {
-  const vars = variables ? `&variables=${encodeURIComponent(JSON.stringify(variables))}` : '';
-  return request(`${base}/graphql?query=${encodeURIComponent(query)}${vars}`, { headers: { accept: 'application/json', ...headers } });
-}
-
-export function rpc(base: string, body: unknown, path = '/v2/rpc', headers: Record<string, string> = {}) {
-  return request(`${base}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-}
-
 /** Polls `probe` until it returns true; returns the ms it took, or throws after `timeoutMs`. */
 export async function waitFor(probe: () => Promise<boolean>, timeoutMs = 3_000, everyMs = 10): Promise<number> {
   const started = performance.now();
