@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, findServer, testConfig, type TestDatabase } from '../support/db.js';
-import { Fixture } from '../support/fixtures.js';
+import { alice, Fixture } from '../support/fixtures.js';
 import { capturingLogger, startGateway, type LiveGateway } from '../support/ops.js';
 import { createGateway } from '../../src/app.js';
 import { gql, listen, rpc } from '../support/http.js';
@@ -11,7 +11,6 @@ import { because, skipUnless } from '../support/skips.js';
 // statements need is gone) is logged at error with its stack.
 
 const onServer = (await findServer()) !== null;
-const A = '0x1e1e000000000000000000000000000000000001';
 
 let db: TestDatabase;
 let live: LiveGateway;
@@ -21,7 +20,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   const f = new Fixture();
   const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'lvls' });
-  f.mint(t, A, '42');
+  f.mint(t, alice, '42');
   await f.load(db.sql);
   live = await startGateway(db, { CACHE: false }, { logger: log.logger });
 });
@@ -39,11 +38,11 @@ describe('log levels', () => {
     expect(nulAddress.json.errors[0].extensions.code).toBe('BAD_USER_INPUT');
     const nulCursor = await gql(live.base, '{ ticks(first: 2, after: "\\u0000abc") { totalCount } }', undefined, { 'x-request-id': 'nul-cursor' });
     expect(nulCursor.json.errors[0].extensions.code).toBe('BAD_USER_INPUT');
-    const nulVariable = await gql(live.base, 'query Q($a: String!) { balances(address: $a) { totalCount } }', { a: `${A}\u0000` }, { 'x-request-id': 'nul-variable' });
+    const nulVariable = await gql(live.base, 'query Q($a: String!) { balances(address: $a) { totalCount } }', { a: `${alice}\u0000` }, { 'x-request-id': 'nul-variable' });
     expect(nulVariable.json.errors[0].extensions.code).toBe('BAD_USER_INPUT');
     const badParam = await rpc(live.base, { jsonrpc: '2.0', id: 1, method: 'inds_getTicks', params: ['x'] }, '/v2/rpc', { 'x-request-id': 'bad-param' });
     expect(badParam.json.error.code).toBe(-32602);
-    const nulParam = await rpc(live.base, { jsonrpc: '2.0', id: 1, method: 'inds_getBalancesByAddress', params: [10, 0, `${A}\u0000`, '', '', '', '', 2] }, '/v2/rpc', { 'x-request-id': 'nul-param' });
+    const nulParam = await rpc(live.base, { jsonrpc: '2.0', id: 1, method: 'inds_getBalancesByAddress', params: [10, 0, `${alice}\u0000`, '', '', '', '', 2] }, '/v2/rpc', { 'x-request-id': 'nul-param' });
     expect(nulParam.json.error.code).toBe(-32602);
     for (const id of ['nul-address', 'nul-cursor', 'nul-variable', 'bad-param', 'nul-param']) {
       const lines = linesOf(id);
