@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway, createWarmTestGateway, graphql } from '../support/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { createTestGateway, graphql, useGateway } from '../support/gateway.js';
 import { alice, bob, carol, dave, erin, Fixture } from '../support/fixtures.js';
 
 // Balances at a block height (atBlock): Tick.holders, Tick.balanceOf and balances(address, chain) answered
 // from the balance history (sql/011), here derived from the fixture's movements by loadDataset, the way the
 // seed and the benchmark data get theirs. Each fixture operation is one block.
-
-let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
 
 const frank = '0x000000000000000000000000000000000000000f';
 const many = (i: number) => `0x${(0x1000 + i).toString(16).padStart(40, '0')}`;
@@ -18,39 +14,35 @@ const h: Record<string, number> = {};
 let indexed = 0;
 let bscIndexed = 0;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'hist' });
-  const other = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'twin' });
-  const bsc = f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'away' });
-  const step = (name: string, op: () => void) => {
-    op();
-    h[name] = f.data.transactions.at(-1)!.block_height;
-  };
-  step('mintA', () => f.mint(t, alice, '100'));
-  step('mintB', () => f.mint(t, bob, '50'));
-  step('mintC', () => f.mint(t, carol, '30'));
-  step('mintD', () => f.mint(t, dave, '80'));
-  step('a2c', () => f.transfer(t, alice, carol, '30')); // alice 70, carol 60
-  step('b2e', () => f.transfer(t, bob, erin, '50')); // bob 0, erin 50
-  step('twinA', () => f.mint(other, alice, '5'));
-  step('mintF', () => f.mint(t, frank, '10'));
-  step('d2a', () => f.transfer(t, dave, alice, '80')); // dave 0, alice 150
-  step('bscA', () => f.mint(bsc, alice, '7'));
-  // ticks for the batching check: one mint each
-  for (let i = 0; i < 12; i++) f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick: `many${i}` }), many(i), String(i + 1));
-  indexed = f.data.transactions.at(-1)!.block_height + 5;
-  bscIndexed = h.mintA! + 1; // bsc is indexed up to an older height than eth
-  f.block('eth', String(indexed), '2024-02-01T00:00:00.000Z', '2024-02-01T00:00:01.000Z');
-  f.block('bsc', String(bscIndexed), '2024-02-01T00:00:00.000Z', '2024-02-01T00:00:01.000Z');
-  await f.load(db.sql);
-  gw = await createWarmTestGateway(db);
-});
-
-afterAll(async () => {
-  await gw?.gateway.close();
-  await db?.close();
+const gw = useGateway({
+  load: async (db) => {
+    const f = new Fixture();
+    const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'hist' });
+    const other = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'twin' });
+    const bsc = f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'away' });
+    const step = (name: string, op: () => void) => {
+      op();
+      h[name] = f.data.transactions.at(-1)!.block_height;
+    };
+    step('mintA', () => f.mint(t, alice, '100'));
+    step('mintB', () => f.mint(t, bob, '50'));
+    step('mintC', () => f.mint(t, carol, '30'));
+    step('mintD', () => f.mint(t, dave, '80'));
+    step('a2c', () => f.transfer(t, alice, carol, '30')); // alice 70, carol 60
+    step('b2e', () => f.transfer(t, bob, erin, '50')); // bob 0, erin 50
+    step('twinA', () => f.mint(other, alice, '5'));
+    step('mintF', () => f.mint(t, frank, '10'));
+    step('d2a', () => f.transfer(t, dave, alice, '80')); // dave 0, alice 150
+    step('bscA', () => f.mint(bsc, alice, '7'));
+    // ticks for the batching check: one mint each
+    for (let i = 0; i < 12; i++) f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick: `many${i}` }), many(i), String(i + 1));
+    indexed = f.data.transactions.at(-1)!.block_height + 5;
+    bscIndexed = h.mintA! + 1; // bsc is indexed up to an older height than eth
+    f.block('eth', String(indexed), '2024-02-01T00:00:00.000Z', '2024-02-01T00:00:01.000Z');
+    f.block('bsc', String(bscIndexed), '2024-02-01T00:00:00.000Z', '2024-02-01T00:00:01.000Z');
+    await f.load(db.sql);
+  },
+  warm: true,
 });
 
 const holdersQuery = `query($at: BigInt, $first: Int, $after: String) {
@@ -158,16 +150,16 @@ describe('Tick.balanceOf(address, atBlock)', () => {
   });
 
   it('within one block the last change (highest id) is the balance at its end; a row-by-row writer keeps the intervals', async () => {
-    const [tick] = await db.sql<{ id: string }[]>`SELECT id::text FROM ticks WHERE tick = 'hist'`;
+    const [tick] = await gw.db.sql<{ id: string }[]>`SELECT id::text FROM ticks WHERE tick = 'hist'`;
     const G = '0x00000000000000000000000000000000000000a9';
     const height = h.mintF!;
     // three changes of G, written one statement each as an indexer's sync would: two in one block
-    await db.sql`INSERT INTO balance_history (id, tick_id, address, block_height, amount, balance, available, tx_hash, created_at)
+    await gw.db.sql`INSERT INTO balance_history (id, tick_id, address, block_height, amount, balance, available, tx_hash, created_at)
                  VALUES (900001, ${tick!.id}, ${G}, ${height}, 5, 5, 5, '0x01', now())`;
-    await db.sql`INSERT INTO balance_history (id, tick_id, address, block_height, amount, balance, available, tx_hash, created_at)
+    await gw.db.sql`INSERT INTO balance_history (id, tick_id, address, block_height, amount, balance, available, tx_hash, created_at)
                  VALUES (900003, ${tick!.id}, ${G}, ${height + 1}, 1, 8, 8, '0x03', now())`;
     // committed late (a lower id in the earlier block)
-    await db.sql`INSERT INTO balance_history (id, tick_id, address, block_height, amount, balance, available, tx_hash, created_at)
+    await gw.db.sql`INSERT INTO balance_history (id, tick_id, address, block_height, amount, balance, available, tx_hash, created_at)
                  VALUES (900002, ${tick!.id}, ${G}, ${height}, 2, 7, 7, '0x02', now())`;
     try {
       expect(await at(G, height - 1)).toBeNull();
@@ -177,10 +169,10 @@ describe('Tick.balanceOf(address, atBlock)', () => {
       expect(pairs(c).filter(([a]: string[]) => a === G)).toEqual([[G, '7']]);
       expect(pairs(await holdersAt(height + 1)).filter(([a]: string[]) => a === G)).toEqual([[G, '8']]);
       // a rewind deletes the later row: the earlier one is current again
-      await db.sql`DELETE FROM balance_history WHERE id = 900003`;
+      await gw.db.sql`DELETE FROM balance_history WHERE id = 900003`;
       expect(pairs(await holdersAt(indexed)).filter(([a]: string[]) => a === G)).toEqual([[G, '7']]);
     } finally {
-      await db.sql`DELETE FROM balance_history WHERE id IN (900001, 900002, 900003)`;
+      await gw.db.sql`DELETE FROM balance_history WHERE id IN (900001, 900002, 900003)`;
     }
     expect(await at(G, indexed)).toBeNull();
   });
@@ -327,7 +319,7 @@ describe('cost and batching', () => {
   it('a list at a height costs more than the same list now, and the cost limit counts it', async () => {
     const doc = (at: string) => `{ tick(chain: "eth", protocol: "erc-20", tick: "hist") { holders(first: 10${at}) { edges { node { address } } } } }`;
     // the cost each one is reported with by a gateway that takes nothing
-    const probe = createTestGateway(db, { GRAPHQL_MAX_COST: 1 });
+    const probe = createTestGateway(gw.db, { GRAPHQL_MAX_COST: 1 });
     const costOf = async (d: string) => Number(/found (\d+)/.exec((await graphql(probe.gateway, d)).errors![0]!.message)![1]);
     let nowCost: number;
     let pastCost: number;
@@ -338,7 +330,7 @@ describe('cost and batching', () => {
       await probe.gateway.close();
     }
     expect(pastCost).toBeGreaterThan(nowCost);
-    const gwSmall = createTestGateway(db, { GRAPHQL_MAX_COST: nowCost });
+    const gwSmall = createTestGateway(gw.db, { GRAPHQL_MAX_COST: nowCost });
     try {
       const now = await graphql(gwSmall.gateway, doc(''));
       expect(now.errors).toBeUndefined();

@@ -1,14 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { TickInput, TransactionInput } from '../../src/db/load.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway, graphql } from '../support/gateway.js';
+import { graphql, useGateway } from '../support/gateway.js';
 import { alice, bob, carol, fakeHash, Fixture } from '../support/fixtures.js';
 
 // Every query field of the schema against one hand-built dataset whose expected answers are computed
 // from the fixture itself (not from the database).
 
-let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
 let f: Fixture;
 
 const DEPLOYER = '0xDeAd00000000000000000000000000000000BeEf';
@@ -36,59 +33,54 @@ function rawTx(spec: Partial<TransactionInput> & Pick<TransactionInput, 'chain' 
   };
 }
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  f = new Fixture();
-  ticks.avax = f.tick({
-    chain: 'avalanche', protocol: 'asc-20', tick: 'avax', total_supply: '1000', limit_per_mint: '100', deploy_by: DEPLOYER,
-    deploy_hash: AVAX_HASH, deploy_time: '2024-01-15T09:37:29.000Z', created_at: '2024-01-15T09:37:29.000Z',
-    updated_at: '2024-02-27T15:12:23.000Z',
-  });
-  ticks.eths = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'eths', total_supply: '100', limit_per_mint: '0.5' });
-  ticks.none = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'none' });
-  ticks.big = f.tick({
-    chain: 'eth', protocol: 'erc-20', tick: 'big', total_supply: '1000000000000000000000000000000000000000000', decimals: 18,
-    deploy_by: DEPLOYER.toLowerCase(),
-  });
-  ticks.bnbs = f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs', transfer_type: 2 });
-  ticks.tiny = f.tick({ chain: 'arbitrum', protocol: 'arc-20', tick: 'tiny', decimals: 18, transfer_type: 1 });
-  for (const s of searchTicks) ticks[s] = f.tick({ chain: 'polygon', protocol: 'prc-20', tick: s });
+const gw = useGateway({
+  load: async (db) => {
+    f = new Fixture();
+    ticks.avax = f.tick({
+      chain: 'avalanche', protocol: 'asc-20', tick: 'avax', total_supply: '1000', limit_per_mint: '100', deploy_by: DEPLOYER,
+      deploy_hash: AVAX_HASH, deploy_time: '2024-01-15T09:37:29.000Z', created_at: '2024-01-15T09:37:29.000Z',
+      updated_at: '2024-02-27T15:12:23.000Z',
+    });
+    ticks.eths = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'eths', total_supply: '100', limit_per_mint: '0.5' });
+    ticks.none = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'none' });
+    ticks.big = f.tick({
+      chain: 'eth', protocol: 'erc-20', tick: 'big', total_supply: '1000000000000000000000000000000000000000000', decimals: 18,
+      deploy_by: DEPLOYER.toLowerCase(),
+    });
+    ticks.bnbs = f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs', transfer_type: 2 });
+    ticks.tiny = f.tick({ chain: 'arbitrum', protocol: 'arc-20', tick: 'tiny', decimals: 18, transfer_type: 1 });
+    for (const s of searchTicks) ticks[s] = f.tick({ chain: 'polygon', protocol: 'prc-20', tick: s });
 
-  f.mint(ticks.avax, alice, '100').mint(ticks.avax, bob, '100').mint(ticks.avax, alice, '100');
-  f.transfer(ticks.avax, alice, carol, '50'); // alice 150, bob 100, carol 50
-  f.mint(ticks.eths, alice, '100').transfer(ticks.eths, alice, bob, '50'); // alice 50, bob 50 (a tie broken by address)
-  f.mint(ticks.bnbs, carol, '30').transfer(ticks.bnbs, carol, alice, '20'); // alice 20, carol 10
-  f.data.movements.push({
-    chain: 'eth', protocol: 'erc-20', tick: 'big', address: alice, tx_hash: fakeHash(), amount: '0', event: 1, operate: 'deploy',
-    created_at: '2024-01-16T00:00:00.000Z', updated_at: '2024-01-16T00:00:00.000Z',
-  });
-  f.mint(ticks.big, alice, BIG);
-  for (const s of searchTicks) f.mint(ticks[s]!, alice, '10');
-  f.data.balances.push(
-    { chain: 'arbitrum', protocol: 'arc-20', tick: 'tiny', address: alice, balance: TINY, available: TINY },
-    { chain: 'eth', protocol: 'erc-20', tick: 'none', address: alice, balance: '0', available: '0' },
-  );
-  // transactions whose chain order differs from their record order
-  const heights = f.data.transactions.map((t) => t.block_height);
-  const top = Math.max(...heights) + 500;
-  const bottom = Math.min(...heights) - 1000;
-  manualTx.plain = rawTx({ chain: 'eth', block_height: top, position_in_block: 3, from_address: alice, to_address: bob });
-  manualTx.ghost = rawTx({
-    chain: 'eth', protocol: 'erc-20', tick: 'ghost', op: 'mint', amt: '5', block_height: top, position_in_block: 1,
-    from_address: carol, to_address: alice.toUpperCase().replace('0X', '0x'),
-  });
-  manualTx.bscTie = rawTx({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs', op: 'transfer', block_height: top, position_in_block: 1, from_address: bob, to_address: carol });
-  manualTx.early = rawTx({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs', op: 'mint', block_height: bottom, position_in_block: 9, from_address: carol, to_address: carol });
-  f.data.transactions.push(manualTx.plain, manualTx.ghost, manualTx.bscTie, manualTx.early);
-  f.block('eth', '19000000', '2024-03-01T10:00:00.000Z', '2024-03-01T10:00:05.000Z');
-  f.block('avalanche', '42000000', '2024-03-01T11:00:00.000Z', '2024-03-01T11:00:02.000Z');
-  await f.load(db.sql);
-  gw = createTestGateway(db);
-});
-
-afterAll(async () => {
-  await gw?.gateway.close();
-  await db?.close();
+    f.mint(ticks.avax, alice, '100').mint(ticks.avax, bob, '100').mint(ticks.avax, alice, '100');
+    f.transfer(ticks.avax, alice, carol, '50'); // alice 150, bob 100, carol 50
+    f.mint(ticks.eths, alice, '100').transfer(ticks.eths, alice, bob, '50'); // alice 50, bob 50 (a tie broken by address)
+    f.mint(ticks.bnbs, carol, '30').transfer(ticks.bnbs, carol, alice, '20'); // alice 20, carol 10
+    f.data.movements.push({
+      chain: 'eth', protocol: 'erc-20', tick: 'big', address: alice, tx_hash: fakeHash(), amount: '0', event: 1, operate: 'deploy',
+      created_at: '2024-01-16T00:00:00.000Z', updated_at: '2024-01-16T00:00:00.000Z',
+    });
+    f.mint(ticks.big, alice, BIG);
+    for (const s of searchTicks) f.mint(ticks[s]!, alice, '10');
+    f.data.balances.push(
+      { chain: 'arbitrum', protocol: 'arc-20', tick: 'tiny', address: alice, balance: TINY, available: TINY },
+      { chain: 'eth', protocol: 'erc-20', tick: 'none', address: alice, balance: '0', available: '0' },
+    );
+    // transactions whose chain order differs from their record order
+    const heights = f.data.transactions.map((t) => t.block_height);
+    const top = Math.max(...heights) + 500;
+    const bottom = Math.min(...heights) - 1000;
+    manualTx.plain = rawTx({ chain: 'eth', block_height: top, position_in_block: 3, from_address: alice, to_address: bob });
+    manualTx.ghost = rawTx({
+      chain: 'eth', protocol: 'erc-20', tick: 'ghost', op: 'mint', amt: '5', block_height: top, position_in_block: 1,
+      from_address: carol, to_address: alice.toUpperCase().replace('0X', '0x'),
+    });
+    manualTx.bscTie = rawTx({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs', op: 'transfer', block_height: top, position_in_block: 1, from_address: bob, to_address: carol });
+    manualTx.early = rawTx({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs', op: 'mint', block_height: bottom, position_in_block: 9, from_address: carol, to_address: carol });
+    f.data.transactions.push(manualTx.plain, manualTx.ghost, manualTx.bscTie, manualTx.early);
+    f.block('eth', '19000000', '2024-03-01T10:00:00.000Z', '2024-03-01T10:00:05.000Z');
+    f.block('avalanche', '42000000', '2024-03-01T11:00:00.000Z', '2024-03-01T11:00:02.000Z');
+    await f.load(db.sql);
+  },
 });
 
 describe('chains', () => {

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, testConfig, type TestDatabase } from '../support/db.js';
+import { describe, expect, it } from 'vitest';
+import { findServer, testConfig, } from '../support/db.js';
 import { alice, Fixture } from '../support/fixtures.js';
-import { capturingLogger, startGateway, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, } from '../support/ops.js';
 import { createGateway } from '../../src/app.js';
 import { gql, listen, rpc } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
+import { useGateway } from '../support/gateway.js';
 
 // Log levels by kind: a client's mistake (NUL in text, a bad cursor or param) is not logged at error and
 // never with a stack; a database outage is one warn line without a stack; a real bug (here: a table the
@@ -12,23 +13,18 @@ import { because, skipUnless } from '../support/skips.js';
 
 const onServer = (await findServer()) !== null;
 
-let db: TestDatabase;
-let live: LiveGateway;
 const log = capturingLogger('debug');
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'lvls' });
-  f.mint(t, alice, '42');
-  await f.load(db.sql);
-  live = await startGateway(db, { CACHE: false }, { logger: log.logger });
+const live = useGateway({
+  load: async (db) => {
+    const f = new Fixture();
+    const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'lvls' });
+    f.mint(t, alice, '42');
+    await f.load(db.sql);
+  },
+  config: { CACHE: false },
+  logger: log.logger,
 });
-afterAll(async () => {
-  await live?.close();
-  await db?.close();
-});
-
 const linesOf = (id: string) => log.lines.filter((l) => l.reqId === id);
 const hasStack = (line: Record<string, any>) => JSON.stringify(line).includes('"stack"');
 
@@ -55,14 +51,14 @@ describe('log levels', () => {
   });
 
   it('logs a real internal error at error level with its stack (GraphQL and JSON-RPC)', async () => {
-    await db.sql`ALTER TABLE chains RENAME TO chains_gone`;
+    await live.db.sql`ALTER TABLE chains RENAME TO chains_gone`;
     try {
       const reply = await gql(live.base, '{ chains { chain } }', undefined, { 'x-request-id': 'bug-gql' });
       expect(reply.json.errors[0].extensions.code).toBe('INTERNAL_SERVER_ERROR');
       const call = await rpc(live.base, { jsonrpc: '2.0', id: 1, method: 'inds_getAllChains', params: [[]] }, '/v2/rpc', { 'x-request-id': 'bug-rpc' });
       expect(call.json.error.code).toBe(-32604);
     } finally {
-      await db.sql`ALTER TABLE chains_gone RENAME TO chains`;
+      await live.db.sql`ALTER TABLE chains_gone RENAME TO chains`;
     }
     for (const id of ['bug-gql', 'bug-rpc']) {
       const errors = linesOf(id).filter((l) => l.level === 'error');

@@ -1,33 +1,28 @@
 import { PassThrough } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { alice, Fixture } from '../support/fixtures.js';
-import { capturingLogger, startGateway, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, } from '../support/ops.js';
 import { gql, request, rpc } from '../support/http.js';
+import { useGateway } from '../support/gateway.js';
 
 // One JSON log line per request: id (accepted or generated, echoed), surface, operation or method,
 // status or error code, duration, database time; never a body, a header or a credential.
 
 const secret = 'hunter2-s3cr3t-value';
 
-let db: TestDatabase;
-let live: LiveGateway;
 const log = capturingLogger('debug');
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'logs' });
-  f.mint(t, alice, '42');
-  await f.load(db.sql);
-  live = await startGateway(db, {}, { logger: log.logger });
+const live = useGateway({
+  load: async (db) => {
+    const f = new Fixture();
+    const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'logs' });
+    f.mint(t, alice, '42');
+    await f.load(db.sql);
+  },
+  config: { CACHE: true },
+  logger: log.logger,
 });
-afterAll(async () => {
-  await live?.close();
-  await db?.close();
-});
-
 const requestLines = () => log.lines.filter((l) => l.msg === 'request');
 const lineFor = (id: string) => {
   const lines = requestLines().filter((l) => l.reqId === id);

@@ -21,6 +21,11 @@ export interface GatewayOptions {
   logger?: Logger;
   /** Wait for the gateway's start-up (data version known) before answering; default true. */
   ready?: boolean;
+  /**
+   * Open every pool connection first: a new connection makes the driver read the catalog's array types once,
+   * which is not a statement of the query under test (statement counts).
+   */
+  warm?: boolean;
 }
 
 /**
@@ -45,6 +50,10 @@ export async function startTestGateway(
   const { gateway, statements } = buildTestGateway(db, config, options);
   try {
     if (options.ready !== false) await gateway.ready;
+    if (options.warm) {
+      const poolMax = config.DB_POOL_MAX ?? testConfig.DB_POOL_MAX;
+      await Promise.all(Array.from({ length: poolMax }, () => gateway.sql`SELECT pg_sleep(0.05)`));
+    }
     const base = await listen(gateway);
     return { gateway, base, statements, close: () => gateway.close() };
   } catch (error) {
