@@ -5,7 +5,8 @@ import { insertApiKey } from '../../src/db/api-keys.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { lockTable } from '../support/locks.js';
-import { gql, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { gql } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
 
 // ANONYMOUS_SHARE: while any API key exists, requests without a key hold at most that share of the

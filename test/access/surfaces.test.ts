@@ -5,7 +5,8 @@ import { generateKey } from '../../src/access/key-format.js';
 import { insertApiKey, revokeApiKey } from '../../src/db/api-keys.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { capturingLogger, gql, request, rpc, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { gql, request, rpc } from '../support/http.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
 
 // API keys on every surface of two listening gateways sharing one PostgreSQL database and one private

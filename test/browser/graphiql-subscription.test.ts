@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, launchChromium, screenshot, type Browser } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { Fixture } from '../support/fixtures.js';
+import { alice, Fixture } from '../support/fixtures.js';
 import { indexMint, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
 import { because, skipUnless } from '../support/skips.js';
 
@@ -11,7 +11,6 @@ import { because, skipUnless } from '../support/skips.js';
 // it to docs/graphiql-subscription.png (docs/graphql.md shows it). Skipped where /usr/bin/chromium is missing.
 
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'live' };
-const A = '0xAbCd000000000000000000000000000000000001';
 const query = `# Each newly indexed block of Ethereum, as soon as it is committed.
 subscription NewBlocks {
   blocks(chains: ["eth"]) {
@@ -34,7 +33,7 @@ describe('a subscription in GraphiQL (headless Chromium)', skipUnless(hasChromiu
   beforeAll(async () => {
     db = await createTestDatabase();
     const f = new Fixture();
-    f.mint(f.tick(tick), A, '10');
+    f.mint(f.tick(tick), alice, '10');
     f.block('eth', '19000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
     await f.load(db.sql);
     live = await startGateway(db);
@@ -55,7 +54,7 @@ describe('a subscription in GraphiQL (headless Chromium)', skipUnless(hasChromiu
     await page.click('.graphiql-execute-button');
     await waitFor(async () => live.gateway.live.hub.stats().subscriptions === 1, 30_000, 50);
 
-    await indexMint(db.sql, tick, A, '5');
+    await indexMint(db.sql, tick, alice, '5');
     await page.waitForFunction(
       () => /"height":\s*"19000001"/.test(document.querySelector('.graphiql-response')?.textContent ?? ''),
       undefined,

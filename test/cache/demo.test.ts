@@ -6,7 +6,8 @@ import { seedDemo } from '../../src/db/seed/index.js';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
 import { defaultQuery } from '../../src/graphql/yoga.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { capturingLogger, indexMint, median, request, startGateway, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, indexMint, median, startGateway, type LiveGateway } from '../support/ops.js';
+import { request } from '../support/http.js';
 
 // The cache measured on the demo dataset: a mix of the documented JSON-RPC examples (v1 and v2) and
 // GraphQL queries. Reports the hit ratio of random draws from that mix (steady, and with an indexer

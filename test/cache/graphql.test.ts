@@ -2,7 +2,8 @@ import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { dataVersion, gql, indexMint, sameData, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { dataVersion, indexMint, sameData, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { gql } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
 
 // The GraphQL response cache on a real database: hits, invalidation by a write through the indexer's

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { capturingLogger, gql, rpc, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { gql, rpc } from '../support/http.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
 
 // The shared cache fails soft: a real redis-server of the test's own, frozen with SIGSTOP (hung: the port

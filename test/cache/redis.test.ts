@@ -2,7 +2,8 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { findRedis, gql, indexMint, rpc, sameData, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { findRedis, indexMint, sameData, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { gql, rpc } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
 
 // Two gateway replicas on one Redis: one cache (an entry stored by one is a hit on the other) and one

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rpcKey } from '../../src/cache/keys.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { capturingLogger, dataVersion, indexMint, rpc, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, dataVersion, indexMint, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { rpc } from '../support/http.js';
 
 // JSON-RPC results in the response cache: hits, byte-identical replies (cached, uncached, cache off), the
 // key (method, exact params, interface version, data version), only successes stored, invalidation.

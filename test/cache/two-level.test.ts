@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { gql, indexMint, rpc, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { indexMint, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { gql, rpc } from '../support/http.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
 
 // The two-level cache: an in-process level in front of a real redis-server of the test's own. Answers go

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSql, type Sql } from '../../src/db/client.js';
 import { createVersionWatcher, dataVersionChannel, readSnapshot } from '../../src/db/version.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { Fixture } from '../support/fixtures.js';
+import { alice, Fixture } from '../support/fixtures.js';
 import { dataVersion, indexMint, waitFor } from '../support/ops.js';
 import { because, skipUnless } from '../support/skips.js';
 
@@ -13,7 +13,6 @@ import { because, skipUnless } from '../support/skips.js';
 
 const onServer = (await findServer()) !== null;
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'vers' };
-const A = '0x1234000000000000000000000000000000000001';
 
 let db: TestDatabase;
 let readOnly: Sql;
@@ -21,7 +20,7 @@ let readOnly: Sql;
 beforeAll(async () => {
   db = await createTestDatabase();
   const f = new Fixture();
-  f.mint(f.tick(tick), A, '10');
+  f.mint(f.tick(tick), alice, '10');
   f.block('eth', '100', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
   await f.load(db.sql);
   readOnly = createSql({ ...db.target, poolMax: 1, statementTimeoutMs: 5_000, connectTimeoutS: 5, readOnly: true });
@@ -43,7 +42,7 @@ describe('data version', () => {
       chains: () => db.sql`UPDATE chains SET ext = 'x' WHERE chain = 'btc'`,
       indexed_blocks: () => db.sql`UPDATE indexed_blocks SET block_number = block_number + 1`,
       ticks: () => db.sql`UPDATE ticks SET name = 'Vers' WHERE tick = 'vers'`,
-      balances: () => db.sql`UPDATE balances SET available = available WHERE address = ${A}`,
+      balances: () => db.sql`UPDATE balances SET available = available WHERE address = ${alice}`,
       address_txs: () => db.sql`UPDATE address_txs SET operate = operate`,
       transactions: () => db.sql`DELETE FROM transactions WHERE tx_hash = 'none'`,
     };
@@ -51,9 +50,9 @@ describe('data version', () => {
   });
 
   it('once per transaction, however many statements and rows (cascaded counter updates included)', async () => {
-    expect(await bumpOf(() => indexMint(db.sql, tick, A, '5'))).toBe(1n);
+    expect(await bumpOf(() => indexMint(db.sql, tick, alice, '5'))).toBe(1n);
     expect(await bumpOf(() => db.sql.begin(async (tx) => {
-      for (let i = 0; i < 5; i++) await tx`UPDATE balances SET balance = balance + 1 WHERE address = ${A}`;
+      for (let i = 0; i < 5; i++) await tx`UPDATE balances SET balance = balance + 1 WHERE address = ${alice}`;
     }))).toBe(1n);
     // two transactions, two bumps
     expect(await bumpOf(async () => {
@@ -73,7 +72,7 @@ describe('data version', () => {
   it('is bumped by bulk loads that switch row triggers off (session_replication_role = replica)', async () => {
     const f = new Fixture();
     f.data.chains = [];
-    f.mint(f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'bulk' }), A, '1');
+    f.mint(f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'bulk' }), alice, '1');
     expect(await bumpOf(() => f.load(db.sql))).toBe(1n);
   });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTestGateway, graphql, type TestDatabase } from '../support/db.js';
-import { Fixture, fakeHash } from '../support/fixtures.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestGateway, graphql } from '../support/gateway.js';
+import { alice, bob, carol, fakeHash, Fixture } from '../support/fixtures.js';
 import { upsertBalances, upsertMovements, upsertTransactions, type Tx } from '../../src/db/writes.js';
 
 // The maintained counters (ticks.minted / holders / tx_cnt and list_totals) must always equal the real
@@ -9,9 +10,6 @@ import { upsertBalances, upsertMovements, upsertTransactions, type Tx } from '..
 
 let db: TestDatabase;
 
-const A = '0xAAaa000000000000000000000000000000000001';
-const B = '0xBBbb000000000000000000000000000000000002';
-const C = '0xCCcc000000000000000000000000000000000003';
 
 beforeAll(async () => {
   db = await createTestDatabase();
@@ -22,10 +20,10 @@ beforeAll(async () => {
   const bnbs = f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs' });
   f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'idle' });
   f.tick({ chain: 'bsc', protocol: 'erc-20', tick: 'eths' }); // same tick and protocol on another chain
-  f.mint(avax, A, '100').mint(avax, B, '100').mint(avax, A, '100').transfer(avax, A, C, '50');
-  f.mint(eths, A, '100').transfer(eths, A, B, '100');
-  f.mint(pepe, B, '500000').mint(pepe, C, '1');
-  f.mint(bnbs, C, '7');
+  f.mint(avax, alice, '100').mint(avax, bob, '100').mint(avax, alice, '100').transfer(avax, alice, carol, '50');
+  f.mint(eths, alice, '100').transfer(eths, alice, bob, '100');
+  f.mint(pepe, bob, '500000').mint(pepe, carol, '1');
+  f.mint(bnbs, carol, '7');
   await f.load(db.sql);
 });
 
@@ -143,11 +141,11 @@ const at = '2024-03-01T00:00:00Z';
 async function insertTick(chain: string, protocol: string, tick: string, totalSupply = '1000'): Promise<string> {
   const [row] = await db.sql<{ id: string }[]>`
     INSERT INTO ticks (chain, protocol, tick, name, deploy_by, total_supply, deploy_hash, deploy_time, created_at)
-    VALUES (${chain}, ${protocol}, ${tick}, ${tick}, ${A}, ${totalSupply}, ${fakeHash()}, ${at}, ${at}) RETURNING id`;
+    VALUES (${chain}, ${protocol}, ${tick}, ${tick}, ${alice}, ${totalSupply}, ${fakeHash()}, ${at}, ${at}) RETURNING id`;
   return row!.id;
 }
 
-async function insertTx(chain: string, protocol: string, tick: string, op = 'mint', from = A, to = A, amt = '1'): Promise<string> {
+async function insertTx(chain: string, protocol: string, tick: string, op = 'mint', from = alice, to = alice, amt = '1'): Promise<string> {
   const [row] = await db.sql<{ id: string }[]>`
     INSERT INTO transactions (chain, protocol, block_height, position_in_block, block_time, tx_hash, from_address, to_address,
                               op, tick, amt, created_at, updated_at)
@@ -195,57 +193,57 @@ describe('counters stay equal to the real counts', () => {
     newt = await insertTick('bsc', 'bsc-20', 'newt');
     await expectCountersRight('tick inserted');
     await insertTx('bsc', 'bsc-20', 'newt', 'deploy');
-    await insertMovement(newt, A, '0', 1);
+    await insertMovement(newt, alice, '0', 1);
     await expectCountersRight('deploy');
-    for (const [address, amount] of [[A, '10'], [B, '20'], [C, '0.25'], [A, '10']] as const) {
+    for (const [address, amount] of [[alice, '10'], [bob, '20'], [carol, '0.25'], [alice, '10']] as const) {
       await insertTx('bsc', 'bsc-20', 'newt', 'mint', address, address, amount);
       await insertMovement(newt, address, amount, 2);
       await expectCountersRight(`mint ${amount} to ${address}`);
     }
-    await upsertBalance(newt, A, '20');
-    await upsertBalance(newt, B, '20');
-    await upsertBalance(newt, C, '0.25');
+    await upsertBalance(newt, alice, '20');
+    await upsertBalance(newt, bob, '20');
+    await upsertBalance(newt, carol, '0.25');
     await upsertBalance(newt, '0xdddd000000000000000000000000000000000004', '0'); // a zero balance is no holder
     await expectCountersRight('balances');
     expect(await counters(newt)).toEqual({ minted: '40.25', holders: 3, txCount: 5 });
     // transfers: movements 3/4 leave minted alone; the transaction counts
-    await insertTx('bsc', 'bsc-20', 'newt', 'transfer', A, B, '5');
-    await insertMovement(newt, A, '5', 4);
-    await insertMovement(newt, B, '5', 3);
-    await upsertBalance(newt, A, '15');
-    await upsertBalance(newt, B, '25');
+    await insertTx('bsc', 'bsc-20', 'newt', 'transfer', alice, bob, '5');
+    await insertMovement(newt, alice, '5', 4);
+    await insertMovement(newt, bob, '5', 3);
+    await upsertBalance(newt, alice, '15');
+    await upsertBalance(newt, bob, '25');
     await expectCountersRight('transfer');
     // transactions of an existing tick, a non-inscription transaction, one of an unindexed tick
-    await insertTx('eth', 'erc-20', 'eths', 'transfer', B, C);
-    await insertTx('eth', '', '', '', A, B, '0');
+    await insertTx('eth', 'erc-20', 'eths', 'transfer', bob, carol);
+    await insertTx('eth', '', '', '', alice, bob, '0');
     await insertTx('eth', 'erc-20', 'ghost');
     await expectCountersRight('other transactions');
     expect((await counters(newt)).txCount).toBe(6);
   });
 
   it('after a balance goes to 0 and back', async () => {
-    await upsertBalance(newt, C, '0');
-    await expectCountersRight('C to 0');
+    await upsertBalance(newt, carol, '0');
+    await expectCountersRight('carol to 0');
     expect((await counters(newt)).holders).toBe(2);
-    await upsertBalance(newt, C, '0'); // 0 → 0
-    await expectCountersRight('C 0 again');
-    await upsertBalance(newt, C, '3');
-    await expectCountersRight('C back');
-    await upsertBalance(newt, C, '4'); // positive → positive
-    await expectCountersRight('C positive again');
+    await upsertBalance(newt, carol, '0'); // 0 → 0
+    await expectCountersRight('carol 0 again');
+    await upsertBalance(newt, carol, '3');
+    await expectCountersRight('carol back');
+    await upsertBalance(newt, carol, '4'); // positive → positive
+    await expectCountersRight('carol positive again');
     expect((await counters(newt)).holders).toBe(3);
     // an update that does not touch the balance column
     await db.sql`UPDATE balances SET available = 0 WHERE tick_id = ${newt}`;
     await expectCountersRight('available only');
     // a balance row re-keyed to another address (a repair): both addresses' totals follow
-    await db.sql`UPDATE balances SET address = ${'0xEeEe0000000000000000000000000000000000e5'} WHERE tick_id = ${newt} AND address_key = lower(${C})`;
+    await db.sql`UPDATE balances SET address = ${'0xEeEe0000000000000000000000000000000000e5'} WHERE tick_id = ${newt} AND address_key = lower(${carol})`;
     await expectCountersRight('balance moved to another address');
-    await db.sql`UPDATE balances SET address = ${C} WHERE tick_id = ${newt} AND address_key = lower(${'0xEeEe0000000000000000000000000000000000e5'})`;
+    await db.sql`UPDATE balances SET address = ${carol} WHERE tick_id = ${newt} AND address_key = lower(${'0xEeEe0000000000000000000000000000000000e5'})`;
     await expectCountersRight('and back');
   });
 
   it('after the amount or the event of a movement changes', async () => {
-    const id = await insertMovement(newt, B, '1', 2);
+    const id = await insertMovement(newt, bob, '1', 2);
     await expectCountersRight('one more mint');
     await db.sql`UPDATE address_txs SET amount = 1000000000000000000000000.000000000000000001 WHERE id = ${id}`;
     await expectCountersRight('amount raised above 2^64 with 18 decimals');
@@ -261,9 +259,9 @@ describe('counters stay equal to the real counts', () => {
     await expectCountersRight('mint moved to another tick');
     await db.sql`UPDATE address_txs SET operate = 'mint!' WHERE id = ${id}`;
     await expectCountersRight('no counted column changed');
-    await db.sql`UPDATE address_txs SET address = ${C} WHERE id = ${id}`;
+    await db.sql`UPDATE address_txs SET address = ${carol} WHERE id = ${id}`;
     await expectCountersRight('movement moved to another address');
-    await db.sql`UPDATE address_txs SET address = ${C.toLowerCase()} WHERE id = ${id}`;
+    await db.sql`UPDATE address_txs SET address = ${carol.toLowerCase()} WHERE id = ${id}`;
     await expectCountersRight('same address in another letter case');
   });
 
@@ -283,14 +281,14 @@ describe('counters stay equal to the real counts', () => {
   });
 
   it('after a transaction changes its sender or receiver, or is sent to itself', async () => {
-    const id = await insertTx('eth', 'erc-20', 'pepe', 'transfer', A, B);
-    await expectCountersRight('A → B');
-    await db.sql`UPDATE transactions SET to_address = ${A.toUpperCase().replace('0X', '0x')} WHERE id = ${id}`;
-    await expectCountersRight('A → A (same key, other case): counted once');
-    await db.sql`UPDATE transactions SET from_address = ${C} WHERE id = ${id}`;
-    await expectCountersRight('C → A');
-    await db.sql`UPDATE transactions SET from_address = ${B}, to_address = ${C} WHERE id = ${id}`;
-    await expectCountersRight('B → C, both changed');
+    const id = await insertTx('eth', 'erc-20', 'pepe', 'transfer', alice, bob);
+    await expectCountersRight('alice → bob');
+    await db.sql`UPDATE transactions SET to_address = ${alice.toUpperCase().replace('0X', '0x')} WHERE id = ${id}`;
+    await expectCountersRight('alice → alice (same key, other case): counted once');
+    await db.sql`UPDATE transactions SET from_address = ${carol} WHERE id = ${id}`;
+    await expectCountersRight('carol → alice');
+    await db.sql`UPDATE transactions SET from_address = ${bob}, to_address = ${carol} WHERE id = ${id}`;
+    await expectCountersRight('bob → carol, both changed');
     await db.sql`DELETE FROM transactions WHERE id = ${id}`;
     await expectCountersRight('deleted');
   });
@@ -307,8 +305,8 @@ describe('counters stay equal to the real counts', () => {
     await db.sql`UPDATE balances SET balance = 0 WHERE tick_id = ${newt}`;
     await expectCountersRight('every balance of newt to 0');
     expect((await counters(newt)).holders).toBe(0);
-    await db.sql`UPDATE balances SET balance = balance + 1 WHERE address_key = lower(${A})`;
-    await expectCountersRight('every balance of A + 1');
+    await db.sql`UPDATE balances SET balance = balance + 1 WHERE address_key = lower(${alice})`;
+    await expectCountersRight('every balance of alice + 1');
     await db.sql`UPDATE address_txs SET amount = amount * 2 WHERE event = 2 AND tick_id = ${newt}`;
     await expectCountersRight('every mint of newt doubled');
     await db.sql`UPDATE transactions SET tick = 'pepe' WHERE chain = 'eth' AND protocol = 'erc-20' AND tick = 'eths'`;
@@ -331,16 +329,16 @@ describe('counters stay equal to the real counts', () => {
     const bal = (address: string, balance: string) => ({ ...t, address, balance, available: '0', updated_at: at });
     const write = (f: (tx: Tx) => Promise<void>) => db.sql.begin((tx) => f(tx as Tx));
     await write(async (tx) => {
-      await upsertTransactions(tx, [txRow('90000001', A, D), txRow('90000002', D, D), txRow('90000003', D.toLowerCase(), B)]);
-      await upsertMovements(tx, [mv('90000001', D, 3, '5'), mv('90000002', A, 4, '5'), mv('90000003', D.toLowerCase(), 2, '7')]);
-      await upsertBalances(tx, [bal(D, '12'), bal(A, '0'), bal(B, '3')]);
+      await upsertTransactions(tx, [txRow('90000001', alice, D), txRow('90000002', D, D), txRow('90000003', D.toLowerCase(), bob)]);
+      await upsertMovements(tx, [mv('90000001', D, 3, '5'), mv('90000002', alice, 4, '5'), mv('90000003', D.toLowerCase(), 2, '7')]);
+      await upsertBalances(tx, [bal(D, '12'), bal(alice, '0'), bal(bob, '3')]);
     });
     await expectCountersRight('batched inserts');
     // the same ids again (a follow replaying a flush), one with another sender / address, balances re-signed
     await write(async (tx) => {
-      await upsertTransactions(tx, [txRow('90000001', A, D), txRow('90000002', C, D)]);
-      await upsertMovements(tx, [mv('90000001', D, 3, '5'), mv('90000003', C, 2, '7')]);
-      await upsertBalances(tx, [bal(D.toLowerCase(), '0'), bal(A, '4'), bal(B, '3'), bal(C, '7')]);
+      await upsertTransactions(tx, [txRow('90000001', alice, D), txRow('90000002', carol, D)]);
+      await upsertMovements(tx, [mv('90000001', D, 3, '5'), mv('90000003', carol, 2, '7')]);
+      await upsertBalances(tx, [bal(D.toLowerCase(), '0'), bal(alice, '4'), bal(bob, '3'), bal(carol, '7')]);
     });
     await expectCountersRight('batched replays and changes');
   });
@@ -350,7 +348,7 @@ describe('counters stay equal to the real counts', () => {
     await db.sql`DELETE FROM balances WHERE tick_id = ${newt} AND address = ${oneBalance!.address}`;
     await expectCountersRight('one balance deleted');
     const avax = await tickId('avalanche', 'asc-20', 'avax');
-    await db.sql`DELETE FROM balances WHERE tick_id = ${avax} AND address_key = lower(${C})`;
+    await db.sql`DELETE FROM balances WHERE tick_id = ${avax} AND address_key = lower(${carol})`;
     await expectCountersRight('a positive balance deleted');
     await db.sql`DELETE FROM address_txs WHERE id = (SELECT min(id) FROM address_txs WHERE tick_id = ${avax} AND event = 2)`;
     await expectCountersRight('a mint movement deleted');
@@ -408,14 +406,14 @@ describe('counters stay equal to the real counts', () => {
         eth: ticks(chain: "eth", first: 0) { totalCount }
         txs: transactions(first: 0) { totalCount }
         ethTxs: transactions(chain: "eth", protocol: "erc-20", first: 0) { totalCount }
-        aTxs: transactions(address: "${A.toLowerCase()}", first: 0) { totalCount }
-        aEthTxs: transactions(address: "${A}", chain: "eth", first: 0) { totalCount }
+        aTxs: transactions(address: "${alice.toLowerCase()}", first: 0) { totalCount }
+        aEthTxs: transactions(address: "${alice}", chain: "eth", first: 0) { totalCount }
         nobodyTxs: transactions(address: "0x0000000000000000000000000000000000000000", first: 0) { totalCount }
-        aMoves: addressTransactions(address: "${A}", first: 0) { totalCount }
-        aMints: addressTransactions(address: "${A.toLowerCase()}", event: MINT, first: 0) { totalCount }
+        aMoves: addressTransactions(address: "${alice}", first: 0) { totalCount }
+        aMints: addressTransactions(address: "${alice.toLowerCase()}", event: MINT, first: 0) { totalCount }
         nobodyMoves: addressTransactions(address: "0x0000000000000000000000000000000000000000", first: 0) { totalCount }
-        bBalances: balances(address: "${B}", first: 0) { totalCount }
-        bEthBalances: balances(address: "${B}", chain: "eth", first: 0) { totalCount }
+        bBalances: balances(address: "${bob}", first: 0) { totalCount }
+        bEthBalances: balances(address: "${bob}", chain: "eth", first: 0) { totalCount }
       }`);
       expect(res.errors).toBeUndefined();
       const real = await db.sql<{ id: string; minted: string; holders: string; tx_cnt: string }[]>`
@@ -439,7 +437,7 @@ describe('counters stay equal to the real counts', () => {
       expect(res.data.txs.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM transactions`));
       expect(res.data.ethTxs.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM transactions WHERE chain = 'eth' AND protocol = 'erc-20'`));
       // an address alone: address_tx_totals; with a chain as well: counted (bounded by the address's activity)
-      const a = A.toLowerCase();
+      const a = alice.toLowerCase();
       expect(res.data.aTxs.totalCount).toBeGreaterThan(0);
       expect(res.data.aTxs.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM transactions WHERE from_key = ${a} OR to_key = ${a}`));
       expect(res.data.aEthTxs.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM transactions WHERE (from_key = ${a} OR to_key = ${a}) AND chain = 'eth'`));
@@ -451,7 +449,7 @@ describe('counters stay equal to the real counts', () => {
       expect(res.data.aMints.totalCount).toBeLessThan(res.data.aMoves.totalCount);
       expect(res.data.nobodyMoves.totalCount).toBe(0);
       // positive balances of an address: address_totals alone; counted with a chain filter
-      const b = B.toLowerCase();
+      const b = bob.toLowerCase();
       expect(res.data.bBalances.totalCount).toBeGreaterThan(0);
       expect(res.data.bBalances.totalCount).toBe(await count(db.sql`SELECT count(*) AS n FROM balances WHERE address_key = ${b} AND balance > 0`));
       expect(res.data.bEthBalances.totalCount).toBe(await count(db.sql`
@@ -493,9 +491,9 @@ describe('counters under unusual write orders', () => {
     await db.sql.begin(async (tx) => {
       await tx`INSERT INTO transactions (chain, protocol, block_height, position_in_block, block_time, tx_hash, from_address,
                                          to_address, op, tick, amt, created_at, updated_at)
-               VALUES ('eth', 'erc-20', ${++height}, 0, ${at}, ${fakeHash()}, ${A}, ${A}, 'deploy', 'late', 0, ${at}, ${at})`;
+               VALUES ('eth', 'erc-20', ${++height}, 0, ${at}, ${fakeHash()}, ${alice}, ${alice}, 'deploy', 'late', 0, ${at}, ${at})`;
       await tx`INSERT INTO ticks (chain, protocol, tick, name, deploy_by, total_supply, deploy_hash, deploy_time, created_at)
-               VALUES ('eth', 'erc-20', 'late', 'late', ${A}, 1000, ${fakeHash()}, ${at}, ${at})`;
+               VALUES ('eth', 'erc-20', 'late', 'late', ${alice}, 1000, ${fakeHash()}, ${at}, ${at})`;
       const [row] = await tx<{ tx_cnt: string }[]>`SELECT tx_cnt FROM ticks WHERE chain = 'eth' AND protocol = 'erc-20' AND tick = 'late'`;
       expect(Number(row!.tx_cnt)).toBe(1);
       throw new Rollback();

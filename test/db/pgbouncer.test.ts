@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, type Gateway, type GatewayConfig } from '../../src/app.js';
 import { createTestDatabase, findServer, testConfig, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { listen } from '../support/http.js';
-import { capturingLogger, gql, request, rpc, waitFor } from '../support/ops.js';
+import { gql, listen, request, rpc } from '../support/http.js';
+import { capturingLogger, waitFor } from '../support/ops.js';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
 import { because, skipUnlessAll } from '../support/skips.js';
 

@@ -1,23 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTestGateway, type TestDatabase } from '../support/db.js';
+import { describe, expect, it } from 'vitest';
+import { useGateway } from '../support/gateway.js';
 import { because } from '../support/skips.js';
 
 // The gateway's sessions are read-only (default_transaction_read_only, a startup parameter): a write
 // through its connection is refused by the server with SQLSTATE 25006. The embedded engine ignores
 // startup parameters, so there the check is reported as skipped.
 
-let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  await db.sql`INSERT INTO chains (chain, chain_id, name, network_id, display_order) VALUES ('eth', 1, 'Ethereum', 1, 1)`;
-  gw = createTestGateway(db);
-});
-
-afterAll(async () => {
-  await gw?.gateway.close();
-  await db?.close();
+const gw = useGateway({
+  load: async (db) => {
+    await db.sql`INSERT INTO chains (chain, chain_id, name, network_id, display_order) VALUES ('eth', 1, 'Ethereum', 1, 1)`;
+  },
 });
 
 const readOnlyError = { code: '25006', message: expect.stringMatching(/read-only transaction/) };
@@ -29,20 +21,20 @@ describe('the gateway connection', () => {
   });
 
   it('refuses INSERT with a read-only error (25006)', async (ctx) => {
-    ctx.skip(db.engine === 'embedded', because.noStartupParameters);
+    ctx.skip(gw.db.engine === 'embedded', because.noStartupParameters);
     await expect(gw.gateway.sql`INSERT INTO chains (chain, chain_id, name, network_id, display_order)
                                 VALUES ('bsc', 56, 'BNB', 56, 2)`).rejects.toMatchObject(readOnlyError);
   });
 
   it('refuses UPDATE and DELETE with a read-only error (25006)', async (ctx) => {
-    ctx.skip(db.engine === 'embedded', because.noStartupParameters);
+    ctx.skip(gw.db.engine === 'embedded', because.noStartupParameters);
     await expect(gw.gateway.sql`UPDATE chains SET name = 'x'`).rejects.toMatchObject(readOnlyError);
     await expect(gw.gateway.sql`UPDATE ticks SET holders = 0`).rejects.toMatchObject(readOnlyError);
     await expect(gw.gateway.sql`DELETE FROM chains`).rejects.toMatchObject(readOnlyError);
   });
 
   it('stays read-only inside an explicit transaction and on every pooled connection', async (ctx) => {
-    ctx.skip(db.engine === 'embedded', because.noStartupParameters);
+    ctx.skip(gw.db.engine === 'embedded', because.noStartupParameters);
     await expect(gw.gateway.sql.begin((tx) => tx`INSERT INTO chains (chain, chain_id, name, network_id, display_order)
                                                   VALUES ('bsc', 56, 'BNB', 56, 2)`)).rejects.toMatchObject(readOnlyError);
     // as many concurrent attempts as the pool has connections
@@ -57,7 +49,7 @@ describe('the gateway connection', () => {
   });
 
   it('did not change anything', async () => {
-    const rows = await db.sql<{ chain: string; name: string; ext: string }[]>`SELECT chain, name, ext FROM chains`;
+    const rows = await gw.db.sql<{ chain: string; name: string; ext: string }[]>`SELECT chain, name, ext FROM chains`;
     expect(rows).toEqual([{ chain: 'eth', name: 'Ethereum', ext: '' }]);
   });
 });

@@ -9,8 +9,8 @@ import { createSql, type Sql } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
 import { testConfig } from '../support/db.js';
 import { Fixture, fakeHash } from '../support/fixtures.js';
-import { listen } from '../support/http.js';
-import { findRedis, gql, indexMint, request, rpc, waitFor } from '../support/ops.js';
+import { gql, listen, request, rpc } from '../support/http.js';
+import { findRedis, indexMint, waitFor } from '../support/ops.js';
 import { createPgInstance, pgBinDir, type PgInstance } from '../support/pg-instance.js';
 import { because, skipUnless } from '../support/skips.js';
 

@@ -4,8 +4,7 @@ import { createGateway, type Gateway } from '../../src/app.js';
 import { within } from '../../src/db/deadline.js';
 import { ServiceUnavailableError } from '../../src/db/errors.js';
 import { testConfig } from '../support/db.js';
-import { listen } from '../support/http.js';
-import { request, rpc } from '../support/ops.js';
+import { listen, request, rpc } from '../support/http.js';
 
 // A database that accepts connections, completes their start-up and then never answers a statement (a hung
 // server, a pooler waiting for a server that never comes): start-up, /readyz and requests are bounded by

@@ -1,37 +1,30 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTestGateway, createWarmTestGateway, graphql, type TestDatabase } from '../support/db.js';
+import { describe, expect, it } from 'vitest';
+import { graphql, useGateway } from '../support/gateway.js';
 import { Fixture, chainRows } from '../support/fixtures.js';
 
 // The no-N+1 proof: a list of N parents with nested fields costs the same (small) number of SQL
 // statements for N = 10 as for N = 100. Statements are counted through the driver's debug hook
 // (createTestGateway's `statements`), i.e. every statement the gateway sends.
 
-let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
-
 const X = '0xAbCd000000000000000000000000000000000001';
 const holderOf = (i: number, k: number) => `0x${(i * 10 + k).toString(16).padStart(40, '0')}`;
 const TICKS = 100;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  for (let i = 0; i < TICKS; i++) {
-    const t = f.tick({ chain: chainRows[i % chainRows.length]!.chain, protocol: 'p-20', tick: `k${i}` });
-    f.mint(t, X, String(i + 2));
-    for (let k = 0; k < i % 4; k++) f.mint(t, holderOf(i, k), String(10 + k));
-    if (i % 3 === 0) f.transfer(t, X, holderOf(i, 9), '1');
-  }
-  f.block('eth', '19000000', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:01.000Z');
-  f.block('bsc', '35000000', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:01.000Z');
-  f.block('polygon', '52000000', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:01.000Z');
-  await f.load(db.sql);
-  gw = await createWarmTestGateway(db);
-});
-
-afterAll(async () => {
-  await gw?.gateway.close();
-  await db?.close();
+const gw = useGateway({
+  load: async (db) => {
+    const f = new Fixture();
+    for (let i = 0; i < TICKS; i++) {
+      const t = f.tick({ chain: chainRows[i % chainRows.length]!.chain, protocol: 'p-20', tick: `k${i}` });
+      f.mint(t, X, String(i + 2));
+      for (let k = 0; k < i % 4; k++) f.mint(t, holderOf(i, k), String(10 + k));
+      if (i % 3 === 0) f.transfer(t, X, holderOf(i, 9), '1');
+    }
+    f.block('eth', '19000000', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:01.000Z');
+    f.block('bsc', '35000000', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:01.000Z');
+    f.block('polygon', '52000000', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:01.000Z');
+    await f.load(db.sql);
+  },
+  warm: true,
 });
 
 /** The driver's own catalog query on a fresh connection (see beforeAll). */

@@ -4,7 +4,8 @@ import type { GatewayConfig } from '../../src/app.js';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
 import { seedDemo } from '../../src/db/seed/index.js';
 import { defaultQuery } from '../../src/graphql/yoga.js';
-import { createTestDatabase, createTestGateway, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
 import { listen, post } from '../support/http.js';
 
 // The attacks of the "variables bypass the cost limit" finding, on the demo dataset (300 ticks, the

@@ -4,7 +4,8 @@ import { configSchema } from '../../src/config.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { lockTable } from '../support/locks.js';
-import { capturingLogger, gql, startGateway, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, startGateway, type LiveGateway } from '../support/ops.js';
+import { gql } from '../support/http.js';
 
 // History scans bounded (issue 23): a list at a block height (atBlock) scans every history entry its
 // offset skips, so a deep offset is refused (HISTORY_MAX_OFFSET, a client error before any statement) and

@@ -1,20 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTestGateway, createWarmTestGateway, graphql, type TestDatabase } from '../support/db.js';
-import { Fixture } from '../support/fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { createTestGateway, graphql, useGateway } from '../support/gateway.js';
+import { alice, bob, carol, dave, erin, Fixture } from '../support/fixtures.js';
 
 // Balances at a block height (atBlock): Tick.holders, Tick.balanceOf and balances(address, chain) answered
 // from the balance history (sql/011), here derived from the fixture's movements by loadDataset, the way the
 // seed and the benchmark data get theirs. Each fixture operation is one block.
 
-let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
-
-const A = '0xAaAa00000000000000000000000000000000000A';
-const B = '0x000000000000000000000000000000000000000b';
-const C = '0x000000000000000000000000000000000000000c';
-const D = '0x000000000000000000000000000000000000000d';
-const E = '0x000000000000000000000000000000000000000e';
-const F = '0x000000000000000000000000000000000000000f';
+const frank = '0x000000000000000000000000000000000000000f';
 const many = (i: number) => `0x${(0x1000 + i).toString(16).padStart(40, '0')}`;
 
 /** Height of each step (the block of its transaction). */
@@ -22,39 +14,35 @@ const h: Record<string, number> = {};
 let indexed = 0;
 let bscIndexed = 0;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'hist' });
-  const other = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'twin' });
-  const bsc = f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'away' });
-  const step = (name: string, op: () => void) => {
-    op();
-    h[name] = f.data.transactions.at(-1)!.block_height;
-  };
-  step('mintA', () => f.mint(t, A, '100'));
-  step('mintB', () => f.mint(t, B, '50'));
-  step('mintC', () => f.mint(t, C, '30'));
-  step('mintD', () => f.mint(t, D, '80'));
-  step('a2c', () => f.transfer(t, A, C, '30')); // A 70, C 60
-  step('b2e', () => f.transfer(t, B, E, '50')); // B 0, E 50
-  step('twinA', () => f.mint(other, A, '5'));
-  step('mintF', () => f.mint(t, F, '10'));
-  step('d2a', () => f.transfer(t, D, A, '80')); // D 0, A 150
-  step('bscA', () => f.mint(bsc, A, '7'));
-  // ticks for the batching check: one mint each
-  for (let i = 0; i < 12; i++) f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick: `many${i}` }), many(i), String(i + 1));
-  indexed = f.data.transactions.at(-1)!.block_height + 5;
-  bscIndexed = h.mintA! + 1; // bsc is indexed up to an older height than eth
-  f.block('eth', String(indexed), '2024-02-01T00:00:00.000Z', '2024-02-01T00:00:01.000Z');
-  f.block('bsc', String(bscIndexed), '2024-02-01T00:00:00.000Z', '2024-02-01T00:00:01.000Z');
-  await f.load(db.sql);
-  gw = await createWarmTestGateway(db);
-});
-
-afterAll(async () => {
-  await gw?.gateway.close();
-  await db?.close();
+const gw = useGateway({
+  load: async (db) => {
+    const f = new Fixture();
+    const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'hist' });
+    const other = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'twin' });
+    const bsc = f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'away' });
+    const step = (name: string, op: () => void) => {
+      op();
+      h[name] = f.data.transactions.at(-1)!.block_height;
+    };
+    step('mintA', () => f.mint(t, alice, '100'));
+    step('mintB', () => f.mint(t, bob, '50'));
+    step('mintC', () => f.mint(t, carol, '30'));
+    step('mintD', () => f.mint(t, dave, '80'));
+    step('a2c', () => f.transfer(t, alice, carol, '30')); // alice 70, carol 60
+    step('b2e', () => f.transfer(t, bob, erin, '50')); // bob 0, erin 50
+    step('twinA', () => f.mint(other, alice, '5'));
+    step('mintF', () => f.mint(t, frank, '10'));
+    step('d2a', () => f.transfer(t, dave, alice, '80')); // dave 0, alice 150
+    step('bscA', () => f.mint(bsc, alice, '7'));
+    // ticks for the batching check: one mint each
+    for (let i = 0; i < 12; i++) f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick: `many${i}` }), many(i), String(i + 1));
+    indexed = f.data.transactions.at(-1)!.block_height + 5;
+    bscIndexed = h.mintA! + 1; // bsc is indexed up to an older height than eth
+    f.block('eth', String(indexed), '2024-02-01T00:00:00.000Z', '2024-02-01T00:00:01.000Z');
+    f.block('bsc', String(bscIndexed), '2024-02-01T00:00:00.000Z', '2024-02-01T00:00:01.000Z');
+    await f.load(db.sql);
+  },
+  warm: true,
 });
 
 const holdersQuery = `query($at: BigInt, $first: Int, $after: String) {
@@ -83,23 +71,23 @@ describe('Tick.holders(atBlock)', () => {
   });
 
   it('at each height: the balances as of the end of that block, ordered like the current list', async () => {
-    expect(pairs(await holdersAt(h.mintA!))).toEqual([[A, '100']]);
-    expect(pairs(await holdersAt(h.mintD!))).toEqual([[A, '100'], [D, '80'], [B, '50'], [C, '30']]);
+    expect(pairs(await holdersAt(h.mintA!))).toEqual([[alice, '100']]);
+    expect(pairs(await holdersAt(h.mintD!))).toEqual([[alice, '100'], [dave, '80'], [bob, '50'], [carol, '30']]);
     // between two movements: the state after the earlier one
-    expect(pairs(await holdersAt(h.a2c! + 0))).toEqual([[D, '80'], [A, '70'], [C, '60'], [B, '50']]);
-    // B sent everything: a zero balance is not a holder
+    expect(pairs(await holdersAt(h.a2c! + 0))).toEqual([[dave, '80'], [alice, '70'], [carol, '60'], [bob, '50']]);
+    // bob sent everything: a zero balance is not a holder
     const afterB = await holdersAt(h.b2e!);
-    expect(pairs(afterB)).toEqual([[D, '80'], [A, '70'], [C, '60'], [E, '50']]);
+    expect(pairs(afterB)).toEqual([[dave, '80'], [alice, '70'], [carol, '60'], [erin, '50']]);
     expect(afterB.totalCount).toBe(4);
     // the last movement, and any later indexed height: the current holders
     const last = await holdersAt(h.d2a!);
-    expect(pairs(last)).toEqual([[A, '150'], [C, '60'], [E, '50'], [F, '10']]);
+    expect(pairs(last)).toEqual([[alice, '150'], [carol, '60'], [erin, '50'], [frank, '10']]);
     expect(pairs(await holdersAt(indexed))).toEqual(pairs(last));
   });
 
   it('atBlock omitted: the current holders (the maintained list), same answer as at the indexed height', async () => {
     const now = await holdersAt(null);
-    expect(pairs(now)).toEqual([[A, '150'], [C, '60'], [E, '50'], [F, '10']]);
+    expect(pairs(now)).toEqual([[alice, '150'], [carol, '60'], [erin, '50'], [frank, '10']]);
     expect(now.totalCount).toBe(4);
     const at = await holdersAt(indexed);
     expect(at.totalCount).toBe(4);
@@ -110,10 +98,10 @@ describe('Tick.holders(atBlock)', () => {
   it('pages by keyset cursor at a past height', async () => {
     const at = h.b2e!;
     const p1 = await holdersAt(at, 3);
-    expect(pairs(p1)).toEqual([[D, '80'], [A, '70'], [C, '60']]);
+    expect(pairs(p1)).toEqual([[dave, '80'], [alice, '70'], [carol, '60']]);
     expect(p1.pageInfo.hasNextPage).toBe(true);
     const p2 = await holdersAt(at, 3, p1.pageInfo.endCursor);
-    expect(pairs(p2)).toEqual([[E, '50']]);
+    expect(pairs(p2)).toEqual([[erin, '50']]);
     expect(p2.pageInfo.hasNextPage).toBe(false);
     // a page of 2 then 2: the same four, nothing twice
     const q1 = await holdersAt(at, 2);
@@ -123,15 +111,15 @@ describe('Tick.holders(atBlock)', () => {
     const res = await graphql(gw.gateway, `query($at: BigInt, $before: String) { tick(chain: "eth", protocol: "erc-20", tick: "hist") {
       holders(atBlock: $at, last: 2, before: $before) { edges { node { address } } } } }`, { at: String(at), before: p2.edges[0].cursor });
     expect(res.errors).toBeUndefined();
-    expect(res.data.tick.holders.edges.map((e: any) => e.node.address)).toEqual([A, C]);
+    expect(res.data.tick.holders.edges.map((e: any) => e.node.address)).toEqual([alice, carol]);
   });
 
   it('node(id) of a past holder answers the balance at that height', async () => {
     const c = await holdersAt(h.a2c!);
-    const idOfA = c.edges.find((e: any) => e.node.address === A).node.id;
+    const idOfA = c.edges.find((e: any) => e.node.address === alice).node.id;
     const res = await graphql(gw.gateway, `query($id: ID!) { node(id: $id) { ... on Holder { address balance } } }`, { id: idOfA });
     expect(res.errors).toBeUndefined();
-    expect(res.data.node).toEqual({ address: A, balance: '70' });
+    expect(res.data.node).toEqual({ address: alice, balance: '70' });
   });
 });
 
@@ -145,33 +133,33 @@ describe('Tick.balanceOf(address, atBlock)', () => {
   };
 
   it('is null before the first change, then the balance after the last change by that block', async () => {
-    expect(await at(A, h.mintA! - 1)).toBeNull();
-    expect(await at(A, h.mintA!)).toBe('100');
-    expect(await at(A.toLowerCase(), h.mintD!)).toBe('100');
-    expect(await at(A, h.a2c!)).toBe('70');
-    expect(await at(A, h.d2a! - 1)).toBe('70');
-    expect(await at(A, h.d2a!)).toBe('150');
-    expect(await at(A, indexed)).toBe('150');
-    expect(await at(A, null)).toBe('150');
+    expect(await at(alice, h.mintA! - 1)).toBeNull();
+    expect(await at(alice, h.mintA!)).toBe('100');
+    expect(await at(alice.toLowerCase(), h.mintD!)).toBe('100');
+    expect(await at(alice, h.a2c!)).toBe('70');
+    expect(await at(alice, h.d2a! - 1)).toBe('70');
+    expect(await at(alice, h.d2a!)).toBe('150');
+    expect(await at(alice, indexed)).toBe('150');
+    expect(await at(alice, null)).toBe('150');
   });
 
   it('a balance that went to zero is 0 (not null), like the current balanceOf', async () => {
-    expect(await at(B, h.mintB!)).toBe('50');
-    expect(await at(B, h.b2e!)).toBe('0');
-    expect(await at(B, null)).toBe('0');
+    expect(await at(bob, h.mintB!)).toBe('50');
+    expect(await at(bob, h.b2e!)).toBe('0');
+    expect(await at(bob, null)).toBe('0');
   });
 
   it('within one block the last change (highest id) is the balance at its end; a row-by-row writer keeps the intervals', async () => {
-    const [tick] = await db.sql<{ id: string }[]>`SELECT id::text FROM ticks WHERE tick = 'hist'`;
+    const [tick] = await gw.db.sql<{ id: string }[]>`SELECT id::text FROM ticks WHERE tick = 'hist'`;
     const G = '0x00000000000000000000000000000000000000a9';
     const height = h.mintF!;
     // three changes of G, written one statement each as an indexer's sync would: two in one block
-    await db.sql`INSERT INTO balance_history (id, tick_id, address, block_height, amount, balance, available, tx_hash, created_at)
+    await gw.db.sql`INSERT INTO balance_history (id, tick_id, address, block_height, amount, balance, available, tx_hash, created_at)
                  VALUES (900001, ${tick!.id}, ${G}, ${height}, 5, 5, 5, '0x01', now())`;
-    await db.sql`INSERT INTO balance_history (id, tick_id, address, block_height, amount, balance, available, tx_hash, created_at)
+    await gw.db.sql`INSERT INTO balance_history (id, tick_id, address, block_height, amount, balance, available, tx_hash, created_at)
                  VALUES (900003, ${tick!.id}, ${G}, ${height + 1}, 1, 8, 8, '0x03', now())`;
     // committed late (a lower id in the earlier block)
-    await db.sql`INSERT INTO balance_history (id, tick_id, address, block_height, amount, balance, available, tx_hash, created_at)
+    await gw.db.sql`INSERT INTO balance_history (id, tick_id, address, block_height, amount, balance, available, tx_hash, created_at)
                  VALUES (900002, ${tick!.id}, ${G}, ${height}, 2, 7, 7, '0x02', now())`;
     try {
       expect(await at(G, height - 1)).toBeNull();
@@ -181,10 +169,10 @@ describe('Tick.balanceOf(address, atBlock)', () => {
       expect(pairs(c).filter(([a]: string[]) => a === G)).toEqual([[G, '7']]);
       expect(pairs(await holdersAt(height + 1)).filter(([a]: string[]) => a === G)).toEqual([[G, '8']]);
       // a rewind deletes the later row: the earlier one is current again
-      await db.sql`DELETE FROM balance_history WHERE id = 900003`;
+      await gw.db.sql`DELETE FROM balance_history WHERE id = 900003`;
       expect(pairs(await holdersAt(indexed)).filter(([a]: string[]) => a === G)).toEqual([[G, '7']]);
     } finally {
-      await db.sql`DELETE FROM balance_history WHERE id IN (900001, 900002, 900003)`;
+      await gw.db.sql`DELETE FROM balance_history WHERE id IN (900001, 900002, 900003)`;
     }
     expect(await at(G, indexed)).toBeNull();
   });
@@ -195,7 +183,7 @@ describe('balances(address, chain, atBlock)', () => {
     balances(address: $a, chain: $chain, atBlock: $at, first: $first, after: $after) {
       totalCount edges { node { balance tick { tick } } } pageInfo { hasNextPage endCursor } } }`;
   const list = async (vars: Record<string, unknown>) => {
-    const res = await graphql(gw.gateway, q, { a: A, chain: 'eth', ...vars });
+    const res = await graphql(gw.gateway, q, { a: alice, chain: 'eth', ...vars });
     expect(res.errors).toBeUndefined();
     return res.data.balances;
   };
@@ -209,7 +197,7 @@ describe('balances(address, chain, atBlock)', () => {
     expect(later.totalCount).toBe(2);
     expect(ticks(await list({ at: String(indexed) }))).toEqual([['hist', '150'], ['twin', '5']]);
     // case-insensitive address; omitted height: now, every chain unless one is named
-    expect(ticks(await list({ a: A.toLowerCase(), at: String(indexed) }))).toEqual([['hist', '150'], ['twin', '5']]);
+    expect(ticks(await list({ a: alice.toLowerCase(), at: String(indexed) }))).toEqual([['hist', '150'], ['twin', '5']]);
     expect(ticks(await list({ chain: null }))).toEqual([['hist', '150'], ['away', '7'], ['twin', '5']]);
     // the bsc tick at a bsc height
     expect(ticks(await list({ chain: 'bsc', at: String(bscIndexed) }))).toEqual([]);
@@ -219,7 +207,7 @@ describe('balances(address, chain, atBlock)', () => {
     const res = await graphql(gw.gateway, `query($a: String!, $at: BigInt) {
       byTick: balances(address: $a, chain: "eth", tick: "TWIN", atBlock: $at) { totalCount edges { node { balance } } }
       bySearch: balances(address: $a, chain: "eth", search: "is", atBlock: $at) { edges { node { tick { tick } } } }
-      byProtocol: balances(address: $a, chain: "eth", protocol: "bsc-20", atBlock: $at) { totalCount } }`, { a: A, at: String(indexed) });
+      byProtocol: balances(address: $a, chain: "eth", protocol: "bsc-20", atBlock: $at) { totalCount } }`, { a: alice, at: String(indexed) });
     expect(res.errors).toBeUndefined();
     expect(res.data.byTick).toEqual({ totalCount: 1, edges: [{ node: { balance: '5' } }] });
     expect(res.data.bySearch.edges.map((e: any) => e.node.tick.tick)).toEqual(['hist']);
@@ -236,7 +224,7 @@ describe('balances(address, chain, atBlock)', () => {
   });
 
   it('a zero balance at that height is left out', async () => {
-    const res = await graphql(gw.gateway, q, { a: B, chain: 'eth', at: String(h.b2e!) });
+    const res = await graphql(gw.gateway, q, { a: bob, chain: 'eth', at: String(h.b2e!) });
     expect(res.errors).toBeUndefined();
     expect(res.data.balances.edges).toEqual([]);
     expect(res.data.balances.totalCount).toBe(0);
@@ -267,7 +255,7 @@ describe('bad input', () => {
     expect(res.errors![0]!.message).toBe(`atBlock ${indexed + 1} is above the indexed height ${indexed} of chain eth`);
     // per chain: a height eth has is above bsc's
     const away = await run(`query($at: BigInt) { tick(chain: "bsc", protocol: "bsc-20", tick: "away") {
-      balanceOf(address: "${A}", atBlock: $at) { balance } } }`, { at: String(h.mintD!) });
+      balanceOf(address: "${alice}", atBlock: $at) { balance } } }`, { at: String(h.mintD!) });
     expect(code(away)).toBe('BAD_USER_INPUT');
     expect(away.errors![0]!.message).toMatch(/above the indexed height .* of chain bsc/);
     const huge = await run(holdersQuery, { at: '99999999999999999999999' });
@@ -276,14 +264,14 @@ describe('bad input', () => {
     // leading zeros are the same height
     const padded = await run(holdersQuery, { at: `0000000000000000000000${h.mintA}` });
     expect(padded.errors).toBeUndefined();
-    expect(padded.data.tick.holders.edges.map((e: any) => e.node.address)).toEqual([A]);
+    expect(padded.data.tick.holders.edges.map((e: any) => e.node.address)).toEqual([alice]);
   });
 
   it('balances at a height needs a chain; a chain with nothing indexed is named', async () => {
-    const res = await run(`{ balances(address: "${A}", atBlock: "${h.mintA}") { totalCount } }`);
+    const res = await run(`{ balances(address: "${alice}", atBlock: "${h.mintA}") { totalCount } }`);
     expect(code(res)).toBe('BAD_USER_INPUT');
     expect(res.errors![0]!.message).toBe('atBlock needs chain: block heights are per chain');
-    const none = await run(`{ balances(address: "${A}", chain: "fantom", atBlock: "1") { totalCount } }`);
+    const none = await run(`{ balances(address: "${alice}", chain: "fantom", atBlock: "1") { totalCount } }`);
     expect(code(none)).toBe('BAD_USER_INPUT');
     expect(none.errors![0]!.message).toBe('atBlock: chain fantom has no indexed block');
     // no SQL text leaks in any of them
@@ -302,7 +290,7 @@ describe('cost and batching', () => {
   const q = `query($n: Int!, $at: BigInt) { ticks(chain: "eth", protocol: "erc-20", first: $n) { edges { node {
     tick
     holders(atBlock: $at, first: 3) { totalCount edges { node { address balance tick { tick } } } }
-    balanceOf(address: "${A}", atBlock: $at) { balance }
+    balanceOf(address: "${alice}", atBlock: $at) { balance }
   } } } }`;
   async function measure(n: number) {
     gw.statements.length = 0;
@@ -320,7 +308,7 @@ describe('cost and batching', () => {
     expect(large.statements.length).toBeLessThanOrEqual(5);
     const hist = large.data.ticks.edges.find((e: any) => e.node.tick === 'hist').node;
     expect(hist.holders.totalCount).toBe(4);
-    expect(hist.holders.edges.map((e: any) => e.node.address)).toEqual([D, A, C]);
+    expect(hist.holders.edges.map((e: any) => e.node.address)).toEqual([dave, alice, carol]);
     expect(hist.balanceOf).toEqual({ balance: '70' });
     // a tick whose only mint came after that height has no holders then
     const m = large.data.ticks.edges.find((e: any) => e.node.tick === 'many0').node;
@@ -331,7 +319,7 @@ describe('cost and batching', () => {
   it('a list at a height costs more than the same list now, and the cost limit counts it', async () => {
     const doc = (at: string) => `{ tick(chain: "eth", protocol: "erc-20", tick: "hist") { holders(first: 10${at}) { edges { node { address } } } } }`;
     // the cost each one is reported with by a gateway that takes nothing
-    const probe = createTestGateway(db, { GRAPHQL_MAX_COST: 1 });
+    const probe = createTestGateway(gw.db, { GRAPHQL_MAX_COST: 1 });
     const costOf = async (d: string) => Number(/found (\d+)/.exec((await graphql(probe.gateway, d)).errors![0]!.message)![1]);
     let nowCost: number;
     let pastCost: number;
@@ -342,7 +330,7 @@ describe('cost and batching', () => {
       await probe.gateway.close();
     }
     expect(pastCost).toBeGreaterThan(nowCost);
-    const gwSmall = createTestGateway(db, { GRAPHQL_MAX_COST: nowCost });
+    const gwSmall = createTestGateway(gw.db, { GRAPHQL_MAX_COST: nowCost });
     try {
       const now = await graphql(gwSmall.gateway, doc(''));
       expect(now.errors).toBeUndefined();

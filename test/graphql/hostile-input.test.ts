@@ -3,10 +3,10 @@ import {
   getIntrospectionQuery, getNamedType, isAbstractType, isEnumType, isInputObjectType, isListType, isNonNullType, isObjectType, isScalarType,
   type GraphQLInputType, type GraphQLObjectType,
 } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { schema } from '../../src/graphql/schema.js';
-import { createTestDatabase, createTestGateway, testConfig, type TestDatabase } from '../support/db.js';
-import { listen } from '../support/http.js';
+import { testConfig, } from '../support/db.js';
+import { useGateway } from '../support/gateway.js';
 import {
   expectNoLeak, hostileFixture, hostileString, hostileTicks, pool, send, startProber, Tally, type Exchange,
 } from '../support/hostile.js';
@@ -208,27 +208,17 @@ function check(request: GraphqlRequest, reply: Exchange) {
   }
 }
 
-let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
-let base: string;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  await hostileFixture().load(db.sql);
-  gw = createTestGateway(db);
-  base = await listen(gw.gateway);
+const gw = useGateway({
+  load: async (db) => {
+    await hostileFixture().load(db.sql);
+  },
 });
-afterAll(async () => {
-  await gw?.gateway.close();
-  await db?.close();
-});
-
 const probeQuery = JSON.stringify({ query: '{ ticks(first: 3) { totalCount edges { node { tick stats { holders } } } } }' });
 
 describe('GraphQL under hostile input', () => {
   it(`answers ${REQUESTS} generated hostile requests with documented error codes only, leaking nothing`, async () => {
     const prober = startProber(async () => {
-      const reply = await send(`${base}/graphql`, { headers: { 'content-type': 'application/json' }, body: probeQuery });
+      const reply = await send(`${gw.base}/graphql`, { headers: { 'content-type': 'application/json' }, body: probeQuery });
       if (reply.status !== 200 || !JSON.parse(reply.text).data?.ticks) throw new Error(`probe failed: ${reply.status} ${reply.text.slice(0, 200)}`);
     });
     const started = performance.now();
@@ -236,7 +226,7 @@ describe('GraphQL under hostile input', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(requestArb, { minLength: CONCURRENCY, maxLength: CONCURRENCY }), async (requests) => {
         await pool(requests, CONCURRENCY, async (request) => {
-          check(request, await send(`${base}${request.path}`, { method: request.method, headers: request.headers, body: request.body }));
+          check(request, await send(`${gw.base}${request.path}`, { method: request.method, headers: request.headers, body: request.body }));
         });
       }),
       // no shrinking: each step is network round trips; the failing batch is reported as it was
@@ -255,8 +245,8 @@ describe('GraphQL under hostile input', () => {
   }, 300_000);
 
   it('is healthy afterwards', async () => {
-    expect((await fetch(`${base}/readyz`)).status).toBe(200);
-    const reply = await send(`${base}/graphql`, { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ ticks(first: 100, orderBy: ID, direction: ASC) { totalCount edges { node { tick } } } }' }) });
+    expect((await fetch(`${gw.base}/readyz`)).status).toBe(200);
+    const reply = await send(`${gw.base}/graphql`, { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ ticks(first: 100, orderBy: ID, direction: ASC) { totalCount edges { node { tick } } } }' }) });
     const body = JSON.parse(reply.text);
     expect(body.data.ticks.totalCount).toBe(hostileTicks.length);
     expect(body.data.ticks.edges.map((e: any) => e.node.tick)).toEqual(hostileTicks);

@@ -1,24 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
 import { seedDemo } from '../../src/db/seed/index.js';
-import { createTestDatabase, createTestGateway, graphql, type TestDatabase } from '../support/db.js';
+import { createTestGateway, graphql, useGateway } from '../support/gateway.js';
 
 // Relay's Node interface: every node type's global id refetches the same object through node(id) and
 // nodes(ids) (batched through the DataLoaders), and ids that are not ours are the client's error.
 
-let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  await seedDemo(db.sql);
-  gw = createTestGateway(db);
+const gw = useGateway({
+  load: async (db) => {
+    await seedDemo(db.sql);
+  },
 });
-afterAll(async () => {
-  await gw?.gateway.close();
-  await db?.close();
-});
-
 const q = async (query: string, variables: Record<string, unknown> = {}) => {
   const result = await graphql(gw.gateway, query, variables);
   expect(result.errors).toBeUndefined();
@@ -80,7 +72,7 @@ describe('node(id) and nodes(ids)', () => {
   it('loads the ticks of nodes(ids) in one statement', async () => {
     const list = await q('{ ticks(first: 30) { edges { node { id } } } }');
     const ids = list.ticks.edges.map((e: any) => e.node.id);
-    const fresh = createTestGateway(db);
+    const fresh = createTestGateway(gw.db);
     try {
       const result = await graphql(fresh.gateway, 'query($ids: [ID!]!) { nodes(ids: $ids) { id ... on Tick { tick } } }', { ids });
       expect(result.data.nodes.map((n: any) => n.id)).toEqual(ids);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TransactionInput } from '../../src/db/load.js';
-import { createTestDatabase, createTestGateway, graphql, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestGateway, graphql } from '../support/gateway.js';
 import { Fixture, fakeHash } from '../support/fixtures.js';
 
 // Relay connections: cursor walks in both directions, offsets, page-size limits, page info, argument

@@ -11,7 +11,8 @@ import { createGateway } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { seedDemo } from '../../src/db/seed/index.js';
 import { createTestDatabase, testConfig, type TestDatabase } from '../support/db.js';
-import { request, startGateway, type LiveGateway } from '../support/ops.js';
+import { startGateway, type LiveGateway } from '../support/ops.js';
+import { request } from '../support/http.js';
 
 // Persisted operations: Apollo's automatic persisted queries with its own PersistedQueryLink (hash-only
 // first, the document once on PersistedQueryNotFound, then hashes only), the bounded APQ store, and a

@@ -1,18 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { TickInput, TransactionInput } from '../../src/db/load.js';
-import { createTestDatabase, createTestGateway, graphql, type TestDatabase } from '../support/db.js';
-import { Fixture, fakeHash } from '../support/fixtures.js';
+import { graphql, useGateway } from '../support/gateway.js';
+import { alice, bob, carol, fakeHash, Fixture } from '../support/fixtures.js';
 
 // Every query field of the schema against one hand-built dataset whose expected answers are computed
 // from the fixture itself (not from the database).
 
-let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
 let f: Fixture;
 
-const A = '0xAAaa000000000000000000000000000000000001';
-const B = '0xBBbb000000000000000000000000000000000002';
-const C = '0xCCcc000000000000000000000000000000000003';
 const DEPLOYER = '0xDeAd00000000000000000000000000000000BeEf';
 const BIG = '340282366920938463463374607431768211455'; // 2^128 - 1
 const TINY = '0.000000000000000001';
@@ -33,64 +28,59 @@ const lower = (s: string) => s.toLowerCase();
 function rawTx(spec: Partial<TransactionInput> & Pick<TransactionInput, 'chain' | 'block_height' | 'position_in_block'>): TransactionInput {
   const at = '2024-03-01T12:00:00.000Z';
   return {
-    protocol: '', block_time: at, tx_hash: fakeHash(), from_address: A, to_address: B, op: '', tick: '', amt: '0',
+    protocol: '', block_time: at, tx_hash: fakeHash(), from_address: alice, to_address: bob, op: '', tick: '', amt: '0',
     gas: 21000, gas_price: 1, status: 1, created_at: at, updated_at: at, ...spec,
   };
 }
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  f = new Fixture();
-  ticks.avax = f.tick({
-    chain: 'avalanche', protocol: 'asc-20', tick: 'avax', total_supply: '1000', limit_per_mint: '100', deploy_by: DEPLOYER,
-    deploy_hash: AVAX_HASH, deploy_time: '2024-01-15T09:37:29.000Z', created_at: '2024-01-15T09:37:29.000Z',
-    updated_at: '2024-02-27T15:12:23.000Z',
-  });
-  ticks.eths = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'eths', total_supply: '100', limit_per_mint: '0.5' });
-  ticks.none = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'none' });
-  ticks.big = f.tick({
-    chain: 'eth', protocol: 'erc-20', tick: 'big', total_supply: '1000000000000000000000000000000000000000000', decimals: 18,
-    deploy_by: DEPLOYER.toLowerCase(),
-  });
-  ticks.bnbs = f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs', transfer_type: 2 });
-  ticks.tiny = f.tick({ chain: 'arbitrum', protocol: 'arc-20', tick: 'tiny', decimals: 18, transfer_type: 1 });
-  for (const s of searchTicks) ticks[s] = f.tick({ chain: 'polygon', protocol: 'prc-20', tick: s });
+const gw = useGateway({
+  load: async (db) => {
+    f = new Fixture();
+    ticks.avax = f.tick({
+      chain: 'avalanche', protocol: 'asc-20', tick: 'avax', total_supply: '1000', limit_per_mint: '100', deploy_by: DEPLOYER,
+      deploy_hash: AVAX_HASH, deploy_time: '2024-01-15T09:37:29.000Z', created_at: '2024-01-15T09:37:29.000Z',
+      updated_at: '2024-02-27T15:12:23.000Z',
+    });
+    ticks.eths = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'eths', total_supply: '100', limit_per_mint: '0.5' });
+    ticks.none = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'none' });
+    ticks.big = f.tick({
+      chain: 'eth', protocol: 'erc-20', tick: 'big', total_supply: '1000000000000000000000000000000000000000000', decimals: 18,
+      deploy_by: DEPLOYER.toLowerCase(),
+    });
+    ticks.bnbs = f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs', transfer_type: 2 });
+    ticks.tiny = f.tick({ chain: 'arbitrum', protocol: 'arc-20', tick: 'tiny', decimals: 18, transfer_type: 1 });
+    for (const s of searchTicks) ticks[s] = f.tick({ chain: 'polygon', protocol: 'prc-20', tick: s });
 
-  f.mint(ticks.avax, A, '100').mint(ticks.avax, B, '100').mint(ticks.avax, A, '100');
-  f.transfer(ticks.avax, A, C, '50'); // A 150, B 100, C 50
-  f.mint(ticks.eths, A, '100').transfer(ticks.eths, A, B, '50'); // A 50, B 50 (a tie broken by address)
-  f.mint(ticks.bnbs, C, '30').transfer(ticks.bnbs, C, A, '20'); // A 20, C 10
-  f.data.movements.push({
-    chain: 'eth', protocol: 'erc-20', tick: 'big', address: A, tx_hash: fakeHash(), amount: '0', event: 1, operate: 'deploy',
-    created_at: '2024-01-16T00:00:00.000Z', updated_at: '2024-01-16T00:00:00.000Z',
-  });
-  f.mint(ticks.big, A, BIG);
-  for (const s of searchTicks) f.mint(ticks[s]!, A, '10');
-  f.data.balances.push(
-    { chain: 'arbitrum', protocol: 'arc-20', tick: 'tiny', address: A, balance: TINY, available: TINY },
-    { chain: 'eth', protocol: 'erc-20', tick: 'none', address: A, balance: '0', available: '0' },
-  );
-  // transactions whose chain order differs from their record order
-  const heights = f.data.transactions.map((t) => t.block_height);
-  const top = Math.max(...heights) + 500;
-  const bottom = Math.min(...heights) - 1000;
-  manualTx.plain = rawTx({ chain: 'eth', block_height: top, position_in_block: 3, from_address: A, to_address: B });
-  manualTx.ghost = rawTx({
-    chain: 'eth', protocol: 'erc-20', tick: 'ghost', op: 'mint', amt: '5', block_height: top, position_in_block: 1,
-    from_address: C, to_address: A.toUpperCase().replace('0X', '0x'),
-  });
-  manualTx.bscTie = rawTx({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs', op: 'transfer', block_height: top, position_in_block: 1, from_address: B, to_address: C });
-  manualTx.early = rawTx({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs', op: 'mint', block_height: bottom, position_in_block: 9, from_address: C, to_address: C });
-  f.data.transactions.push(manualTx.plain, manualTx.ghost, manualTx.bscTie, manualTx.early);
-  f.block('eth', '19000000', '2024-03-01T10:00:00.000Z', '2024-03-01T10:00:05.000Z');
-  f.block('avalanche', '42000000', '2024-03-01T11:00:00.000Z', '2024-03-01T11:00:02.000Z');
-  await f.load(db.sql);
-  gw = createTestGateway(db);
-});
-
-afterAll(async () => {
-  await gw?.gateway.close();
-  await db?.close();
+    f.mint(ticks.avax, alice, '100').mint(ticks.avax, bob, '100').mint(ticks.avax, alice, '100');
+    f.transfer(ticks.avax, alice, carol, '50'); // alice 150, bob 100, carol 50
+    f.mint(ticks.eths, alice, '100').transfer(ticks.eths, alice, bob, '50'); // alice 50, bob 50 (a tie broken by address)
+    f.mint(ticks.bnbs, carol, '30').transfer(ticks.bnbs, carol, alice, '20'); // alice 20, carol 10
+    f.data.movements.push({
+      chain: 'eth', protocol: 'erc-20', tick: 'big', address: alice, tx_hash: fakeHash(), amount: '0', event: 1, operate: 'deploy',
+      created_at: '2024-01-16T00:00:00.000Z', updated_at: '2024-01-16T00:00:00.000Z',
+    });
+    f.mint(ticks.big, alice, BIG);
+    for (const s of searchTicks) f.mint(ticks[s]!, alice, '10');
+    f.data.balances.push(
+      { chain: 'arbitrum', protocol: 'arc-20', tick: 'tiny', address: alice, balance: TINY, available: TINY },
+      { chain: 'eth', protocol: 'erc-20', tick: 'none', address: alice, balance: '0', available: '0' },
+    );
+    // transactions whose chain order differs from their record order
+    const heights = f.data.transactions.map((t) => t.block_height);
+    const top = Math.max(...heights) + 500;
+    const bottom = Math.min(...heights) - 1000;
+    manualTx.plain = rawTx({ chain: 'eth', block_height: top, position_in_block: 3, from_address: alice, to_address: bob });
+    manualTx.ghost = rawTx({
+      chain: 'eth', protocol: 'erc-20', tick: 'ghost', op: 'mint', amt: '5', block_height: top, position_in_block: 1,
+      from_address: carol, to_address: alice.toUpperCase().replace('0X', '0x'),
+    });
+    manualTx.bscTie = rawTx({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs', op: 'transfer', block_height: top, position_in_block: 1, from_address: bob, to_address: carol });
+    manualTx.early = rawTx({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs', op: 'mint', block_height: bottom, position_in_block: 9, from_address: carol, to_address: carol });
+    f.data.transactions.push(manualTx.plain, manualTx.ghost, manualTx.bscTie, manualTx.early);
+    f.block('eth', '19000000', '2024-03-01T10:00:00.000Z', '2024-03-01T10:00:05.000Z');
+    f.block('avalanche', '42000000', '2024-03-01T11:00:00.000Z', '2024-03-01T11:00:02.000Z');
+    await f.load(db.sql);
+  },
 });
 
 describe('chains', () => {
@@ -312,21 +302,21 @@ describe('balances', () => {
   const fields = 'edges { node { address balance available updatedAt tick { tick chainName } chain { chain name } } } totalCount';
 
   it('lists only positive balances of the address, by balance descending (tick id breaks ties)', async () => {
-    const data = await q(`query($a: String!) { balances(address: $a, first: 100) { ${fields} } }`, { a: A.toLowerCase() });
+    const data = await q(`query($a: String!) { balances(address: $a, first: 100) { ${fields} } }`, { a: alice.toLowerCase() });
     const nodes = data.balances.edges.map((e: any) => e.node);
     const searchDesc = [...searchTicks].reverse(); // equal balances: tick id descending
     expect(nodes.map((n: any) => n.tick.tick)).toEqual(['big', 'avax', 'eths', 'bnbs', ...searchDesc, 'tiny']);
     expect(data.balances.totalCount).toBe(10);
     expect(nodes.map((n: any) => n.balance)).toEqual([BIG, '150', '50', '20', '10', '10', '10', '10', '10', TINY]);
-    expect(nodes[0]).toMatchObject({ address: A, available: BIG, tick: { tick: 'big', chainName: 'eth' }, chain: { chain: 'eth', name: 'Ethereum' } });
+    expect(nodes[0]).toMatchObject({ address: alice, available: BIG, tick: { tick: 'big', chainName: 'eth' }, chain: { chain: 'eth', name: 'Ethereum' } });
     expect(nodes.at(-1)).toMatchObject({ balance: TINY, available: TINY, tick: { tick: 'tiny' }, chain: { chain: 'arbitrum', name: 'Arbitrum One' } });
     expect(nodes[1]).toMatchObject({ tick: { tick: 'avax', chainName: 'avalanche' }, chain: { chain: 'avalanche' } });
     for (const n of nodes) expect(n.updatedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
   });
 
   it('ascending reverses the order, ties included', async () => {
-    const desc = await q(`query($a: String!) { balances(address: $a, first: 100) { edges { node { tick { id } } } } }`, { a: A });
-    const asc = await q(`query($a: String!) { balances(address: $a, first: 100, direction: ASC) { edges { node { tick { id } } } } }`, { a: A });
+    const desc = await q(`query($a: String!) { balances(address: $a, first: 100) { edges { node { tick { id } } } } }`, { a: alice });
+    const asc = await q(`query($a: String!) { balances(address: $a, first: 100, direction: ASC) { edges { node { tick { id } } } } }`, { a: alice });
     const ids = (d: any) => d.balances.edges.map((e: any) => e.node.tick.id);
     expect(ids(asc)).toEqual([...ids(desc)].reverse());
     // the five equal balances are ordered by tick id, following the direction
@@ -342,7 +332,7 @@ describe('balances', () => {
       tick: balances(address: $a, tick: "Eths") { totalCount edges { node { tick { tick } balance } } }
       zero: balances(address: $a, tick: "none") { totalCount edges { node { balance } } }
       other: balances(address: $a, chain: "fantom") { totalCount edges { node { balance } } }
-    }`, { a: A });
+    }`, { a: alice });
     const pick = (c: any) => c.edges.map((e: any) => [e.node.tick.tick, e.node.balance]);
     expect(pick(data.chain)).toEqual([['big', BIG], ['eths', '50']]);
     expect(data.chain.totalCount).toBe(2);
@@ -356,7 +346,7 @@ describe('balances', () => {
   it('search matches a case-insensitive substring with %, _ and \\ taken literally', async () => {
     const search = async (s: string) => {
       const data = await q(`query($a: String!, $s: String!) {
-        balances(address: $a, search: $s, first: 100, direction: ASC) { totalCount edges { node { tick { tick } } } } }`, { a: A, s });
+        balances(address: $a, search: $s, first: 100, direction: ASC) { totalCount edges { node { tick { tick } } } } }`, { a: alice, s });
       const found = data.balances.edges.map((e: any) => e.node.tick.tick).sort();
       expect(data.balances.totalCount).toBe(found.length);
       return found;
@@ -379,7 +369,7 @@ describe('balances', () => {
     const data = await q(`query($a: String!) {
       x: balances(address: $a, search: "b", chain: "eth") { edges { node { tick { tick } } } }
       y: balances(address: $a, search: "b", protocol: "prc-20", tick: "ab") { edges { node { tick { tick } } } }
-    }`, { a: A });
+    }`, { a: alice });
     expect(data.x.edges.map((e: any) => e.node.tick.tick)).toEqual(['big']);
     expect(data.y.edges.map((e: any) => e.node.tick.tick)).toEqual(['ab']);
   });
@@ -405,7 +395,7 @@ describe('addressTransactions', () => {
   ];
   for (const [filter, events] of cases) {
     it(`event filter ${filter}, newest first`, async () => {
-      for (const address of [A, B, C]) {
+      for (const address of [alice, bob, carol]) {
         const data = await q(`query($a: String!, $e: MovementEventFilter!) {
           addressTransactions(address: $a, event: $e, first: 100) { totalCount edges { node { txHash event amount } } } }`,
         { a: address.toUpperCase().replace('0X', '0x'), e: filter });
@@ -416,8 +406,8 @@ describe('addressTransactions', () => {
     });
   }
 
-  it('the log of A has every kind of event (so each filter is exercised)', () => {
-    expect(new Set(expected(A, null).map((m) => m.event))).toEqual(new Set(['DEPLOY', 'MINT', 'TRANSFER_IN', 'TRANSFER_OUT']));
+  it('the log of alice has every kind of event (so each filter is exercised)', () => {
+    expect(new Set(expected(alice, null).map((m) => m.event))).toEqual(new Set(['DEPLOY', 'MINT', 'TRANSFER_IN', 'TRANSFER_OUT']));
   });
 
   it('returns every field, filters by tick fields, and ASC is oldest first', async () => {
@@ -426,13 +416,13 @@ describe('addressTransactions', () => {
       avax: addressTransactions(address: $a, chain: "AVALANCHE", protocol: "asc-20", tick: "AVAX") {
         totalCount edges { node { id: recordId address txHash amount event operate createdAt updatedAt tick { tick chainName } } } }
       ethMint: addressTransactions(address: $a, chain: "eth", event: MINT, first: 100) { totalCount edges { node { txHash tick { tick } } } }
-    }`, { a: A });
-    expect(data.asc.edges.map((e: any) => e.node.txHash)).toEqual(expected(A, null).map((m) => m.txHash).reverse());
-    const avax = f.data.movements.filter((m) => m.tick === 'avax' && m.address === A).reverse();
+    }`, { a: alice });
+    expect(data.asc.edges.map((e: any) => e.node.txHash)).toEqual(expected(alice, null).map((m) => m.txHash).reverse());
+    const avax = f.data.movements.filter((m) => m.tick === 'avax' && m.address === alice).reverse();
     expect(data.avax.totalCount).toBe(avax.length);
     expect(data.avax.edges.map((e: any) => e.node.txHash)).toEqual(avax.map((m) => m.tx_hash));
     const first = data.avax.edges[0].node;
-    expect(first).toMatchObject({ address: A, amount: '50', event: 'TRANSFER_OUT', operate: 'transfer', tick: { tick: 'avax', chainName: 'avalanche' } });
+    expect(first).toMatchObject({ address: alice, amount: '50', event: 'TRANSFER_OUT', operate: 'transfer', tick: { tick: 'avax', chainName: 'avalanche' } });
     expect(first.createdAt).toBe(avax[0]!.created_at.replace(/\.000Z$/, 'Z'));
     expect(first.updatedAt).toBe(avax[0]!.updated_at.replace(/\.000Z$/, 'Z'));
     const ids = data.avax.edges.map((e: any) => Number(e.node.id));
@@ -440,7 +430,7 @@ describe('addressTransactions', () => {
     expect(data.ethMint.edges.map((e: any) => e.node.tick.tick)).toEqual(['big', 'eths']);
     expect(data.ethMint.totalCount).toBe(2);
     // the mint of a number above 2^64 round-trips exactly
-    const big = await q(`query($a: String!) { addressTransactions(address: $a, tick: "big", event: MINT) { edges { node { amount } } } }`, { a: A });
+    const big = await q(`query($a: String!) { addressTransactions(address: $a, tick: "big", event: MINT) { edges { node { amount } } } }`, { a: alice });
     expect(big.addressTransactions.edges).toEqual([{ node: { amount: BIG } }]);
   });
 });
@@ -476,12 +466,12 @@ describe('transactions', () => {
     expect(asc.at(-1)).toBe(manualTx.plain!.tx_hash);
     const top = data.d.edges[0].node;
     expect(top).toMatchObject({
-      chainName: 'eth', protocol: '', blockHeight: String(manualTx.plain!.block_height), positionInBlock: 3, from: A, to: B, op: '', tickName: '', amount: '0',
+      chainName: 'eth', protocol: '', blockHeight: String(manualTx.plain!.block_height), positionInBlock: 3, from: alice, to: bob, op: '', tickName: '', amount: '0',
     });
   });
 
   it('address matches the sender or the recipient, case-insensitively', async () => {
-    for (const address of [A, B, C]) {
+    for (const address of [alice, bob, carol]) {
       for (const direction of ['ASC', 'DESC'] as const) {
         const data = await q(`query($a: String!, $d: OrderDirection!) {
           transactions(address: $a, direction: $d, first: 100) { totalCount edges { node { txHash } } } }`,
@@ -502,7 +492,7 @@ describe('transactions', () => {
       addr: transactions(address: $a, chain: "eth", first: 100) { totalCount edges { node { txHash } } }
       ghost: transactions(tick: "ghost") { totalCount edges { node { txHash } } }
       none: transactions(chain: "fantom") { totalCount edges { node { txHash } } }
-    }`, { a: A });
+    }`, { a: alice });
     const check = (c: any, want: string[]) => {
       expect(hashes(c)).toEqual(want);
       expect(c.totalCount).toBe(want.length);
@@ -511,7 +501,7 @@ describe('transactions', () => {
     check(data.protocol, chainOrder((t) => t.protocol === 'erc-20', 'DESC'));
     check(data.tick, chainOrder((t) => t.tick === 'avax', 'ASC'));
     check(data.all3, chainOrder((t) => t.chain === 'eth' && t.protocol === 'erc-20' && t.tick === 'eths', 'DESC'));
-    check(data.addr, chainOrder((t) => t.chain === 'eth' && (lower(t.from_address) === lower(A) || lower(t.to_address) === lower(A)), 'DESC'));
+    check(data.addr, chainOrder((t) => t.chain === 'eth' && (lower(t.from_address) === lower(alice) || lower(t.to_address) === lower(alice)), 'DESC'));
     check(data.ghost, [manualTx.ghost!.tx_hash]);
     check(data.none, []);
   });
@@ -554,15 +544,15 @@ describe('nested connections', () => {
     expect(data.avax.holders).toEqual({
       totalCount: 3,
       edges: [
-        { node: { address: A, balance: '150', available: '150', tick: { tick: 'avax' } } },
-        { node: { address: B, balance: '100', available: '100', tick: { tick: 'avax' } } },
-        { node: { address: C, balance: '50', available: '50', tick: { tick: 'avax' } } },
+        { node: { address: alice, balance: '150', available: '150', tick: { tick: 'avax' } } },
+        { node: { address: bob, balance: '100', available: '100', tick: { tick: 'avax' } } },
+        { node: { address: carol, balance: '50', available: '50', tick: { tick: 'avax' } } },
       ],
     });
     // equal balances: address_key breaks the tie (0xbbbb… > 0xaaaa…)
-    expect(data.eths.d).toEqual({ totalCount: 2, edges: [{ node: { address: B, balance: '50' } }, { node: { address: A, balance: '50' } }] });
-    expect(data.eths.a.edges.map((e: any) => e.node.address)).toEqual([A, B]);
-    // the zero balance of A on "none" is not a holder
+    expect(data.eths.d).toEqual({ totalCount: 2, edges: [{ node: { address: bob, balance: '50' } }, { node: { address: alice, balance: '50' } }] });
+    expect(data.eths.a.edges.map((e: any) => e.node.address)).toEqual([alice, bob]);
+    // the zero balance of alice on "none" is not a holder
     expect(data.none.holders).toEqual({ totalCount: 0, edges: [] });
   });
 

@@ -1,27 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTestGateway, graphql, type TestDatabase } from '../support/db.js';
+import { describe, expect, it } from 'vitest';
+import { graphql, useGateway } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 
-let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  const a = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'avax', total_supply: '1000', limit_per_mint: '100' });
-  const b = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'eths', total_supply: '100' });
-  f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'none' });
-  f.mint(a, '0xAAaa000000000000000000000000000000000001', '100').mint(a, '0xBBbb000000000000000000000000000000000002', '100');
-  f.mint(a, '0xAAaa000000000000000000000000000000000001', '100');
-  f.mint(b, '0xAAaa000000000000000000000000000000000001', '100');
-  await f.load(db.sql);
-  gw = createTestGateway(db);
+const gw = useGateway({
+  load: async (db) => {
+    const f = new Fixture();
+    const a = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'avax', total_supply: '1000', limit_per_mint: '100' });
+    const b = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'eths', total_supply: '100' });
+    f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'none' });
+    f.mint(a, '0xAAaa000000000000000000000000000000000001', '100').mint(a, '0xBBbb000000000000000000000000000000000002', '100');
+    f.mint(a, '0xAAaa000000000000000000000000000000000001', '100');
+    f.mint(b, '0xAAaa000000000000000000000000000000000001', '100');
+    await f.load(db.sql);
+  },
 });
-afterAll(async () => {
-  await gw?.gateway.close();
-  await db?.close();
-});
-
 describe('ticks', () => {
   it('lists with stats, totals and ordering', async () => {
     const res = await graphql(gw.gateway, `{

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createWarmTestGateway, graphql, type TestDatabase } from '../support/db.js';
+import { describe, expect, it } from 'vitest';
+import { graphql, useGateway } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { waitFor } from '../support/ops.js';
 
@@ -8,21 +8,14 @@ import { waitFor } from '../support/ops.js';
 // statement waits on the lock, and the total's statement is sent all the same (it would not be if it waited
 // for the page). Without totalCount, or with it under @include/@skip, the total stays lazy.
 
-let db: TestDatabase;
-let gw: Awaited<ReturnType<typeof createWarmTestGateway>>;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  for (let i = 0; i < 3; i++) f.tick({ chain: 'eth', protocol: 'erc-20', tick: `tot${i}` });
-  f.block('eth', '19000000', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:01.000Z');
-  await f.load(db.sql);
-  gw = await createWarmTestGateway(db);
-});
-
-afterAll(async () => {
-  await gw?.gateway.close();
-  await db?.close();
+const gw = useGateway({
+  load: async (db) => {
+    const f = new Fixture();
+    for (let i = 0; i < 3; i++) f.tick({ chain: 'eth', protocol: 'erc-20', tick: `tot${i}` });
+    f.block('eth', '19000000', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:01.000Z');
+    await f.load(db.sql);
+  },
+  warm: true,
 });
 
 const isTotal = (s: string) => /list_totals/.test(s);
@@ -30,7 +23,7 @@ const isTotal = (s: string) => /list_totals/.test(s);
 describe('a connection total beside its page', () => {
   it('sends the total while the page statement still waits', async () => {
     gw.statements.length = 0;
-    const reserved = await db.sql.reserve();
+    const reserved = await gw.db.sql.reserve();
     let answer: Promise<any> | undefined;
     try {
       await reserved`BEGIN`;

@@ -3,20 +3,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { Fixture } from '../support/fixtures.js';
+import { alice, Fixture } from '../support/fixtures.js';
 import { indexMint, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
 import { clientBudget } from '../../src/server/connections.js';
 
 // Bounds on live streams (issue 23): a stream ends with its connection whatever was pipelined on it.
 
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'bound' };
-const A = '0xAbCd000000000000000000000000000000000002';
 
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase();
   const f = new Fixture();
-  f.mint(f.tick({ ...tick, total_supply: '1000000' }), A, '10');
+  f.mint(f.tick({ ...tick, total_supply: '1000000' }), alice, '10');
   f.block('eth', '100', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
   await f.load(db.sql);
   // 1000 holders: a selection of their pages makes big events (~1.5 MB each with 14 aliases)
@@ -123,7 +122,7 @@ describe('argument and variable sizes', () => {
 /** Inserts `n` transfers of the tick in one statement: one notification, `n` events. */
 async function burst(n: number) {
   await db.sql`INSERT INTO address_txs (tick_id, address, tx_hash, amount, event, operate, created_at, updated_at)
-    SELECT (SELECT id FROM ticks WHERE tick = ${tick.tick}), ${A}, 'burst' || g || '-' || ${String(Math.random())}, 1, 3, 'transfer', now(), now()
+    SELECT (SELECT id FROM ticks WHERE tick = ${tick.tick}), ${alice}, 'burst' || g || '-' || ${String(Math.random())}, 1, 3, 'transfer', now(), now()
       FROM generate_series(1, ${n}) g`;
 }
 
@@ -198,11 +197,11 @@ describe('fan-out', () => {
     const live = await startGateway(db);
     try {
       const query = 'subscription($a: String!) { addressActivity(address: $a) { amount tick { tick stats { minted } } } }';
-      const same = Array.from({ length: 6 }, () => stream(live.base, query, { a: A }));
-      const other = stream(live.base, query, { a: A.toLowerCase() }); // other variables: a group of its own
+      const same = Array.from({ length: 6 }, () => stream(live.base, query, { a: alice }));
+      const other = stream(live.base, query, { a: alice.toLowerCase() }); // other variables: a group of its own
       await waitFor(async () => live.gateway.live.hub.stats().subscriptions === 7, 5_000);
       const before = live.gateway.live.streams().executions;
-      await indexMint(db.sql, tick, A, '3');
+      await indexMint(db.sql, tick, alice, '3');
       await waitFor(async () => [...same, other].every((s) => nextEvents(s.state.text).length === 1), 3_000);
       expect(live.gateway.live.streams().executions - before).toBe(2);
       const events = same.map((s) => nextEvents(s.state.text)[0]);

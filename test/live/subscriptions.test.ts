@@ -2,7 +2,7 @@ import http from 'node:http';
 import { createClient, type Client } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { Fixture } from '../support/fixtures.js';
+import { alice, Fixture } from '../support/fixtures.js';
 import { startGatewayProcess } from '../support/gateway-process.js';
 import { startRedis } from '../support/redis-server.js';
 import { findRedis, indexMint, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
@@ -12,13 +12,12 @@ import { because, skipUnless } from '../support/skips.js';
 // gateway, and writes made the way the indexer makes them (row by row, triggers on, one transaction).
 
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'live' };
-const A = '0xAbCd000000000000000000000000000000000001';
 
 let db: TestDatabase;
 beforeAll(async () => {
   db = await createTestDatabase();
   const f = new Fixture();
-  f.mint(f.tick({ ...tick, total_supply: '1000000' }), A, '10');
+  f.mint(f.tick({ ...tick, total_supply: '1000000' }), alice, '10');
   f.block('eth', '100', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
   await f.load(db.sql);
 });
@@ -62,7 +61,7 @@ describe('subscriptions over SSE', () => {
     const sub = collect(sse(live.base), 'subscription { blocks(chains: ["ETH"]) { chainName height time transactionCount inscriptionCount tickCount addressCount chain { name } } }');
     await whenSubscribed(live, 1);
     const committed = performance.now();
-    await indexMint(db.sql, tick, A, '5');
+    await indexMint(db.sql, tick, alice, '5');
     const ms = await waitFor(async () => sub.events.length > 0, 1_000, 5);
     expect(performance.now() - committed).toBeLessThan(1_000);
     expect(ms).toBeLessThan(1_000);
@@ -76,13 +75,13 @@ describe('subscriptions over SSE', () => {
 
   it('streams the movements of an address and of a tick, the tick with its stats after the event', async () => {
     const byAddress = collect(sse(live.base), `subscription($a: String!) { addressActivity(address: $a, chain: "eth") {
-      address amount event tick { tick } } }`, { a: A.toLowerCase() });
+      address amount event tick { tick } } }`, { a: alice.toLowerCase() });
     const byTick = collect(sse(live.base), `subscription { tickActivity(chain: "eth", protocol: "erc-20", tick: "LIVE") {
       movement { amount event } tick { stats { minted } } } }`);
     await whenSubscribed(live, 2);
-    await indexMint(db.sql, tick, A, '7');
+    await indexMint(db.sql, tick, alice, '7');
     await waitFor(async () => byAddress.events.length > 0 && byTick.events.length > 0, 1_000, 5);
-    expect(byAddress.events[0]).toEqual({ data: { addressActivity: { address: A, amount: '7', event: 'MINT', tick: { tick: 'live' } } } });
+    expect(byAddress.events[0]).toEqual({ data: { addressActivity: { address: alice, amount: '7', event: 'MINT', tick: { tick: 'live' } } } });
     const { minted } = (await db.sql<{ minted: string }[]>`SELECT minted::text FROM ticks WHERE tick = 'live'`)[0]!;
     expect(byTick.events[0]).toEqual({ data: { tickActivity: { movement: { amount: '7', event: 'MINT' }, tick: { stats: { minted } } } } });
     // another address's movement is not delivered to the first
@@ -107,7 +106,7 @@ describe('subscriptions over SSE', () => {
     for (let round = 0; round < 2; round++) {
       const sub = collect(sse(live.base), 'subscription { blocks { height } }');
       await whenSubscribed(live, 1);
-      await indexMint(db.sql, tick, A, '1');
+      await indexMint(db.sql, tick, alice, '1');
       await waitFor(async () => sub.events.length > 0, 1_000, 5);
       const { h } = (await db.sql<{ h: string }[]>`SELECT block_number::text AS h FROM indexed_blocks WHERE chain = 'eth'`)[0]!;
       expect(sub.events[0]).toEqual({ data: { blocks: { height: h } } });
@@ -132,7 +131,7 @@ describe('subscriptions over SSE', () => {
     req.end(body);
     try {
       await whenSubscribed(live, 1);
-      await indexMint(db.sql, tick, A, '1');
+      await indexMint(db.sql, tick, alice, '1');
       await waitFor(async () => received.includes('"blocks"'), 1_000, 5);
       // yoga marks event streams `content-encoding: none`; either way no compressor touched the stream
       expect([undefined, 'none']).toContain(headers['content-encoding']);
@@ -170,11 +169,11 @@ describe('limits', () => {
   it('drops a subscriber that leaves more than SUBSCRIPTIONS_MAX_QUEUE events unread, with an error event', async () => {
     const live = await startGateway(db, { SUBSCRIPTIONS_MAX_QUEUE: 5 });
     try {
-      const sub = collect(sse(live.base), `subscription($a: String!) { addressActivity(address: $a) { id } }`, { a: A });
+      const sub = collect(sse(live.base), `subscription($a: String!) { addressActivity(address: $a) { id } }`, { a: alice });
       await whenSubscribed(live, 1);
       // one statement inserting 50 movements: one notification, 50 events at once
       await db.sql`INSERT INTO address_txs (tick_id, address, tx_hash, amount, event, operate, created_at, updated_at)
-        SELECT (SELECT id FROM ticks WHERE tick = 'live'), ${A}, 'burst' || g, 1, 3, 'transfer', now(), now()
+        SELECT (SELECT id FROM ticks WHERE tick = 'live'), ${alice}, 'burst' || g, 1, 3, 'transfer', now(), now()
           FROM generate_series(1, 50) g`;
       await waitFor(async () => sub.done(), 3_000);
       const last = sub.events.at(-1);
@@ -197,7 +196,7 @@ describe('limits', () => {
       await whenSubscribed(live, 1);
       await new Promise((r) => setTimeout(r, 2_000)); // the timeouts' span, several times over
       expect(sub.done()).toBe(false);
-      await indexMint(db.sql, tick, A, '1');
+      await indexMint(db.sql, tick, alice, '1');
       await waitFor(async () => sub.events.length > 0, 1_000, 5);
       expect(sub.events[0].data.blocks.height).toMatch(/^\d+$/);
       sub.stop();
@@ -222,7 +221,7 @@ describe('limits', () => {
     try {
       const sub = collect(sse(live.base), 'subscription { tickActivity(chain: "eth", protocol: "erc-20", tick: "live") { tick { tick } } }');
       await whenSubscribed(live, 1);
-      for (let i = 0; i < 4; i++) await indexMint(db.sql, tick, A, '1');
+      for (let i = 0; i < 4; i++) await indexMint(db.sql, tick, alice, '1');
       await waitFor(async () => sub.events.length === 4, 2_000);
       expect(sub.events).toEqual(Array(4).fill({ data: { tickActivity: { tick: { tick: 'live' } } } }));
       sub.stop();
@@ -255,7 +254,7 @@ describe('shared LISTEN through Redis', async () => {
       const subs = [collect(sse(a.base), 'subscription { blocks { height } }'), collect(sse(b.base), 'subscription { blocks { height } }')];
       await whenSubscribed(a, 1);
       await whenSubscribed(b, 1);
-      await indexMint(db.sql, tick, A, '1');
+      await indexMint(db.sql, tick, alice, '1');
       await waitFor(async () => subs.every((s) => s.events.length === 1), 1_000, 5);
       expect(subs[0]!.events).toEqual(subs[1]!.events);
       subs.forEach((s) => s.stop());
@@ -269,7 +268,7 @@ describe('shared LISTEN through Redis', async () => {
       expect(dead.gateway.live.source!.listening()).toBe(true);
       const sub = collect(sse(dead.base), 'subscription { blocks { height } }');
       await whenSubscribed(dead, 1);
-      await indexMint(db.sql, tick, A, '1');
+      await indexMint(db.sql, tick, alice, '1');
       await waitFor(async () => sub.events.length === 1, 1_000, 5);
       sub.stop();
     } finally {
@@ -297,18 +296,18 @@ describe('shared LISTEN: handover and a Redis outage', () => {
       expect(rest.filter((g) => g.gateway.live.source!.listening())).toHaveLength(1);
       const subs = rest.map((g) => collect(sse(g.base), 'subscription { blocks { height } }'));
       for (const g of rest) await whenSubscribed(g, 1);
-      await indexMint(db.sql, tick, A, '1');
+      await indexMint(db.sql, tick, alice, '1');
       await waitFor(async () => subs.every((s) => s.events.length === 1), 1_000, 5);
 
       await redis.kill();
       await waitFor(async () => rest.every((g) => g.gateway.live.source!.mode() === 'listen' && g.gateway.live.source!.listening()), 5_000);
-      await indexMint(db.sql, tick, A, '1');
+      await indexMint(db.sql, tick, alice, '1');
       await waitFor(async () => subs.every((s) => s.events.length === 2), 1_000, 5);
       expect(subs[0]!.events).toEqual(subs[1]!.events);
       // Redis back: one holder again, and the follower hears it through its channel, subscribed anew
       await redis.restart();
       await waitFor(async () => rest.map((g) => g.gateway.live.source!.mode()).sort().join() === 'redis-follower,redis-leader', 15_000, 20);
-      await indexMint(db.sql, tick, A, '1');
+      await indexMint(db.sql, tick, alice, '1');
       await waitFor(async () => subs.every((s) => s.events.length === 3), 3_000, 5);
       subs.forEach((s) => s.stop());
     } finally {
@@ -325,7 +324,7 @@ describe('SIGTERM on the real process', () => {
       const subs = [collect(sse(gateway.base), 'subscription { blocks { height } }'), collect(sse(gateway.base), 'subscription { blocks { height } }')];
       // admitted (the process's metrics say so), then delivering
       await waitFor(async () => /^igw_subscriptions_open\{field="blocks"\} 2$/m.test(await (await fetch(`${gateway.base}/metrics`)).text()), 10_000, 50);
-      await indexMint(db.sql, tick, A, '1');
+      await indexMint(db.sql, tick, alice, '1');
       await waitFor(async () => subs.every((s) => s.events.length === 1), 10_000);
       // exit code 0: drained (a drain cut at SHUTDOWN_TIMEOUT_MS exits 1)
       expect(await gateway.stop(30_000)).toEqual({ code: 0, signal: null });
@@ -345,7 +344,7 @@ describe('bulk loads', () => {
       await tx`SET LOCAL session_replication_role = replica`;
       await tx`UPDATE indexed_blocks SET block_number = block_number + 1 WHERE chain = 'eth'`;
     });
-    await indexMint(db.sql, tick, A, '1'); // a normal write after it: its notifications arrive, the bulk one did not
+    await indexMint(db.sql, tick, alice, '1'); // a normal write after it: its notifications arrive, the bulk one did not
     await waitFor(async () => seen.length >= 2, 2_000);
     await listener.unlisten();
     expect(seen.map((p) => Object.keys(JSON.parse(p) as object)[0]).sort()).toEqual(['b', 'm']);

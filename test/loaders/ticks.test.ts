@@ -1,27 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLoaders } from '../../src/loaders/index.js';
-import { createTestDatabase, createTestGateway, type TestDatabase } from '../support/db.js';
+import { useGateway } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 
 // The tick loaders prime each other (src/loaders/ticks.ts): found by key, id or deploy hash, a tick is
 // then known by id and by key without a statement; never by deploy hash, which two ticks may share.
 
-let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
 const HASH = `0x${'ab'.repeat(32)}`;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  f.tick({ chain: 'eth', protocol: 'p-20', tick: 'first', deploy_hash: HASH });
-  f.tick({ chain: 'eth', protocol: 'p-20', tick: 'second', deploy_hash: HASH });
-  await f.load(db.sql);
-  gw = createTestGateway(db);
-});
-
-afterAll(async () => {
-  await gw?.gateway.close();
-  await db?.close();
+const gw = useGateway({
+  load: async (db) => {
+    const f = new Fixture();
+    f.tick({ chain: 'eth', protocol: 'p-20', tick: 'first', deploy_hash: HASH });
+    f.tick({ chain: 'eth', protocol: 'p-20', tick: 'second', deploy_hash: HASH });
+    await f.load(db.sql);
+  },
 });
 
 describe('tick loaders', () => {

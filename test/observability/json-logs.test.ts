@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { Fixture } from '../support/fixtures.js';
+import { alice, Fixture } from '../support/fixtures.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
-import { gql, gqlGet, request, rpc } from '../support/ops.js';
+import { gql, gqlGet, request, rpc } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
 
 // With LOG_FORMAT=json every line the gateway process writes, on stdout and on stderr, is one JSON object:
@@ -11,7 +11,6 @@ import { because, skipUnless } from '../support/skips.js';
 // "[useResponseCache] The cached execute function was not called…": 9 of 69 lines in one run.)
 
 const onServer = (await findServer()) !== null;
-const A = '0x150b000000000000000000000000000000000001';
 
 describe('the gateway process logs JSON lines only', skipUnless(onServer, because.noServerForChild), () => {
   let db: TestDatabase;
@@ -22,7 +21,7 @@ describe('the gateway process logs JSON lines only', skipUnless(onServer, becaus
     const f = new Fixture();
     const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'json' });
     for (let i = 0; i < 20; i++) f.mint(t, `0x150a${String(i).padStart(36, '0')}`, String(100 + i));
-    f.mint(t, A, '42');
+    f.mint(t, alice, '42');
     f.block('eth', '19000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:05.000Z');
     await f.load(db.sql);
     gateway = await startGatewayProcess({ DATABASE_URL: db.target.url!, LOG_LEVEL: 'debug', CACHE_MAX_ENTRY_BYTES: '1024' });
@@ -56,7 +55,7 @@ describe('the gateway process logs JSON lines only', skipUnless(onServer, becaus
     expect((await rpc(base, call)).json.result.total).toBe(21);
     expect((await rpc(base, { ...call, params: [100, 0, 'eth', 'erc-20', 'json', 2] })).json.result.holders).toHaveLength(21);
     expect((await rpc(base, { jsonrpc: '2.0', id: 2, method: 'inds_getTicks', params: ['x'] })).json.error.code).toBe(-32602);
-    expect((await rpc(base, { jsonrpc: '2.0', id: 3, method: 'inds_getBalancesByAddress', params: [10, 0, `${A}\u0000`, '', '', '', '', 2] })).json.error.code).toBe(-32602);
+    expect((await rpc(base, { jsonrpc: '2.0', id: 3, method: 'inds_getBalancesByAddress', params: [10, 0, `${alice}\u0000`, '', '', '', '', 2] })).json.error.code).toBe(-32602);
     expect((await rpc(base, { jsonrpc: '2.0', id: 4, method: 'index_getInscriptionByTick', params: ['eth', 'erc-20', 'none'] })).json.error.code).toBe(-32603);
     expect((await rpc(base, [call, { jsonrpc: '2.0', id: 5, method: 'nope' }])).json).toHaveLength(2);
     expect((await rpc(base, '{"jsonrpc": "2.0", ')).json.error.code).toBe(-32700);

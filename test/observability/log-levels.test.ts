@@ -1,35 +1,30 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, testConfig, type TestDatabase } from '../support/db.js';
-import { Fixture } from '../support/fixtures.js';
-import { capturingLogger, gql, rpc, startGateway, type LiveGateway } from '../support/ops.js';
+import { describe, expect, it } from 'vitest';
+import { findServer, testConfig, } from '../support/db.js';
+import { alice, Fixture } from '../support/fixtures.js';
+import { capturingLogger, } from '../support/ops.js';
 import { createGateway } from '../../src/app.js';
-import { listen } from '../support/http.js';
+import { gql, listen, rpc } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
+import { useGateway } from '../support/gateway.js';
 
 // Log levels by kind: a client's mistake (NUL in text, a bad cursor or param) is not logged at error and
 // never with a stack; a database outage is one warn line without a stack; a real bug (here: a table the
 // statements need is gone) is logged at error with its stack.
 
 const onServer = (await findServer()) !== null;
-const A = '0x1e1e000000000000000000000000000000000001';
 
-let db: TestDatabase;
-let live: LiveGateway;
 const log = capturingLogger('debug');
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'lvls' });
-  f.mint(t, A, '42');
-  await f.load(db.sql);
-  live = await startGateway(db, { CACHE: false }, { logger: log.logger });
+const live = useGateway({
+  load: async (db) => {
+    const f = new Fixture();
+    const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'lvls' });
+    f.mint(t, alice, '42');
+    await f.load(db.sql);
+  },
+  config: { CACHE: false },
+  logger: log.logger,
 });
-afterAll(async () => {
-  await live?.close();
-  await db?.close();
-});
-
 const linesOf = (id: string) => log.lines.filter((l) => l.reqId === id);
 const hasStack = (line: Record<string, any>) => JSON.stringify(line).includes('"stack"');
 
@@ -39,11 +34,11 @@ describe('log levels', () => {
     expect(nulAddress.json.errors[0].extensions.code).toBe('BAD_USER_INPUT');
     const nulCursor = await gql(live.base, '{ ticks(first: 2, after: "\\u0000abc") { totalCount } }', undefined, { 'x-request-id': 'nul-cursor' });
     expect(nulCursor.json.errors[0].extensions.code).toBe('BAD_USER_INPUT');
-    const nulVariable = await gql(live.base, 'query Q($a: String!) { balances(address: $a) { totalCount } }', { a: `${A}\u0000` }, { 'x-request-id': 'nul-variable' });
+    const nulVariable = await gql(live.base, 'query Q($a: String!) { balances(address: $a) { totalCount } }', { a: `${alice}\u0000` }, { 'x-request-id': 'nul-variable' });
     expect(nulVariable.json.errors[0].extensions.code).toBe('BAD_USER_INPUT');
     const badParam = await rpc(live.base, { jsonrpc: '2.0', id: 1, method: 'inds_getTicks', params: ['x'] }, '/v2/rpc', { 'x-request-id': 'bad-param' });
     expect(badParam.json.error.code).toBe(-32602);
-    const nulParam = await rpc(live.base, { jsonrpc: '2.0', id: 1, method: 'inds_getBalancesByAddress', params: [10, 0, `${A}\u0000`, '', '', '', '', 2] }, '/v2/rpc', { 'x-request-id': 'nul-param' });
+    const nulParam = await rpc(live.base, { jsonrpc: '2.0', id: 1, method: 'inds_getBalancesByAddress', params: [10, 0, `${alice}\u0000`, '', '', '', '', 2] }, '/v2/rpc', { 'x-request-id': 'nul-param' });
     expect(nulParam.json.error.code).toBe(-32602);
     for (const id of ['nul-address', 'nul-cursor', 'nul-variable', 'bad-param', 'nul-param']) {
       const lines = linesOf(id);
@@ -56,14 +51,14 @@ describe('log levels', () => {
   });
 
   it('logs a real internal error at error level with its stack (GraphQL and JSON-RPC)', async () => {
-    await db.sql`ALTER TABLE chains RENAME TO chains_gone`;
+    await live.db.sql`ALTER TABLE chains RENAME TO chains_gone`;
     try {
       const reply = await gql(live.base, '{ chains { chain } }', undefined, { 'x-request-id': 'bug-gql' });
       expect(reply.json.errors[0].extensions.code).toBe('INTERNAL_SERVER_ERROR');
       const call = await rpc(live.base, { jsonrpc: '2.0', id: 1, method: 'inds_getAllChains', params: [[]] }, '/v2/rpc', { 'x-request-id': 'bug-rpc' });
       expect(call.json.error.code).toBe(-32604);
     } finally {
-      await db.sql`ALTER TABLE chains_gone RENAME TO chains`;
+      await live.db.sql`ALTER TABLE chains_gone RENAME TO chains`;
     }
     for (const id of ['bug-gql', 'bug-rpc']) {
       const errors = linesOf(id).filter((l) => l.level === 'error');

@@ -1,33 +1,28 @@
 import { PassThrough } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { Fixture } from '../support/fixtures.js';
-import { capturingLogger, gql, request, rpc, startGateway, type LiveGateway } from '../support/ops.js';
+import { alice, Fixture } from '../support/fixtures.js';
+import { capturingLogger, } from '../support/ops.js';
+import { gql, request, rpc } from '../support/http.js';
+import { useGateway } from '../support/gateway.js';
 
 // One JSON log line per request: id (accepted or generated, echoed), surface, operation or method,
 // status or error code, duration, database time; never a body, a header or a credential.
 
-const A = '0x5ec0000000000000000000000000000000000001';
 const secret = 'hunter2-s3cr3t-value';
 
-let db: TestDatabase;
-let live: LiveGateway;
 const log = capturingLogger('debug');
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'logs' });
-  f.mint(t, A, '42');
-  await f.load(db.sql);
-  live = await startGateway(db, {}, { logger: log.logger });
+const live = useGateway({
+  load: async (db) => {
+    const f = new Fixture();
+    const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'logs' });
+    f.mint(t, alice, '42');
+    await f.load(db.sql);
+  },
+  config: { CACHE: true },
+  logger: log.logger,
 });
-afterAll(async () => {
-  await live?.close();
-  await db?.close();
-});
-
 const requestLines = () => log.lines.filter((l) => l.msg === 'request');
 const lineFor = (id: string) => {
   const lines = requestLines().filter((l) => l.reqId === id);
@@ -37,7 +32,7 @@ const lineFor = (id: string) => {
 
 describe('request log', () => {
   it('writes one line per GraphQL request with id, operation, status, duration and database time', async () => {
-    const reply = await gql(live.base, 'query HolderBalances($a: String!) { balances(address: $a) { totalCount } }', { a: A }, { 'x-request-id': 'client-id-1' });
+    const reply = await gql(live.base, 'query HolderBalances($a: String!) { balances(address: $a) { totalCount } }', { a: alice }, { 'x-request-id': 'client-id-1' });
     expect(reply.headers.get('x-request-id')).toBe('client-id-1');
     const line = lineFor('client-id-1');
     expect(line).toMatchObject({
@@ -49,7 +44,7 @@ describe('request log', () => {
     expect(line.dbStatements).toBeGreaterThan(0);
     expect(line.ms).toBeGreaterThanOrEqual(line.dbMs);
     // served from the cache: no database time
-    await gql(live.base, 'query HolderBalances($a: String!) { balances(address: $a) { totalCount } }', { a: A }, { 'x-request-id': 'client-id-2' });
+    await gql(live.base, 'query HolderBalances($a: String!) { balances(address: $a) { totalCount } }', { a: alice }, { 'x-request-id': 'client-id-2' });
     expect(lineFor('client-id-2')).toMatchObject({ cache: 'hit', dbMs: 0, dbStatements: 0 });
   });
 
@@ -73,7 +68,7 @@ describe('request log', () => {
   });
 
   it('writes one line per JSON-RPC request with the method, the error code, and for a batch each', async () => {
-    const ok = await rpc(live.base, { jsonrpc: '2.0', id: 1, method: 'inds_getBalancesByAddress', params: [10, 0, A, '', '', '', '', 2] }, '/v2/rpc', { 'x-request-id': 'rpc-1' });
+    const ok = await rpc(live.base, { jsonrpc: '2.0', id: 1, method: 'inds_getBalancesByAddress', params: [10, 0, alice, '', '', '', '', 2] }, '/v2/rpc', { 'x-request-id': 'rpc-1' });
     expect(ok.headers.get('x-request-id')).toBe('rpc-1');
     expect(lineFor('rpc-1')).toMatchObject({ surface: 'rpc', path: '/v2/rpc', status: 200, rpcMethod: 'inds_getBalancesByAddress', cache: 'miss' });
     expect(lineFor('rpc-1').dbMs).toBeGreaterThan(0);
@@ -83,7 +78,7 @@ describe('request log', () => {
     expect(lineFor('rpc-2')).toMatchObject({ rpcMethod: 'index_getInscriptionByTick', code: -32603 });
 
     await rpc(live.base, [
-      { jsonrpc: '2.0', id: 1, method: 'inds_getBalancesByAddress', params: [10, 0, A, '', '', '', '', 2] },
+      { jsonrpc: '2.0', id: 1, method: 'inds_getBalancesByAddress', params: [10, 0, alice, '', '', '', '', 2] },
       { jsonrpc: '2.0', id: 2, method: 'nope' },
     ], '/v2/rpc', { 'x-request-id': 'rpc-3' });
     const batch = lineFor('rpc-3');

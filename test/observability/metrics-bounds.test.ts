@@ -1,27 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { describe, expect, it } from 'vitest';
 import { Fixture } from '../support/fixtures.js';
-import { gql, request, startGateway, type LiveGateway } from '../support/ops.js';
+import { gql, request } from '../support/http.js';
+import { useGateway } from '../support/gateway.js';
 
 // Labels that carry client input are bounded in every series, the yoga plugin's included: thousands of
 // invented operation names, and names of 20,000 characters, leave /metrics small and answering 200.
 // (Before: 3,000 names grew it from 123 KB to 28.6 MB; 150 long names made it 256 MB, then 500s.)
 
-let db: TestDatabase;
-let live: LiveGateway;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'labl' });
-  await f.load(db.sql);
-  live = await startGateway(db);
+const live = useGateway({
+  load: async (db) => {
+    const f = new Fixture();
+    f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'labl' });
+    await f.load(db.sql);
+  },
+  config: { CACHE: true },
 });
-afterAll(async () => {
-  await live?.close();
-  await db?.close();
-});
-
 /** Runs `count` tasks, `width` at a time. */
 async function pool(count: number, width: number, task: (i: number) => Promise<unknown>) {
   let next = 0;

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { gql, request, rpc, startGateway, type LiveGateway } from '../support/ops.js';
+import { startGateway, type LiveGateway } from '../support/ops.js';
+import { gql, request, rpc } from '../support/http.js';
 
 // GET /metrics: prom-client exposition with the yoga Prometheus plugin's GraphQL metrics and the
 // gateway's own: requests and latency per operation and per RPC method, errors by code, DataLoader batch

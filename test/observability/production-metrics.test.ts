@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildInfo } from '../../src/observability/build.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { rpc, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { rpc } from '../support/http.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
 
 // The metrics an operator runs production on, each read from a real gateway's /metrics with a sensible

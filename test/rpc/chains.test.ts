@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { percentChange } from '../../src/graphql/types/activity.js';
-import { graphql } from '../support/db.js';
-import { useGateway } from '../support/gateway.js';
+import { graphql, useGateway } from '../support/gateway.js';
 import { crazydogDeployer, loadRecords, lobbyDeployer, lobbyHash, type Records, scripted, tomrayHash } from '../support/records.js';
 import { expectExact, rpcCalls } from '../support/rpc.js';
 

@@ -5,7 +5,8 @@ import { buildDemoDataset } from '../../src/db/seed/demo.js';
 import type { MethodSpec, ParamSpec } from '../../src/rpc/declaration.js';
 import { isReserved, openRpcFiles, rpcPaths, type RpcInterface } from '../../src/rpc/openrpc.js';
 import { createRpcTables } from '../../src/rpc/tables.js';
-import { createTestDatabase, createTestGateway, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
 import { call, listen } from '../support/http.js';
 
 // One declaration per method (src/rpc/methods/<group>.ts) is what the decoder enforces and what the

@@ -2,7 +2,8 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { rpcPaths, type RpcInterface } from '../../src/rpc/openrpc.js';
-import { createTestDatabase, createTestGateway, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
 import { listen, post } from '../support/http.js';
 
 // rpc.discover advertises where it was asked: PUBLIC_URL when set, else http:// and the request's Host

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rpc, startDemoGateway, type LiveGateway } from '../support/ops.js';
+import { startDemoGateway, type LiveGateway } from '../support/ops.js';
+import { rpc } from '../support/http.js';
 
 // Every documented exchange (test/fixtures/documented-all.json: the v1 and v2 examples of the interface's
 // docs, 39 of them) sent as it is written to a gateway on the demo data (what `npm start` serves): each

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRpcTables } from '../../src/rpc/tables.js';
 import type { MethodSpec, ParamSpec } from '../../src/rpc/declaration.js';
-import { createTestDatabase, createTestGateway, testConfig, type TestDatabase } from '../support/db.js';
-import { listen, post } from '../support/http.js';
+import { testConfig, } from '../support/db.js';
+import { useGateway } from '../support/gateway.js';
+import { post } from '../support/http.js';
 import {
   expectNoLeak, hostileFixture, hostileString, hostileTicks, pool, send, startProber, Tally, type Exchange,
 } from '../support/hostile.js';
@@ -199,25 +200,15 @@ function check(request: HostileRequest, reply: Exchange) {
   }
 }
 
-let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
-let base: string;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  await hostileFixture().load(db.sql);
-  gw = createTestGateway(db);
-  base = await listen(gw.gateway);
+const gw = useGateway({
+  load: async (db) => {
+    await hostileFixture().load(db.sql);
+  },
 });
-afterAll(async () => {
-  await gw?.gateway.close();
-  await db?.close();
-});
-
 describe('JSON-RPC under hostile input', () => {
   it(`answers ${REQUESTS} generated hostile requests with documented errors only, leaking nothing`, async () => {
     const prober = startProber(async () => {
-      const reply = await post(base, { jsonrpc: '2.0', id: 1, method: 'inds_getTicks', params: [5, 0, '', '', '', '', 0, 2] });
+      const reply = await post(gw.base, { jsonrpc: '2.0', id: 1, method: 'inds_getTicks', params: [5, 0, '', '', '', '', 0, 2] });
       if (reply.status !== 200 || !reply.json?.result) throw new Error(`probe failed: ${reply.status} ${reply.text.slice(0, 200)}`);
     });
     const started = performance.now();
@@ -225,7 +216,7 @@ describe('JSON-RPC under hostile input', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(requestArb, { minLength: CONCURRENCY, maxLength: CONCURRENCY }), async (requests) => {
         await pool(requests, CONCURRENCY, async (request) => {
-          const reply = await send(`${base}${request.path}`, {
+          const reply = await send(`${gw.base}${request.path}`, {
             method: request.method,
             headers: request.contentType ? { 'content-type': request.contentType } : {},
             body: request.method === 'GET' ? undefined : request.body,
@@ -253,9 +244,9 @@ describe('JSON-RPC under hostile input', () => {
   }, 300_000);
 
   it('is healthy afterwards', async () => {
-    const ready = await fetch(`${base}/readyz`);
+    const ready = await fetch(`${gw.base}/readyz`);
     expect(ready.status).toBe(200);
-    const reply = await post(base, { jsonrpc: '2.0', id: 7, method: 'inds_getTicks', params: [100, 0, '', '', '', '', 0, 1] });
+    const reply = await post(gw.base, { jsonrpc: '2.0', id: 7, method: 'inds_getTicks', params: [100, 0, '', '', '', '', 0, 1] });
     expect(reply.json.result.total).toBe(hostileTicks.length);
     expect(reply.json.result.inscriptions.map((t: any) => t.tick)).toEqual(hostileTicks);
   });

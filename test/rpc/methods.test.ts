@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MovementInput, TickInput, TransactionInput } from '../../src/db/load.js';
-import { createTestDatabase, createTestGateway, type TestDatabase } from '../support/db.js';
-import { Fixture, fakeHash, unix } from '../support/fixtures.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
+import { alice, bob, carol, drained, fakeHash, Fixture, unix } from '../support/fixtures.js';
 import { call, listen } from '../support/http.js';
 
 // Every v2 method against real PostgreSQL: each filter, sort, direction, paging edge, arity, alias and
@@ -15,12 +16,8 @@ let base: string;
 let smallBase: string;
 let f: Fixture;
 
-const D = '0xDeAd00000000000000000000000000000000dEaD';
-const E = '0xEeEe00000000000000000000000000000000eEeE';
-const A = '0xAaAa00000000000000000000000000000000000A';
-const B = '0xbBbB00000000000000000000000000000000000B';
-const C = '0xCcCc00000000000000000000000000000000000C';
-const Z = '0x2222000000000000000000000000000000000000'; // minted, then sent everything away
+const deployer = '0xDeAd00000000000000000000000000000000dEaD';
+const otherDeployer = '0xEeEe00000000000000000000000000000000eEeE';
 // tie at 100: lower-case order is H2 < H1, byte order of the stored spelling is H1 < H2
 const H1 = '0xF000000000000000000000000000000000000001';
 const H2 = '0xe000000000000000000000000000000000000002';
@@ -60,7 +57,7 @@ function rawTx(spec: Partial<TransactionInput> & Pick<TransactionInput, 'chain'>
   const at = '2024-03-01T12:00:00Z';
   return {
     protocol: '', block_height: ++extraHeight, position_in_block: 0, block_time: at, tx_hash: fakeHash(),
-    from_address: A, to_address: B, op: '', tick: '', amt: '0', gas: 21000, gas_price: 1, status: 1,
+    from_address: alice, to_address: bob, op: '', tick: '', amt: '0', gas: 21000, gas_price: 1, status: 1,
     created_at: at, updated_at: at, ...spec,
   };
 }
@@ -80,12 +77,12 @@ async function fails(method: string, params: unknown[]): Promise<{ code: number;
 beforeAll(async () => {
   db = await createTestDatabase();
   f = new Fixture();
-  T.ethAlpha = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'alpha', deploy_by: D, total_supply: '1000000' });
-  T.ethBeta = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'beta', deploy_by: E, total_supply: '1000000' });
-  T.avaxAlpha = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'alpha', deploy_by: A, total_supply: '1000000' });
-  T.avaxGamma = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'gamma', deploy_by: D, total_supply: '1000000' });
+  T.ethAlpha = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'alpha', deploy_by: deployer, total_supply: '1000000' });
+  T.ethBeta = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'beta', deploy_by: otherDeployer, total_supply: '1000000' });
+  T.avaxAlpha = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'alpha', deploy_by: alice, total_supply: '1000000' });
+  T.avaxGamma = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'gamma', deploy_by: deployer, total_supply: '1000000' });
   T.ordi = f.tick({ chain: 'btc', protocol: 'brc-20', tick: 'ordi', deploy_by: BTC_DEPLOYER, deploy_hash: 'ab'.repeat(32) });
-  for (const k of keyTicks) T[k] = f.tick({ chain: 'polygon', protocol: 'prc-20', tick: k, deploy_by: E });
+  for (const k of keyTicks) T[k] = f.tick({ chain: 'polygon', protocol: 'prc-20', tick: k, deploy_by: otherDeployer });
   for (const [name, [second, minted, holders, txCnt]] of Object.entries(sortSpec)) {
     T[name] = f.tick({
       chain: 'fantom', protocol: 'frc-20', tick: name, total_supply: '1000', deploy_time: unix(1_700_000_000 + second),
@@ -93,29 +90,29 @@ beforeAll(async () => {
     });
   }
 
-  deploy(T.ethAlpha!, D);
-  deploy(T.ethBeta!, E);
-  deploy(T.avaxAlpha!, A);
-  deploy(T.avaxGamma!, D);
+  deploy(T.ethAlpha!, deployer);
+  deploy(T.ethBeta!, otherDeployer);
+  deploy(T.avaxAlpha!, alice);
+  deploy(T.avaxGamma!, deployer);
   deploy(T.ordi!, BTC_DEPLOYER);
 
-  // eth alpha holders: C 250, B 160, A 150, H1 100, H2 100, H3 40 (Z has 0: not a holder)
-  f.mint(T.ethAlpha!, A, '100').mint(T.ethAlpha!, B, '100').mint(T.ethAlpha!, C, '300');
-  f.transfer(T.ethAlpha!, C, A, '50');
+  // eth alpha holders: carol 250, bob 160, alice 150, H1 100, H2 100, H3 40 (drained has 0: not a holder)
+  f.mint(T.ethAlpha!, alice, '100').mint(T.ethAlpha!, bob, '100').mint(T.ethAlpha!, carol, '300');
+  f.transfer(T.ethAlpha!, carol, alice, '50');
   f.mint(T.ethAlpha!, H1, '100').mint(T.ethAlpha!, H2, '100').mint(T.ethAlpha!, H3, '40');
-  f.mint(T.ethAlpha!, Z, '60').transfer(T.ethAlpha!, Z, B, '60');
-  f.mint(T.avaxAlpha!, A, '500').mint(T.avaxAlpha!, B, '10').transfer(T.avaxAlpha!, A, C, '100'); // A 400
-  f.mint(T.avaxGamma!, A, '150').mint(T.avaxGamma!, C, '5');
-  f.mint(T.ethBeta!, B, '1000');
+  f.mint(T.ethAlpha!, drained, '60').transfer(T.ethAlpha!, drained, bob, '60');
+  f.mint(T.avaxAlpha!, alice, '500').mint(T.avaxAlpha!, bob, '10').transfer(T.avaxAlpha!, alice, carol, '100'); // alice 400
+  f.mint(T.avaxGamma!, alice, '150').mint(T.avaxGamma!, carol, '5');
+  f.mint(T.ethBeta!, bob, '1000');
   f.mint(T.ordi!, BTC_HOLDER, '1000');
-  keyTicks.forEach((k, i) => f.mint(T[k]!, A, k === 'aab' ? '150' : String((i + 1) * 10)));
+  keyTicks.forEach((k, i) => f.mint(T[k]!, alice, k === 'aab' ? '150' : String((i + 1) * 10)));
 
   // raw transactions that are no inscription, with the address spelled in another case, and ties in
   // (block_height, position_in_block) that only the record id breaks
-  f.data.transactions.push(rawTx({ chain: 'eth', from_address: upperHex(A), to_address: E, block_height: 50_000_000, position_in_block: 2 }));
-  f.data.transactions.push(rawTx({ chain: 'eth', from_address: E, to_address: lower(A), block_height: 50_000_000, position_in_block: 1 }));
-  f.data.transactions.push(rawTx({ chain: 'bsc', from_address: C, to_address: E, block_height: 50_000_000, position_in_block: 1 }));
-  f.data.transactions.push(rawTx({ chain: 'bsc', from_address: E, to_address: C, block_height: 50_000_000, position_in_block: 1 }));
+  f.data.transactions.push(rawTx({ chain: 'eth', from_address: upperHex(alice), to_address: otherDeployer, block_height: 50_000_000, position_in_block: 2 }));
+  f.data.transactions.push(rawTx({ chain: 'eth', from_address: otherDeployer, to_address: lower(alice), block_height: 50_000_000, position_in_block: 1 }));
+  f.data.transactions.push(rawTx({ chain: 'bsc', from_address: carol, to_address: otherDeployer, block_height: 50_000_000, position_in_block: 1 }));
+  f.data.transactions.push(rawTx({ chain: 'bsc', from_address: otherDeployer, to_address: carol, block_height: 50_000_000, position_in_block: 1 }));
 
   f.block('eth', '19319706', '2024-02-27T15:12:23Z', '2024-02-27T15:14:28Z');
   f.block('avalanche', '42060612', '2024-02-24T00:11:02Z', '2024-02-27T15:20:53Z');
@@ -196,10 +193,10 @@ describe('inds_getTicks', () => {
       [['ETH'], (t) => t.chain === 'eth'],
       [['', 'ASC-20'], (t) => t.protocol === 'asc-20'],
       [['', '', 'ALPHA'], (t) => t.tick === 'alpha'],
-      [['', '', '', upperHex(D)], (t) => lower(t.deploy_by) === lower(D)],
-      [['', '', '', lower(E)], (t) => lower(t.deploy_by) === lower(E)],
+      [['', '', '', upperHex(deployer)], (t) => lower(t.deploy_by) === lower(deployer)],
+      [['', '', '', lower(otherDeployer)], (t) => lower(t.deploy_by) === lower(otherDeployer)],
       [['Avalanche', 'asc-20', 'Alpha'], (t) => t.chain === 'avalanche' && t.tick === 'alpha'],
-      [['eth', '', '', D], (t) => t.chain === 'eth' && t.deploy_by === D],
+      [['eth', '', '', deployer], (t) => t.chain === 'eth' && t.deploy_by === deployer],
       [['polygon', 'prc-20'], (t) => t.chain === 'polygon'],
       [['', '', 'A_B'], (t) => t.tick === 'a_b'],
       [['', '', 'a%'], () => false], // exact match: no pattern characters
@@ -223,7 +220,7 @@ describe('inds_getTicks', () => {
       'holders', 'transfer_type', 'status', 'minted', 'tx_cnt', 'created_at',
     ]);
     expect(t).toMatchObject({
-      chain: 'eth', protocol: 'erc-20', tick: 'alpha', deploy_by: D, deploy_hash: T.ethAlpha!.deploy_hash,
+      chain: 'eth', protocol: 'erc-20', tick: 'alpha', deploy_by: deployer, deploy_hash: T.ethAlpha!.deploy_hash,
       total_supply: '1000000', minted: '800', holders: 6, status: 1, minted_percent: '0.0008',
     });
     // deploy + 7 mints + 2 transfers
@@ -280,8 +277,8 @@ describe('inds_getTicks', () => {
 interface ListMethod { method: string; key: string; params: (limit: number | null, offset: number | null) => unknown[] }
 const listMethods: ListMethod[] = [
   { method: 'inds_getTicks', key: 'inscriptions', params: (l, o) => [l, o] },
-  { method: 'inds_getTransactionByAddress', key: 'transactions', params: (l, o) => [l, o, A, '', '', '', 0] },
-  { method: 'inds_getBalancesByAddress', key: 'inscriptions', params: (l, o) => [l, o, A, '', '', '', '', 2] },
+  { method: 'inds_getTransactionByAddress', key: 'transactions', params: (l, o) => [l, o, alice, '', '', '', 0] },
+  { method: 'inds_getBalancesByAddress', key: 'inscriptions', params: (l, o) => [l, o, alice, '', '', '', '', 2] },
   { method: 'inds_getHoldersByTick', key: 'holders', params: (l, o) => [l, o, 'eth', 'erc-20', 'alpha', 2] },
   { method: 'inds_getTransactions', key: 'data', params: (l, o) => [l, o, '', '', '', '', 2] },
 ];
@@ -347,14 +344,14 @@ describe.each(listMethods)('paging of $method', ({ method, key, params }) => {
 
 describe('inds_getTransactionByAddress', () => {
   it('lists the address movement log newest first, address compared case-insensitively', async () => {
-    const expected = movementsOf(A).map(movementView);
-    for (const address of [A, lower(A), upperHex(A)]) {
+    const expected = movementsOf(alice).map(movementView);
+    for (const address of [alice, lower(alice), upperHex(alice)]) {
       const r = await ok('inds_getTransactionByAddress', [1000, 0, address, '', '', '', 0]);
       expect(r.transactions.map(resultMovementView)).toEqual(expected);
       expect(r.total).toBe(expected.length);
     }
-    const r = await ok('inds_getTransactionByAddress', [1, 0, lower(A), '', '', '', 0]);
-    const m = movementsOf(A)[0]!;
+    const r = await ok('inds_getTransactionByAddress', [1, 0, lower(alice), '', '', '', 0]);
+    const m = movementsOf(alice)[0]!;
     expect(r.transactions[0]).toEqual({
       chain: m.chain, protocol: m.protocol, tick: m.tick, address: m.address, tx_hash: m.tx_hash, amount: m.amount,
       event: m.event, operate: m.operate, created_at: Date.parse(m.created_at) / 1000, updated_at: Date.parse(m.updated_at) / 1000,
@@ -364,14 +361,14 @@ describe('inds_getTransactionByAddress', () => {
   it('event filter: 0 all, 1 deploy, 2 mint, 3 transfer in and out', async () => {
     const sets: Record<number, number[] | undefined> = { 0: undefined, 1: [1], 2: [2], 3: [3, 4] };
     for (const [code, events] of Object.entries(sets)) {
-      const expected = movementsOf(A, { events }).map(movementView);
+      const expected = movementsOf(alice, { events }).map(movementView);
       expect(expected.length).toBeGreaterThan(0);
-      const r = await ok('inds_getTransactionByAddress', [1000, 0, A, '', '', '', Number(code)]);
+      const r = await ok('inds_getTransactionByAddress', [1000, 0, alice, '', '', '', Number(code)]);
       expect(r.transactions.map(resultMovementView), `event ${code}`).toEqual(expected);
       expect(r.total).toBe(expected.length);
     }
     // transfer covers both legs
-    const transfers = (await ok('inds_getTransactionByAddress', [1000, 0, A, '', '', '', 3])).transactions;
+    const transfers = (await ok('inds_getTransactionByAddress', [1000, 0, alice, '', '', '', 3])).transactions;
     expect(new Set(transfers.map((m: any) => m.event))).toEqual(new Set([3, 4]));
   });
 
@@ -382,31 +379,31 @@ describe('inds_getTransactionByAddress', () => {
     ];
     const eventSets: Record<number, number[] | undefined> = { 0: undefined, 2: [2], 3: [3, 4] };
     for (const [chain, protocol, tick, event] of cases) {
-      const expected = movementsOf(A, { chain, protocol, tick, events: eventSets[event] }).map(movementView);
-      const r = await ok('inds_getTransactionByAddress', [1000, 0, A, chain, protocol, tick, event]);
+      const expected = movementsOf(alice, { chain, protocol, tick, events: eventSets[event] }).map(movementView);
+      const r = await ok('inds_getTransactionByAddress', [1000, 0, alice, chain, protocol, tick, event]);
       expect(r.transactions.map(resultMovementView), JSON.stringify([chain, protocol, tick, event])).toEqual(expected);
       expect(r.total).toBe(expected.length);
     }
   });
 
   it('7 params (event at index 6) and 8 params (key at index 6, event at index 7)', async () => {
-    const seven = await ok('inds_getTransactionByAddress', [1000, 0, A, '', '', '', 2]);
-    const eight = await ok('inds_getTransactionByAddress', [1000, 0, A, '', '', '', '', 2]);
+    const seven = await ok('inds_getTransactionByAddress', [1000, 0, alice, '', '', '', 2]);
+    const eight = await ok('inds_getTransactionByAddress', [1000, 0, alice, '', '', '', '', 2]);
     expect(eight).toEqual(seven);
     for (const key of ['%', '_', '\\', 'A_B', 'ALP', 'xb']) {
-      const expected = movementsOf(A, { key }).map(movementView);
-      const r = await ok('inds_getTransactionByAddress', [1000, 0, A, '', '', '', key, 0]);
+      const expected = movementsOf(alice, { key }).map(movementView);
+      const r = await ok('inds_getTransactionByAddress', [1000, 0, alice, '', '', '', key, 0]);
       expect(r.transactions.map(resultMovementView), key).toEqual(expected);
       expect(r.total).toBe(expected.length);
     }
-    const minted = await ok('inds_getTransactionByAddress', [1000, 0, A, '', '', '', 'a', 2]);
-    expect(minted.transactions.map(resultMovementView)).toEqual(movementsOf(A, { key: 'a', events: [2] }).map(movementView));
+    const minted = await ok('inds_getTransactionByAddress', [1000, 0, alice, '', '', '', 'a', 2]);
+    expect(minted.transactions.map(resultMovementView)).toEqual(movementsOf(alice, { key: 'a', events: [2] }).map(movementView));
   });
 
   it('missing trailing params: no filters, event 0', async () => {
-    const all = await ok('inds_getTransactionByAddress', [10, 0, A, '', '', '', 0]);
-    expect(await ok('inds_getTransactionByAddress', [10, 0, A])).toEqual(all);
-    expect(await ok('inds_getTransactionByAddress', [null, null, A, null, null, null, null])).toEqual(all);
+    const all = await ok('inds_getTransactionByAddress', [10, 0, alice, '', '', '', 0]);
+    expect(await ok('inds_getTransactionByAddress', [10, 0, alice])).toEqual(all);
+    expect(await ok('inds_getTransactionByAddress', [null, null, alice, null, null, null, null])).toEqual(all);
   });
 
   it('an unknown address: an empty list, total 0', async () => {
@@ -429,29 +426,29 @@ describe('inds_getTransactionByAddress', () => {
 // ---- inds_getBalancesByAddress / inds_getBalanceByAddress ----
 
 describe('inds_getBalancesByAddress', () => {
-  // A: ethAlpha 150, avaxAlpha 400, avaxGamma 150, a%b 10, a_b 20, a\b 30, axb 40, aab 150
+  // alice: ethAlpha 150, avaxAlpha 400, avaxGamma 150, a%b 10, a_b 20, a\b 30, axb 40, aab 150
   const ascending = ['polygon/prc-20/a%b', 'polygon/prc-20/a_b', 'polygon/prc-20/a\\b', 'polygon/prc-20/axb',
     'eth/erc-20/alpha', 'avalanche/asc-20/gamma', 'polygon/prc-20/aab', 'avalanche/asc-20/alpha'];
 
   it('sort 1 ascending, 2 descending (default) by balance; ties broken by the tick record', async () => {
-    const asc = await ok('inds_getBalancesByAddress', [100, 0, A, '', '', '', '', 1]);
+    const asc = await ok('inds_getBalancesByAddress', [100, 0, alice, '', '', '', '', 1]);
     expect(asc.inscriptions.map(tkey)).toEqual(ascending);
     expect(asc.inscriptions.map((b: any) => b.balance)).toEqual(['10', '20', '30', '40', '150', '150', '150', '400']);
-    const desc = await ok('inds_getBalancesByAddress', [100, 0, A, '', '', '', '', 2]);
+    const desc = await ok('inds_getBalancesByAddress', [100, 0, alice, '', '', '', '', 2]);
     expect(desc.inscriptions.map(tkey)).toEqual([...ascending].reverse());
-    expect(await ok('inds_getBalancesByAddress', [100, 0, A, '', '', '', ''])).toEqual(desc); // 7 params
-    expect(await ok('inds_getBalancesByAddress', [100, 0, A])).toEqual(desc);
-    expect(await ok('inds_getBalancesByAddress', [100, 0, A, null, null, null, null, null])).toEqual(desc);
+    expect(await ok('inds_getBalancesByAddress', [100, 0, alice, '', '', '', ''])).toEqual(desc); // 7 params
+    expect(await ok('inds_getBalancesByAddress', [100, 0, alice])).toEqual(desc);
+    expect(await ok('inds_getBalancesByAddress', [100, 0, alice, null, null, null, null, null])).toEqual(desc);
     expect(asc.total).toBe(8);
   });
 
   it('entries carry the tick fields and only positive balances appear', async () => {
-    const r = await ok('inds_getBalancesByAddress', [100, 0, lower(A), 'ETH', 'ERC-20', 'ALPHA', '', 2]);
+    const r = await ok('inds_getBalancesByAddress', [100, 0, lower(alice), 'ETH', 'ERC-20', 'ALPHA', '', 2]);
     expect(r.inscriptions).toEqual([{
-      chain: 'eth', protocol: 'erc-20', tick: 'alpha', address: A, balance: '150',
+      chain: 'eth', protocol: 'erc-20', tick: 'alpha', address: alice, balance: '150',
       deploy_hash: T.ethAlpha!.deploy_hash, transfer_type: 0,
     }]);
-    const zero = await ok('inds_getBalancesByAddress', [100, 0, Z, '', '', '', '', 2]);
+    const zero = await ok('inds_getBalancesByAddress', [100, 0, drained, '', '', '', '', 2]);
     expect(zero).toEqual({ inscriptions: [], total: 0, limit: 100, offset: 0 });
   });
 
@@ -466,7 +463,7 @@ describe('inds_getBalancesByAddress', () => {
       { tick: 'alp' }, { chain: 'btc' }, { chain: 'eth', protocol: 'asc-20' },
     ];
     for (const c of cases) {
-      for (const address of [A, upperHex(A)]) {
+      for (const address of [alice, upperHex(alice)]) {
         const r = await ok('inds_getBalancesByAddress', [100, 0, address, c.chain ?? '', c.protocol ?? '', c.tick ?? '', '', 1]);
         expect(r.inscriptions.map(tkey), JSON.stringify(c)).toEqual(keep(c));
         expect(r.total).toBe(keep(c).length);
@@ -481,17 +478,17 @@ describe('inds_getBalancesByAddress', () => {
       ['%%', []], ['.', []], ['*', []],
     ];
     for (const [key, ticks] of cases) {
-      const r = await ok('inds_getBalancesByAddress', [100, 0, A, '', '', '', key, 1]);
+      const r = await ok('inds_getBalancesByAddress', [100, 0, alice, '', '', '', key, 1]);
       expect(r.inscriptions.map((b: any) => b.tick).sort(), JSON.stringify(key)).toEqual([...ticks].sort());
       expect(r.total).toBe(ticks.length);
     }
     // key combines with the other filters
-    const r = await ok('inds_getBalancesByAddress', [100, 0, A, 'avalanche', '', '', 'a', 2]);
+    const r = await ok('inds_getBalancesByAddress', [100, 0, alice, 'avalanche', '', '', 'a', 2]);
     expect(r.inscriptions.map(tkey)).toEqual(['avalanche/asc-20/alpha', 'avalanche/asc-20/gamma']);
   });
 
   it('inds_getBalanceByAddress is an alias, with 7 and 8 params', async () => {
-    for (const params of [[100, 0, A, '', '', '', ''], [100, 0, A, '', '', '', '', 1], [3, 2, A, '', 'prc-20', '', 'a', 1]]) {
+    for (const params of [[100, 0, alice, '', '', '', ''], [100, 0, alice, '', '', '', '', 1], [3, 2, alice, '', 'prc-20', '', 'a', 1]]) {
       expect(await ok('inds_getBalanceByAddress', params)).toEqual(await ok('inds_getBalancesByAddress', params));
     }
   });
@@ -500,8 +497,8 @@ describe('inds_getBalancesByAddress', () => {
 // ---- inds_getHoldersByTick ----
 
 describe('inds_getHoldersByTick', () => {
-  // eth alpha: C 250, B 160, A 150, H1 100, H2 100, H3 40; ties by lower-case address (H2 0xe… < H1 0xf…)
-  const ascending: [string, string][] = [[H3, '40'], [H2, '100'], [H1, '100'], [A, '150'], [B, '160'], [C, '250']];
+  // eth alpha: carol 250, bob 160, alice 150, H1 100, H2 100, H3 40; ties by lower-case address (H2 0xe… < H1 0xf…)
+  const ascending: [string, string][] = [[H3, '40'], [H2, '100'], [H1, '100'], [alice, '150'], [bob, '160'], [carol, '250']];
 
   it('sort 1 ascending, 2 descending (default) by balance; ties by address', async () => {
     const asc = await ok('inds_getHoldersByTick', [100, 0, 'eth', 'erc-20', 'alpha', 1]);
@@ -511,14 +508,14 @@ describe('inds_getHoldersByTick', () => {
     expect(await ok('inds_getHoldersByTick', [100, 0, 'eth', 'erc-20', 'alpha'])).toEqual(desc);
     expect(await ok('inds_getHoldersByTick', [100, 0, 'eth', 'erc-20', 'alpha', null])).toEqual(desc);
     expect(await ok('inds_getHoldersByTick', [100, 0, 'eth', 'erc-20', 'alpha', 7])).toEqual(desc);
-    expect(asc.total).toBe(6); // Z (balance 0) is no holder
+    expect(asc.total).toBe(6); // drained (balance 0) is no holder
   });
 
   it("entries carry the tick's deploy_hash and total_supply; chain, protocol, tick case-insensitive", async () => {
     const r = await ok('inds_getHoldersByTick', [1, 0, 'ETH', 'ERC-20', 'Alpha', 2]);
     expect(r).toEqual({
       holders: [{
-        chain: 'eth', protocol: 'erc-20', tick: 'alpha', deploy_hash: T.ethAlpha!.deploy_hash, address: C, balance: '250',
+        chain: 'eth', protocol: 'erc-20', tick: 'alpha', deploy_hash: T.ethAlpha!.deploy_hash, address: carol, balance: '250',
         total_supply: '1000000',
       }],
       total: 6, limit: 1, offset: 0,
@@ -596,9 +593,9 @@ describe('inds_getTransactions', () => {
 
   it('address matches sender OR recipient, case-insensitively; every filter honoured; real total', async () => {
     const cases: { address?: string; chain?: string; protocol?: string; tick?: string }[] = [
-      { address: A }, { address: lower(A) }, { address: upperHex(A) }, { address: E }, { address: C, chain: 'BSC' },
+      { address: alice }, { address: lower(alice) }, { address: upperHex(alice) }, { address: otherDeployer }, { address: carol, chain: 'BSC' },
       { chain: 'ETH' }, { protocol: 'ASC-20' }, { tick: 'ALPHA' }, { chain: 'eth', protocol: 'erc-20', tick: 'alpha' },
-      { address: A, tick: 'alpha' }, { address: B, chain: 'avalanche', protocol: 'asc-20' }, { chain: 'btc' },
+      { address: alice, tick: 'alpha' }, { address: bob, chain: 'avalanche', protocol: 'asc-20' }, { chain: 'btc' },
       { tick: 'a%b' }, { tick: 'a%' }, { chain: 'arbitrum' }, { address: '0x0000000000000000000000000000000000000bad' },
     ];
     for (const c of cases) {
@@ -611,9 +608,9 @@ describe('inds_getTransactions', () => {
       }
     }
     // A is the recipient of one non-inscription transaction and the sender of another
-    const a = await ok('inds_getTransactions', [1000, 0, A, 'eth', '', '', 2]);
-    expect(a.data.some((x: any) => lower(x.to) === lower(A) && lower(x.from) !== lower(A))).toBe(true);
-    expect(a.data.some((x: any) => lower(x.from) === lower(A) && lower(x.to) !== lower(A))).toBe(true);
+    const a = await ok('inds_getTransactions', [1000, 0, alice, 'eth', '', '', 2]);
+    expect(a.data.some((x: any) => lower(x.to) === lower(alice) && lower(x.from) !== lower(alice))).toBe(true);
+    expect(a.data.some((x: any) => lower(x.from) === lower(alice) && lower(x.to) !== lower(alice))).toBe(true);
   });
 
   it('pages with filters keep the order and the total', async () => {
@@ -648,7 +645,7 @@ describe('inds_getTickBriefs', () => {
       'id', 'chain', 'protocol', 'tick', 'name', 'limit_per_mint', 'deploy_by', 'total_supply', 'deploy_hash', 'deploy_time',
       'transfer_type', 'created_at', 'updated_at', 'decimals', 'holders', 'minted', 'tx_cnt', 'progress',
     ]);
-    expect(brief).toMatchObject({ holders: 6, minted: '800', tx_cnt: 10, progress: '0.0008', deploy_by: D });
+    expect(brief).toMatchObject({ holders: 6, minted: '800', tx_cnt: 10, progress: '0.0008', deploy_by: deployer });
   });
 
   it('an empty selector list, missing params and no match: an empty list', async () => {

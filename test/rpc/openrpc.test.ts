@@ -9,7 +9,8 @@ import {
   buildOpenRpcDocument, isReserved, openRpcFiles, recordedResults, rpcPaths, runExamples, type ExampleRun, type RpcInterface,
 } from '../../src/rpc/openrpc.js';
 import { createRpcTables } from '../../src/rpc/tables.js';
-import { createTestDatabase, createTestGateway, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
 import { call, listen } from '../support/http.js';
 
 // schema/openrpc.json (v2) and schema/openrpc-v1.json (v1) are the machine-readable contract of the two

@@ -1,7 +1,8 @@
 import { request as httpRequest, Agent, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createGateway, type Gateway } from '../../src/app.js';
-import { createTestDatabase, createTestGateway, testConfig, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, testConfig, type TestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { call, listen, post } from '../support/http.js';
 

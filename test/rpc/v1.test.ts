@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTestGateway } from '../support/db.js';
-import { Fixture, fakeHash, unix } from '../support/fixtures.js';
+import { createTestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
+import { alice, bob, fakeHash, Fixture, unix } from '../support/fixtures.js';
 import { call, listen, post } from '../support/http.js';
 
 // The v1 interface on /v1/rpc (and /v1/): the ten dotted names, each answering as its v2 twin with the
@@ -17,25 +18,23 @@ function expectExact(actual: unknown, expected: unknown) {
   expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
 }
 
-const D = '0xF2f9D2575023D320475ed7875FCDCB9b52787E59';
+const crazydogDeployer = '0xF2f9D2575023D320475ed7875FCDCB9b52787E59';
 const crazydogHash = '0x2f88df8669337ec739d8414df0f3ef32bf166cb73233c965e805b7fa54eef1f2';
 const lobbyHash = '0x947022fc38f5c1c3349d0b2f77c82917ea3663141c535d07d674c1e21fd0c601';
 const lobbyDeployer = '0x7a7b6Be7f5Ac593bcb262b52ae5a731aa1690ad4';
 const avasHash = '0x7ffc56b2bf20f4f3474c1fd503fc3f1fb9066c8b0665d6da11185cac892108a5';
 const tomrayHash = '0xed8e1bedf44d582849b31925e17d4379c2c42845c3a472f16a0b70e4bcdfeb52';
 const tomrayMint = '646174613a2c7b2270223a226173632d3230222c226f70223a226d696e74222c227469636b223a22746f6d726179222c22616d74223a2231227d';
-const A = '0xAaAa00000000000000000000000000000000000A';
-const B = '0xbBbB00000000000000000000000000000000000B';
 
 /** The documented records; crazydog with the transfer type each group of examples shows. */
 function documentedFixture(crazydogTransferType: number): Fixture {
   const f = new Fixture();
   const crazydog = f.tick({
-    chain: 'avalanche', protocol: 'asc-20', tick: 'crazydog', name: 'crazydog', limit_per_mint: '21000000', deploy_by: D,
+    chain: 'avalanche', protocol: 'asc-20', tick: 'crazydog', name: 'crazydog', limit_per_mint: '21000000', deploy_by: crazydogDeployer,
     total_supply: '21000000', deploy_hash: crazydogHash, deploy_time: unix(1704152964), transfer_type: crazydogTransferType,
     decimals: 0, created_at: unix(1704524337), updated_at: unix(1704524337),
   });
-  f.mint(crazydog, D, '21000000', '0xe89e1c445431a695fcc2797cde214a731c65765468e6095672fb0cbe8f8a6fdd');
+  f.mint(crazydog, crazydogDeployer, '21000000', '0xe89e1c445431a695fcc2797cde214a731c65765468e6095672fb0cbe8f8a6fdd');
   const movement = f.data.movements.at(-1)!;
   movement.created_at = movement.updated_at = unix(1704524337);
   return f;
@@ -76,9 +75,9 @@ describe('v1 on data where crazydog has transfer type 0', () => {
       stats: { holders: 2, minted: '2500', tx_cnt: 6 },
     });
     const tomray = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'tomray', total_supply: '1000', limit_per_mint: '1', transfer_type: 2, deploy_hash: tomrayHash });
-    f.mint(tomray, A, '3').mint(tomray, B, '5').mint(tomray, A, '4').transfer(tomray, A, B, '1'); // A 6, B 6: tie broken by address
+    f.mint(tomray, alice, '3').mint(tomray, bob, '5').mint(tomray, alice, '4').transfer(tomray, alice, bob, '1'); // alice 6, bob 6: tie broken by address
     const avas = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'avas', deploy_hash: avasHash });
-    f.mint(avas, A, '1000');
+    f.mint(avas, alice, '1000');
     const lobby = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'lobby', deploy_hash: lobbyHash, deploy_by: lobbyDeployer, transfer_type: 1 });
     const deployed = '2023-12-27T08:02:50.000Z';
     f.data.transactions.push({
@@ -90,7 +89,7 @@ describe('v1 on data where crazydog has transfer type 0', () => {
       chain: 'avalanche', protocol: 'asc-20', tick: 'lobby', address: lobbyDeployer, tx_hash: lobbyHash, amount: '0', event: 1,
       operate: 'deploy', created_at: deployed, updated_at: deployed,
     });
-    f.mint(lobby, A, '10');
+    f.mint(lobby, alice, '10');
     f.block('avalanche', '40433785', '2024-01-16T10:18:46Z', '2024-01-16T10:19:00Z');
     env = await startOn(f);
   });
@@ -112,26 +111,26 @@ describe('v1 on data where crazydog has transfer type 0', () => {
     });
 
     it('address.Transactions (8 params, and the 7-param form) = inds_getTransactionByAddress', async () => {
-      const eight = [10, 0, A, 'avalanche', '', '', 'ray', 3];
+      const eight = [10, 0, alice, 'avalanche', '', '', 'ray', 3];
       const result = await same('address.Transactions', eight, 'inds_getTransactionByAddress', eight);
       expect(result.transactions.map((t: any) => [t.tick, t.event])).toEqual([['tomray', 4]]);
-      await same('address.Transactions', [10, 0, A, '', '', '', 2], 'inds_getTransactionByAddress', [10, 0, A, '', '', '', 2]);
+      await same('address.Transactions', [10, 0, alice, '', '', '', 2], 'inds_getTransactionByAddress', [10, 0, alice, '', '', '', 2]);
     });
 
     it('address.Balances (7 params: no sort, descending) = inds_getBalancesByAddress', async () => {
-      const result = await same('address.Balances', [10, 0, A, '', '', '', ''], 'inds_getBalancesByAddress', [10, 0, A, '', '', '', '', 2]);
+      const result = await same('address.Balances', [10, 0, alice, '', '', '', ''], 'inds_getBalancesByAddress', [10, 0, alice, '', '', '', '', 2]);
       expect(result.inscriptions.map((b: any) => [b.tick, b.balance])).toEqual([['avas', '1000'], ['lobby', '10'], ['tomray', '6']]);
-      await same('address.Balances', [10, 0, A, '', '', '', 'OBB'], 'inds_getBalancesByAddress', [10, 0, A, '', '', '', 'OBB', 2]);
+      await same('address.Balances', [10, 0, alice, '', '', '', 'OBB'], 'inds_getBalancesByAddress', [10, 0, alice, '', '', '', 'OBB', 2]);
     });
 
     it('address.Balance = inds_getAddressBalance', async () => {
-      const result = await same('address.Balance', [B, 'avalanche', 'asc-20', 'tomray'], 'inds_getAddressBalance', [B, 'avalanche', 'asc-20', 'tomray']);
+      const result = await same('address.Balance', [bob, 'avalanche', 'asc-20', 'tomray'], 'inds_getAddressBalance', [bob, 'avalanche', 'asc-20', 'tomray']);
       expectExact(result, { tick: 'tomray', balance: '6', transfer_type: 2, deploy_hash: tomrayHash, available: '6' });
     });
 
     it('tick.Holders (5 params: no sort, descending) = inds_getHoldersByTick', async () => {
       const result = await same('tick.Holders', [10, 0, 'avalanche', 'asc-20', 'tomray'], 'inds_getHoldersByTick', [10, 0, 'avalanche', 'asc-20', 'tomray', 2]);
-      expect(result.holders.map((h: any) => [h.address, h.balance])).toEqual([[B, '6'], [A, '6']]);
+      expect(result.holders.map((h: any) => [h.address, h.balance])).toEqual([[bob, '6'], [alice, '6']]);
     });
 
     it('block.LastNumber = inds_getLastBlockNumberIndexed', async () => {
@@ -158,7 +157,7 @@ describe('v1 on data where crazydog has transfer type 0', () => {
     it('lookups answer -32603 Record not found', async () => {
       await fails('inscription.Tick', ['avalanche', 'asc-20', 'nope'], -32603);
       await fails('tick.Holders', [10, 0, 'avalanche', 'asc-20', 'nope'], -32603);
-      await fails('address.Balance', [A, 'avalanche', 'asc-20', 'nope'], -32603);
+      await fails('address.Balance', [alice, 'avalanche', 'asc-20', 'nope'], -32603);
       expect((await fails('block.LastNumber', [['nochain']], -32603)).data.chains).toEqual(['nochain']);
       await fails('tool.InscriptionTxOperate', ['avalanche', 'a9059cbb'], -32603);
       await fails('transaction.Info', ['avalanche', fakeHash(777777)], -32603);
@@ -176,9 +175,9 @@ describe('v1 on data where crazydog has transfer type 0', () => {
     it('more params than the v1 list has', async () => {
       await fails('inscription.All', [10, 0, '', '', '', '', 0, 2], -32602);
       await fails('inscription.Tick', ['avalanche', 'asc-20', 'tomray', ''], -32602);
-      await fails('address.Transactions', [10, 0, A, '', '', '', '', 0, 0], -32602);
-      await fails('address.Balances', [10, 0, A, '', '', '', '', 2], -32602);
-      await fails('address.Balance', [A, 'avalanche', 'asc-20', 'tomray', ''], -32602);
+      await fails('address.Transactions', [10, 0, alice, '', '', '', '', 0, 0], -32602);
+      await fails('address.Balances', [10, 0, alice, '', '', '', '', 2], -32602);
+      await fails('address.Balance', [alice, 'avalanche', 'asc-20', 'tomray', ''], -32602);
       await fails('tick.Holders', [10, 0, 'avalanche', 'asc-20', 'tomray', 2], -32602);
       await fails('block.LastNumber', [[], []], -32602);
       await fails('tool.InscriptionTxOperate', ['avalanche', tomrayMint, ''], -32602);
@@ -191,8 +190,8 @@ describe('v1 on data where crazydog has transfer type 0', () => {
       expect(error.message).toBe("Invalid params: parameter #1 'limit' must be an integer (got string)");
       await fails('inscription.All', [10, 0, '', '', '', '', 9], -32602);
       await fails('inscription.Tick', [1, 'asc-20', 'tomray'], -32602);
-      await fails('address.Transactions', [10, 0, A, '', '', '', '', 7], -32602);
-      await fails('address.Balances', [-1, 0, A], -32602);
+      await fails('address.Transactions', [10, 0, alice, '', '', '', '', 7], -32602);
+      await fails('address.Balances', [-1, 0, alice], -32602);
       await fails('address.Balance', ['', 'avalanche', 'asc-20', 'tomray'], -32602);
       await fails('tick.Holders', [10, 0.5, 'avalanche', 'asc-20', 'tomray'], -32602);
       await fails('block.LastNumber', ['avalanche'], -32602);
@@ -274,13 +273,13 @@ describe('v1 on data where crazydog has transfer type 0', () => {
         .toEqual([[documented.chain, documented.protocol, documented.tick, documented.address, documented.balance]]);
       expect([result.total, result.limit, result.offset]).toEqual([1, 10, 0]);
       // an address holding none of it, an offset past the one holding, and "" (every holder)
-      expect((await v1(e.method, [10, 0, A, 'avalanche', 'asc-20', 'crazydog'])).result).toEqual({ holders: [], total: 0, limit: 10, offset: 0 });
-      expect((await v1(e.method, [10, 1, D, 'avalanche', 'asc-20', 'crazydog'])).result).toMatchObject({ holders: [], total: 1 });
+      expect((await v1(e.method, [10, 0, alice, 'avalanche', 'asc-20', 'crazydog'])).result).toEqual({ holders: [], total: 0, limit: 10, offset: 0 });
+      expect((await v1(e.method, [10, 1, crazydogDeployer, 'avalanche', 'asc-20', 'crazydog'])).result).toMatchObject({ holders: [], total: 1 });
       expect((await v1(e.method, [10, 0, '', 'avalanche', 'asc-20', 'crazydog'])).result.total).toBe(1);
-      expect((await v1(e.method, [10, 0, D, 'avalanche', 'asc-20', 'nope'])).error.code).toBe(-32603);
+      expect((await v1(e.method, [10, 0, crazydogDeployer, 'avalanche', 'asc-20', 'nope'])).error.code).toBe(-32603);
       const five = await v1(e.method, [10, 0, 'avalanche', 'asc-20', 'crazydog']);
       expectExact(five.result.holders, [{
-        chain: 'avalanche', protocol: 'asc-20', tick: 'crazydog', deploy_hash: crazydogHash, address: D, balance: '21000000', total_supply: '21000000',
+        chain: 'avalanche', protocol: 'asc-20', tick: 'crazydog', deploy_hash: crazydogHash, address: crazydogDeployer, balance: '21000000', total_supply: '21000000',
       }]);
     });
   });

@@ -1,28 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TickInput } from '../../src/db/load.js';
-import { createTestDatabase, createTestGateway, type TestDatabase } from '../support/db.js';
-import { Fixture, fakeHash } from '../support/fixtures.js';
-import { call, listen, post } from '../support/http.js';
+import { useGateway } from '../support/gateway.js';
+import { alice, bob, carol, dave, fakeHash, Fixture } from '../support/fixtures.js';
+import { call, post } from '../support/http.js';
 
 // v2 value formats (reference notes §4) through every method that renders them, on real PostgreSQL:
 // exact big and fractional decimals, minted_percent/status/progress at the edges, zero times, unix seconds.
 
-let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
-let base: string;
-
 const BIG = '340282366920938463463374607431768211455'; // 2^128 - 1
 const TINY = '0.000000000000000001';
-const A = '0xAaAa00000000000000000000000000000000000A';
-const B = '0xbBbB00000000000000000000000000000000000B';
-const C = '0xCcCc00000000000000000000000000000000000C';
-const D = '0xDdDd00000000000000000000000000000000000D';
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 
 const T: Record<string, TickInput> = {};
 
 async function ok(method: string, params: unknown[]): Promise<any> {
-  const reply = await call(base, method, params);
+  const reply = await call(gw.base, method, params);
   expect(reply.error, `${method} ${JSON.stringify(params)}`).toBeUndefined();
   return reply.result;
 }
@@ -30,61 +22,55 @@ async function ok(method: string, params: unknown[]): Promise<any> {
 const brief = async (t: TickInput) => (await ok('inds_getTickBriefs', [[{ chain: t.chain, deploy_hash: t.deploy_hash }]])).inscriptions[0];
 const listEntry = async (t: TickInput) => (await ok('inds_getTicks', [10, 0, t.chain, t.protocol, t.tick])).inscriptions[0];
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  const tick = (tick: string, spec: Partial<TickInput> = {}) =>
-    (T[tick] = f.tick({ chain: 'eth', protocol: 'erc-20', tick, total_supply: '1000', ...spec }));
+const gw = useGateway({
+  load: async (db) => {
+    const f = new Fixture();
+    const tick = (tick: string, spec: Partial<TickInput> = {}) =>
+      (T[tick] = f.tick({ chain: 'eth', protocol: 'erc-20', tick, total_supply: '1000', ...spec }));
 
-  tick('big', { total_supply: BIG, limit_per_mint: BIG });
-  f.mint(T.big!, A, BIG);
-  tick('dec', {
-    chain: 'avalanche', protocol: 'asc-20', decimals: 18, total_supply: '21000000.000000000000000000', limit_per_mint: '1000.500',
-    updated_at: '2024-02-27T15:12:23.789Z', deploy_time: '2024-01-02T03:04:05.999Z', created_at: '2024-01-02T03:04:06.001Z',
-  });
-  for (const [address, balance] of [[A, TINY], [B, '1.5'], [C, '5.000'], [D, '10']] as const) {
-    f.data.balances.push({ chain: 'avalanche', protocol: 'asc-20', tick: 'dec', address, balance, available: balance });
-  }
-  f.data.movements.push({
-    chain: 'avalanche', protocol: 'asc-20', tick: 'dec', address: A, tx_hash: fakeHash(), amount: TINY, event: 2,
-    operate: 'mint', created_at: '2024-03-01T00:00:00.999Z', updated_at: '2024-03-02T00:00:00.000Z',
-  });
-  f.data.transactions.push({
-    chain: 'avalanche', protocol: 'asc-20', block_height: 2 ** 40, position_in_block: 7, block_time: '2024-03-01T00:00:00.999Z',
-    tx_hash: fakeHash(), from_address: A, to_address: A, op: 'mint', tick: 'dec', amt: '1.50', gas: 22248, gas_price: 26500000000,
-    status: 1, created_at: '2024-03-01T00:00:01.000Z', updated_at: '2024-03-01T00:00:02.500Z',
-  });
-  f.data.transactions.push({
-    chain: 'avalanche', protocol: 'asc-20', block_height: 2 ** 40, position_in_block: 8, block_time: '2024-03-01T00:00:00Z',
-    tx_hash: fakeHash(), from_address: B, to_address: A, op: 'transfer', tick: 'dec', amt: BIG, gas: 0, gas_price: 0,
-    status: 0, created_at: '2024-03-01T00:00:00Z', updated_at: '2024-03-01T00:00:00Z',
-  });
+    tick('big', { total_supply: BIG, limit_per_mint: BIG });
+    f.mint(T.big!, alice, BIG);
+    tick('dec', {
+      chain: 'avalanche', protocol: 'asc-20', decimals: 18, total_supply: '21000000.000000000000000000', limit_per_mint: '1000.500',
+      updated_at: '2024-02-27T15:12:23.789Z', deploy_time: '2024-01-02T03:04:05.999Z', created_at: '2024-01-02T03:04:06.001Z',
+    });
+    for (const [address, balance] of [[alice, TINY], [bob, '1.5'], [carol, '5.000'], [dave, '10']] as const) {
+      f.data.balances.push({ chain: 'avalanche', protocol: 'asc-20', tick: 'dec', address, balance, available: balance });
+    }
+    f.data.movements.push({
+      chain: 'avalanche', protocol: 'asc-20', tick: 'dec', address: alice, tx_hash: fakeHash(), amount: TINY, event: 2,
+      operate: 'mint', created_at: '2024-03-01T00:00:00.999Z', updated_at: '2024-03-02T00:00:00.000Z',
+    });
+    f.data.transactions.push({
+      chain: 'avalanche', protocol: 'asc-20', block_height: 2 ** 40, position_in_block: 7, block_time: '2024-03-01T00:00:00.999Z',
+      tx_hash: fakeHash(), from_address: alice, to_address: alice, op: 'mint', tick: 'dec', amt: '1.50', gas: 22248, gas_price: 26500000000,
+      status: 1, created_at: '2024-03-01T00:00:01.000Z', updated_at: '2024-03-01T00:00:02.500Z',
+    });
+    f.data.transactions.push({
+      chain: 'avalanche', protocol: 'asc-20', block_height: 2 ** 40, position_in_block: 8, block_time: '2024-03-01T00:00:00Z',
+      tx_hash: fakeHash(), from_address: bob, to_address: alice, op: 'transfer', tick: 'dec', amt: BIG, gas: 0, gas_price: 0,
+      status: 0, created_at: '2024-03-01T00:00:00Z', updated_at: '2024-03-01T00:00:00Z',
+    });
 
-  tick('p0');
-  tick('p50');
-  f.mint(T.p50!, A, '500');
-  tick('p100', { transfer_type: 1 });
-  f.mint(T.p100!, A, '400').mint(T.p100!, B, '600');
-  tick('pover', { transfer_type: 2 });
-  f.mint(T.pover!, A, '1000').mint(T.pover!, B, '500');
-  tick('p9999', { total_supply: '100000' });
-  f.mint(T.p9999!, A, '99999');
-  tick('pthird', { total_supply: '3' });
-  f.mint(T.pthird!, A, '1');
-  tick('ptiny', { total_supply: BIG });
-  f.mint(T.ptiny!, A, '1');
-  tick('pzero', { total_supply: '0' });
+    tick('p0');
+    tick('p50');
+    f.mint(T.p50!, alice, '500');
+    tick('p100', { transfer_type: 1 });
+    f.mint(T.p100!, alice, '400').mint(T.p100!, bob, '600');
+    tick('pover', { transfer_type: 2 });
+    f.mint(T.pover!, alice, '1000').mint(T.pover!, bob, '500');
+    tick('p9999', { total_supply: '100000' });
+    f.mint(T.p9999!, alice, '99999');
+    tick('pthird', { total_supply: '3' });
+    f.mint(T.pthird!, alice, '1');
+    tick('ptiny', { total_supply: BIG });
+    f.mint(T.ptiny!, alice, '1');
+    tick('pzero', { total_supply: '0' });
 
-  f.block('eth', '19319706', '2024-02-27T15:12:23.456Z', '2024-02-27T15:14:28.999Z');
-  f.block('arbitrum', '123456789012345678901234567890', '2024-02-23T11:44:17Z', '2024-02-23T11:44:22Z');
-  await f.load(db.sql);
-  gw = createTestGateway(db);
-  base = await listen(gw.gateway);
-});
-
-afterAll(async () => {
-  await gw?.gateway.close();
-  await db?.close();
+    f.block('eth', '19319706', '2024-02-27T15:12:23.456Z', '2024-02-27T15:14:28.999Z');
+    f.block('arbitrum', '123456789012345678901234567890', '2024-02-23T11:44:17Z', '2024-02-23T11:44:22Z');
+    await f.load(db.sql);
+  },
 });
 
 describe('decimals: exact, plain notation, trailing zeros trimmed', () => {
@@ -92,17 +78,17 @@ describe('decimals: exact, plain notation, trailing zeros trimmed', () => {
     const t = await listEntry(T.big!);
     expect([t.total_supply, t.limit_per_mint, t.minted]).toEqual([BIG, BIG, BIG]);
     const holders = await ok('inds_getHoldersByTick', [10, 0, 'eth', 'erc-20', 'big']);
-    expect(holders.holders[0]).toMatchObject({ address: A, balance: BIG, total_supply: BIG });
-    const balances = await ok('inds_getBalancesByAddress', [10, 0, A, 'eth', '', 'big', '', 2]);
+    expect(holders.holders[0]).toMatchObject({ address: alice, balance: BIG, total_supply: BIG });
+    const balances = await ok('inds_getBalancesByAddress', [10, 0, alice, 'eth', '', 'big', '', 2]);
     expect(balances.inscriptions[0].balance).toBe(BIG);
-    const moves = await ok('inds_getTransactionByAddress', [10, 0, A, '', '', 'big', 2]);
+    const moves = await ok('inds_getTransactionByAddress', [10, 0, alice, '', '', 'big', 2]);
     expect(moves.transactions[0].amount).toBe(BIG);
     expect((await brief(T.big!))).toMatchObject({ total_supply: BIG, limit_per_mint: BIG, minted: BIG });
     expect((await ok('index_getInscriptionByTick', ['eth', 'erc-20', 'big'])).total_supply).toBe(BIG);
-    const txs = await ok('inds_getTransactions', [10, 0, B, 'avalanche', '', '', 2]);
+    const txs = await ok('inds_getTransactions', [10, 0, bob, 'avalanche', '', '', 2]);
     expect(txs.data[0].amt).toBe(BIG);
     // and as text: a decimal string, never a JSON number
-    const raw = await post(base, { jsonrpc: '2.0', id: 1, method: 'inds_getHoldersByTick', params: [10, 0, 'eth', 'erc-20', 'big'] });
+    const raw = await post(gw.base, { jsonrpc: '2.0', id: 1, method: 'inds_getHoldersByTick', params: [10, 0, 'eth', 'erc-20', 'big'] });
     expect(raw.text).toContain(`"balance":"${BIG}"`);
   });
 
@@ -114,10 +100,10 @@ describe('decimals: exact, plain notation, trailing zeros trimmed', () => {
     expect(h.total).toBe(4);
     const detail = await ok('index_getInscriptionByTick', ['avalanche', 'asc-20', 'dec']);
     expect([detail.total_supply, detail.limit_per_mint, detail.decimals]).toEqual(['21000000', '1000.5', 18]);
-    const b = await ok('inds_getBalancesByAddress', [10, 0, C, '', '', 'dec', '', 2]);
+    const b = await ok('inds_getBalancesByAddress', [10, 0, carol, '', '', 'dec', '', 2]);
     expect(b.inscriptions[0].balance).toBe('5');
-    expect((await ok('inds_getBalancesByAddress', [10, 0, A, '', '', 'dec'])).inscriptions[0].balance).toBe(TINY);
-    const m = await ok('inds_getTransactionByAddress', [10, 0, A, 'avalanche', '', 'dec', 0]);
+    expect((await ok('inds_getBalancesByAddress', [10, 0, alice, '', '', 'dec'])).inscriptions[0].balance).toBe(TINY);
+    const m = await ok('inds_getTransactionByAddress', [10, 0, alice, 'avalanche', '', 'dec', 0]);
     expect(m.transactions[0].amount).toBe(TINY);
     const x = await ok('inds_getTransactions', [10, 0, '', 'avalanche', '', 'dec', 1]);
     expect(x.data.map((t: any) => t.amt)).toEqual(['1.5', BIG]);
@@ -138,7 +124,7 @@ describe('decimals: exact, plain notation, trailing zeros trimmed', () => {
     walk(await ok('inds_getTicks', [100, 0]));
     walk(await ok('inds_getTickBriefs', [Object.values(T).map((t) => ({ chain: t.chain, deploy_hash: t.deploy_hash }))]));
     walk(await ok('inds_getTransactions', [100, 0]));
-    for (const address of [A, B, C, D]) {
+    for (const address of [alice, bob, carol, dave]) {
       walk(await ok('inds_getBalancesByAddress', [100, 0, address]));
       walk(await ok('inds_getTransactionByAddress', [100, 0, address]));
     }
@@ -211,9 +197,9 @@ describe('times', () => {
     const list = await ok('inds_getTicks', [100, 0]);
     for (const t of list.inscriptions) expect(Number.isInteger(t.created_at)).toBe(true);
     expect((await listEntry(T.dec!)).created_at).toBe(1704164646);
-    const m = await ok('inds_getTransactionByAddress', [10, 0, A, 'avalanche', '', 'dec', 0]);
+    const m = await ok('inds_getTransactionByAddress', [10, 0, alice, 'avalanche', '', 'dec', 0]);
     expect([m.transactions[0].created_at, m.transactions[0].updated_at]).toEqual([1709251200, 1709337600]);
-    const raw = await post(base, { jsonrpc: '2.0', id: 1, method: 'index_getInscriptionByTick', params: ['avalanche', 'asc-20', 'dec'] });
+    const raw = await post(gw.base, { jsonrpc: '2.0', id: 1, method: 'index_getInscriptionByTick', params: ['avalanche', 'asc-20', 'dec'] });
     expect(raw.text).toContain('"deploy_time":1704164645,');
   });
 
@@ -244,7 +230,7 @@ describe('codes', () => {
       expect((await listEntry(t)).transfer_type, name).toBe(code);
       expect((await brief(t)).transfer_type, name).toBe(code);
       expect((await ok('index_getInscriptionByTick', [t.chain, t.protocol, t.tick])).transfer_type, name).toBe(code);
-      expect((await ok('inds_getBalancesByAddress', [10, 0, A, '', '', t.tick])).inscriptions[0].transfer_type, name).toBe(code);
+      expect((await ok('inds_getBalancesByAddress', [10, 0, alice, '', '', t.tick])).inscriptions[0].transfer_type, name).toBe(code);
     }
   });
 

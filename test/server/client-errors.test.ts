@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { capturingLogger, gql, rpc, startGateway, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, startGateway, type LiveGateway } from '../support/ops.js';
+import { gql, rpc } from '../support/http.js';
 
 // Client-caused limits are client errors (issue 23): a request that runs into a limit of its own (here its
 // row budget, REQUEST_MAX_ROWS) is told JSON-RPC -32005 "limit exceeded" with data.reason (EIP-1474), never

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { createTestDatabase, createTestGateway, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
 import { listen } from '../support/http.js';
 
 // CORS (finding 7): with CORS_ORIGIN=* neither surface ever allows credentials (GraphQL used to echo any

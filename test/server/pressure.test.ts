@@ -6,7 +6,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { configSchema } from '../../src/config.js';
 import { connectionTable } from '../../src/server/pressure.js';
-import { createTestDatabase, createTestGateway, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { exchange, openClient, parseResponse, type RawClient } from '../support/sockets.js';
 

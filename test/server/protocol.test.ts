@@ -1,9 +1,9 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemo } from '../../src/db/seed/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startGateway, type LiveGateway } from '../support/ops.js';
 import { openClient, parseResponse } from '../support/sockets.js';
+import { useGateway } from '../support/gateway.js';
 
 // Protocol quirks found by the attack run of issue 23, each answered the way a client (or a cache, or a
 // browser) can rely on: conditional requests that never skip execution or revalidate a POST, one ETag per
@@ -32,19 +32,12 @@ const getPath = (q: string, variables?: object) =>
 const query = '{ ticks(first: 20, orderBy: HOLDERS, direction: DESC) { edges { node { id chainName tick stats { holders } } } } }';
 const unique = () => ({ n: `${Date.now()}-${Math.random()}` });
 
-let db: TestDatabase;
-let live: LiveGateway;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  await seedDemo(db.sql);
-  live = await startGateway(db);
+const live = useGateway({
+  load: async (db) => {
+    await seedDemo(db.sql);
+  },
+  config: { CACHE: true },
 });
-afterAll(async () => {
-  await live?.close();
-  await db?.close();
-});
-
 describe('conditional requests', () => {
   it('If-None-Match: * on a cache miss executes the query: a failing one gets its errors, never 304', async () => {
     const failing = await raw(live.base, getPath('{ nope }', unique()), { headers: { ...json, 'if-none-match': '*' } });
@@ -184,7 +177,7 @@ describe('GraphQL', () => {
 describe('GraphiQL', () => {
   let budgeted: LiveGateway;
   beforeAll(async () => {
-    budgeted = await startGateway(db, { HTTP_CLIENT_BYTES_PER_S: 64 * 1024, HTTP_CLIENT_BURST_BYTES: 1024 * 1024 });
+    budgeted = await startGateway(live.db, { HTTP_CLIENT_BYTES_PER_S: 64 * 1024, HTTP_CLIENT_BURST_BYTES: 1024 * 1024 });
   });
   afterAll(async () => {
     await budgeted?.close();

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import postgres from 'postgres';
-import { createGateway, type Gateway, type GatewayConfig } from '../../src/app.js';
+import type { GatewayConfig } from '../../src/app.js';
 import { createSql, type Sql } from '../../src/db/client.js';
 import { startEmbedded, type EmbeddedDatabase } from '../../src/db/embedded.js';
 import { migrate } from '../../src/db/migrate.js';
@@ -110,33 +110,3 @@ export const testConfig: GatewayConfig = {
   // stored, so they get a generous bound. Timeouts themselves: test/cache/redis-faults.test.ts (SIGSTOP).
   REDIS_COMMAND_TIMEOUT_MS: 1_000,
 };
-
-/** A gateway (not listening) on the test database; queries are counted for the batching tests. */
-export function createTestGateway(db: TestDatabase, overrides: Partial<GatewayConfig> = {}) {
-  const statements: string[] = [];
-  const gateway: Gateway = createGateway({ ...testConfig, ...overrides }, db.target, { onQuery: (q) => statements.push(q) });
-  return { gateway, statements };
-}
-
-/**
- * createTestGateway with every pool connection opened first: a new connection makes the driver read the
- * catalog's array types once, which is not a statement of the query under test (statement counts).
- */
-export async function createWarmTestGateway(db: TestDatabase, overrides: Partial<GatewayConfig> = {}) {
-  const gw = createTestGateway(db, overrides);
-  const poolMax = overrides.DB_POOL_MAX ?? testConfig.DB_POOL_MAX;
-  await Promise.all(Array.from({ length: poolMax }, () => gw.gateway.sql`SELECT pg_sleep(0.05)`));
-  return gw;
-}
-
-/** Runs a GraphQL document in-process through yoga (no port). */
-export async function graphql<T = any>(
-  gateway: Gateway, query: string, variables: Record<string, unknown> = {},
-): Promise<{ data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] }> {
-  const response = await gateway.yoga.fetch('http://test/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  return (await response.json()) as any;
-}

@@ -1,5 +1,9 @@
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { Gateway } from '../../src/app.js';
+
+// The tests' HTTP client over real sockets: request (any method, timed), gql/gqlGet (GraphQL), rpc/post (a
+// JSON-RPC body as is), call (one JSON-RPC call, its reply object).
 
 /** Starts the gateway's HTTP server on an ephemeral loopback port; returns its base URL. */
 export async function listen(gateway: Gateway): Promise<string> {
@@ -7,29 +11,61 @@ export async function listen(gateway: Gateway): Promise<string> {
   return `http://127.0.0.1:${(gateway.server.address() as AddressInfo).port}`;
 }
 
-export interface RawReply {
+export interface HttpReply {
   status: number;
   headers: Headers;
   text: string;
   json: any;
+  ms: number;
 }
 
-/** POSTs a raw body (string = sent as is, anything else = JSON) and returns status, headers and body. */
-export async function post(base: string, body: unknown, path = '/v2/rpc', init: RequestInit = {}): Promise<RawReply> {
-  const response = await fetch(`${base}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-    ...init,
-  });
+export async function request(url: string, init: RequestInit = {}): Promise<HttpReply> {
+  const started = performance.now();
+  const response = await fetch(url, init);
   const text = await response.text();
+  const ms = performance.now() - started;
   let json: unknown;
   try {
     json = text ? JSON.parse(text) : undefined;
   } catch {
     json = undefined;
   }
-  return { status: response.status, headers: response.headers, text, json };
+  return { status: response.status, headers: response.headers, text, json, ms };
+}
+
+export function gql(base: string, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) {
+  return request(`${base}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(variables ? { query, variables } : { query }),
+  });
+}
+
+/** The same query as a GET (what a cache revalidates: If-None-Match on a POST is ignored). */
+export function gqlGet(base: string, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) {
+  const vars = variables ? `&variables=${encodeURIComponent(JSON.stringify(variables))}` : '';
+  return request(`${base}/graphql?query=${encodeURIComponent(query)}${vars}`, { headers: { accept: 'application/json', ...headers } });
+}
+
+export function rpc(base: string, body: unknown, path = '/v2/rpc', headers: Record<string, string> = {}) {
+  return request(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+/** An HTTP reply without its timing (what `post` returns). */
+export type RawReply = Omit<HttpReply, 'ms'>;
+
+/** POSTs a raw body (string = sent as is, anything else = JSON) to `path` (JSON-RPC v2 by default). */
+export function post(base: string, body: unknown, path = '/v2/rpc', init: RequestInit = {}): Promise<RawReply> {
+  return request(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    ...init,
+  });
 }
 
 let nextId = 1;

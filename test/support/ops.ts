@@ -2,35 +2,22 @@ import { connect } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import { createGateway, type Gateway, type GatewayConfig } from '../../src/app.js';
+import type { GatewayConfig } from '../../src/app.js';
 import type { Sql } from '../../src/db/client.js';
 import { seedDemo } from '../../src/db/seed/index.js';
-import { createTestDatabase, testConfig, type TestDatabase } from './db.js';
-import { listen } from './http.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
+import { startTestGateway, type TestGateway } from './gateway.js';
 
 // Helpers of the observability and cache tests: listening gateways with the cache on, a logger whose
 // lines the test can read, an indexer-like writer, Redis discovery.
 
-export interface LiveGateway {
-  gateway: Gateway;
-  base: string;
-  /** Every statement the gateway's pool sent (the watcher has its own connection, not counted). */
-  statements: string[];
-  close(): Promise<void>;
-}
+export type LiveGateway = TestGateway;
 
 /** A listening gateway, cache on by default, ready (data version known). */
-export async function startGateway(
+export function startGateway(
   db: TestDatabase, overrides: Partial<GatewayConfig> = {}, hooks: { logger?: Logger } = {},
 ): Promise<LiveGateway> {
-  const statements: string[] = [];
-  const gateway = createGateway({ ...testConfig, CACHE: true, ...overrides }, db.target, {
-    onQuery: (q) => statements.push(q),
-    logger: hooks.logger,
-  });
-  await gateway.ready;
-  const base = await listen(gateway);
-  return { gateway, base, statements, close: () => gateway.close() };
+  return startTestGateway(db, { CACHE: true, ...overrides }, hooks);
 }
 
 /** A gateway on a test database of its own holding the demo data (what `npm start` serves); close drops both. */
@@ -62,50 +49,6 @@ export function capturingLogger(level: 'debug' | 'info' = 'info') {
   });
   const logger = pino({ level, formatters: { level: (label: string) => ({ level: label }) } }, destination);
   return { logger, lines, raw };
-}
-
-export interface HttpReply {
-  status: number;
-  headers: Headers;
-  text: string;
-  json: any;
-  ms: number;
-}
-
-export async function request(url: string, init: RequestInit = {}): Promise<HttpReply> {
-  const started = performance.now();
-  const response = await fetch(url, init);
-  const text = await response.text();
-  const ms = performance.now() - started;
-  let json: unknown;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    json = undefined;
-  }
-  return { status: response.status, headers: response.headers, text, json, ms };
-}
-
-export function gql(base: string, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) {
-  return request(`${base}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify(variables ? { query, variables } : { query }),
-  });
-}
-
-/** The same query as a GET (what a cache revalidates: If-None-Match on a POST is ignored). */
-export function gqlGet(base: string, query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) {
-  const vars = variables ? `&variables=${encodeURIComponent(JSON.stringify(variables))}` : '';
-  return request(`${base}/graphql?query=${encodeURIComponent(query)}${vars}`, { headers: { accept: 'application/json', ...headers } });
-}
-
-export function rpc(base: string, body: unknown, path = '/v2/rpc', headers: Record<string, string> = {}) {
-  return request(`${base}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
 }
 
 /** Polls `probe` until it returns true; returns the ms it took, or throws after `timeoutMs`. */

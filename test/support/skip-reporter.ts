@@ -1,4 +1,4 @@
-import type { Reporter, TestCase, TestModule, TestSuite } from 'vitest/node';
+import type { Reporter, TestCase, TestModule, TestSuite, Vitest } from 'vitest/node';
 
 // Prints, after the run, every skipped test or suite of the run with the reason it gives (the `skipReason`
 // of test/support/skips.ts, or the note of `ctx.skip(note)`). The default reporter only counts skips.
@@ -21,13 +21,22 @@ function skippedSuite(test: TestCase): TestSuite | undefined {
 }
 
 export default class SkipReporter implements Reporter {
+  /** With -t, the tests it leaves out are skipped too: then only skips that give a reason are listed. */
+  private filtered = false;
+
+  onInit(vitest: Vitest): void {
+    this.filtered = Boolean(vitest.config.testNamePattern);
+  }
+
   onTestRunEnd(testModules: ReadonlyArray<TestModule>): void {
     const lines = new Map<string, number>();
     for (const module of testModules) {
       for (const test of module.children.allTests('skipped')) {
         const suite = skippedSuite(test);
         const entity = suite ?? test;
-        const reason = reasonOf(entity) ?? (test.options.mode === 'todo' ? 'todo' : 'no reason given');
+        const given = reasonOf(entity);
+        if (!given && this.filtered) continue;
+        const reason = given ?? (test.options.mode === 'todo' ? 'todo' : 'no reason given');
         const key = `${module.relativeModuleId} › ${entity.fullName}: ${reason}`;
         lines.set(key, (lines.get(key) ?? 0) + 1);
       }

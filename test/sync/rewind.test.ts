@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectSource, parseSourceUrl } from '../../src/sync/source/connection.js';
 import { verify } from '../../src/sync/verify.js';
-import { createTestDatabase, createTestGateway, findServer, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
 import { historyDifferences } from '../support/history.js';
 import { call, listen } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type MariaServer, type SourceDb } from '../support/indexer.js';
