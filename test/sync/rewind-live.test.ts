@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, createTestGateway, findServer, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { createTestGateway } from '../support/gateway.js';
 import { call, listen } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
