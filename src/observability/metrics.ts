@@ -14,7 +14,7 @@ export interface PoolMeter {
 export interface MetricsSources {
   pool: PoolMeter;
   poolMax: number;
-  /** The admission gate's real state (src/db/client.ts): permits held and statements waiting. */
+  /** The admission gate's real state (src/db/semaphore.ts): permits held and statements waiting. */
   poolState?: () => { inUse: number; waiting: number; size: number } | null;
   /** `igw_build_info` labels. */
   build?: { version: string; commit: string };
