@@ -1,4 +1,4 @@
-import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -88,20 +88,9 @@ export function enterEventScope(): void {
   if (parent) storage.enterWith({ ...newScope(parent.id, parent.surface, parent.pool), primaryOnly: true, keyName: parent.keyName });
 }
 
-/**
- * Runs a node:http handler inside the scope. The request's own events ('data', 'end') are emitted from
- * the socket's context, not from the handler's, so they are re-bound to the scope: otherwise work that
- * starts on 'end' (the JSON-RPC layer, yoga's body reader) would run without it.
- */
-export function runInScope(scope: RequestScope, req: IncomingMessage, fn: () => void): void {
-  storage.run(scope, () => {
-    const resource = new AsyncResource('igw.request');
-    const emit = req.emit;
-    req.emit = function scopedEmit(this: IncomingMessage, ...args: Parameters<typeof emit>) {
-      return resource.runInAsyncScope(emit, this, ...args);
-    } as typeof emit;
-    fn();
-  });
+/** Runs `fn` inside the scope (the listener binds the request's own events to the handler's context). */
+export function runInScope(scope: RequestScope, fn: () => void): void {
+  storage.run(scope, fn);
 }
 
 /**
@@ -285,7 +274,7 @@ export function observeRequests(deps: { logger: Logger; metrics: Metrics; pool: 
     };
     res.once('finish', finish);
     res.once('close', finish);
-    runInScope(scope, req, () => handler(req, res));
+    runInScope(scope, () => handler(req, res));
   };
 }
 

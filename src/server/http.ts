@@ -11,7 +11,7 @@ import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
 import { checkInterval, clientBudget, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { assetPrefix, graphiqlPage, wantsGraphiql } from './graphiql.js';
-import { GatewayResponse, type HeadHook } from './response.js';
+import { GatewayRequest, GatewayResponse, type HeadHook } from './response.js';
 import { createShedder } from './shedding.js';
 
 /**
@@ -170,6 +170,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     requestTimeout: limits.HTTP_REQUEST_TIMEOUT_MS,
     connectionsCheckingInterval: checkInterval(limits),
     requireHostHeader: false, // checked in handleRequest, to answer with a body
+    IncomingMessage: GatewayRequest,
     ServerResponse: GatewayResponse,
   }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
@@ -241,6 +242,8 @@ function refusedUnfit(listener: Listener, server: Server, req: IncomingMessage, 
 }
 
 function handleRequest(listener: Listener, server: Server, req: IncomingMessage, res: ServerResponse) {
+  // the request's events run in this handler's context (the request scope the wrapper opened)
+  if (req instanceof GatewayRequest) req.bindEvents();
   const path = (req.url ?? '/').split('?')[0]!;
   if (refusedUnfit(listener, server, req, res, path)) return;
   if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
