@@ -6,13 +6,10 @@ import type { Logger } from 'pino';
 import type { DbStatementTrack, RequestScopeAccessor } from '../db/scope.js';
 import type { Metrics, PoolMeter } from './metrics.js';
 
-// One request's observability, from the socket to the log line. The per-request scope is bookkeeping
-// shared by the layers a request crosses (HTTP, GraphQL, JSON-RPC, the store's statement runner) without
-// threading it through every signature: what the request was, what it cost and how it ended. The HTTP
-// wrapper (observeRequests, at the end of this file) opens it and, when the response ends, writes one log
-// line and the request metrics from it. In between: the hooks the composition root hands the layers below
-// to record into it: each statement's time (dbRequestScope), each JSON-RPC call and envelope error (rpcObserver) and each
-// loader batch's size (instrumentStore).
+// One request's observability: a per-request scope the layers record into through the hooks the
+// composition root hands them (statements, JSON-RPC calls and envelope errors, loader batches), so that
+// nothing threads it through every signature; the HTTP wrapper (observeRequests) opens it and writes the
+// request's log line and metrics when the response ends.
 
 export type Surface = 'graphql' | 'rpc' | 'metrics' | 'probe' | 'other';
 export type CacheOutcome = 'hit' | 'miss' | 'bypass';
