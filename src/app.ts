@@ -9,7 +9,7 @@ import { expandHosts, expandUrlList } from './domain/database-urls.js';
 import { createStore, type Store, type StoreLimits } from './db/store.js';
 import { blockTimesReader } from './db/block-times.js';
 import { dataAgeSeconds, type VersionWatcher } from './db/version.js';
-import { contextFactory } from './graphql/context.js';
+import { contextFactory, raisedPaging } from './graphql/context.js';
 import { graphqlRefusalBody } from './graphql/errors.js';
 import { streamsPlugin, type StreamStats } from './graphql/plugins/use-streams.js';
 import { subscriptionLimitsPlugin } from './graphql/plugins/use-subscription-limits.js';
@@ -35,7 +35,7 @@ import { createRpcTables } from './rpc/tables.js';
 import { clientBudget, clientKey, type HttpSettings } from './server/connections.js';
 import { createAccessControl, type AccessControl } from './access/control.js';
 import { accessOf } from './access/request-access.js';
-import { keyOverridesPlugin, raisedPaging } from './graphql/plugins/use-key-overrides.js';
+import { keyOverridesPlugin } from './graphql/plugins/use-key-overrides.js';
 import { closeGracefully, corsPolicy, createHttpServer } from './server/http.js';
 
 // The composition root: the only module that builds the gateway's parts (sql clients and sources with the

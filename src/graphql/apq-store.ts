@@ -1,12 +1,7 @@
 import { LRUCache } from 'lru-cache';
 
-// The store of automatic persisted queries (APQ): hash → document, bounded in entries and bytes, where no
-// client can evict another's entries. Each entry belongs to the client that registered it (its API key, or
-// its address: src/app.ts says which), and a client holds at most its quota (entries and bytes). Past its
-// quota, or when the store is full, a registration takes the place of that client's own oldest entries;
-// a client that holds none is not registered while the store is full (its request is still answered, and
-// its next hash-only request gets PersistedQueryNotFound, so Apollo's link sends the document again).
-// Entries unused for the idle time expire, which is how a full store frees room for new clients.
+// The store of automatic persisted queries, bounded per client (entries and bytes) so that no client can
+// evict another's entries: past its quota a client replaces its own oldest ones, and idle entries expire.
 
 export interface ApqStoreLimits {
   maxEntries: number;

@@ -61,7 +61,7 @@ export const builder = new SchemaBuilder<{
     nodeFieldOptions: { nullable: false },
   },
   // Each field's cost (1, a list's selection × its length) is declared here and on the list fields; the
-  // limit is checked once per operation with the request's variables by src/graphql/cost.ts, so the
+  // limit is checked once per operation with the request's variables by src/graphql/plugins/use-cost-limit.ts, so the
   // plugin's own check at each root field stays off.
   complexity: { defaultComplexity: 1, defaultListMultiplier: 10, disabled: true },
 });

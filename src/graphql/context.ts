@@ -1,5 +1,6 @@
 // What one GraphQL operation carries: the store, its own loaders, the paging limits and its result budget.
 
+import type { Access } from '../access/gate.js';
 import type { Store } from '../db/store.js';
 import type { LiveHub } from '../live/hub.js';
 import { createLoaders, type Loaders } from '../loaders/index.js';
@@ -41,4 +42,10 @@ export function renewContext(ctx: Context): void {
   const budget = ctx.budget.fresh();
   ctx.budget = budget;
   ctx.loaders = createLoaders(ctx.store, (rows) => budget.admit(rows));
+}
+
+/** A key's raised page-size clamp (api_keys.max_page_size above the default), or null: the JSON-RPC layer's share of a key's overrides. */
+export function raisedPaging(access: Access | undefined, paging: PagingConfig): PagingConfig | null {
+  const max = access?.kind === 'key' ? access.key.overrides.maxPageSize : null;
+  return max !== null && max > paging.maxPageSize ? { ...paging, maxPageSize: max } : null;
 }

@@ -118,7 +118,7 @@ export function planPage(args: ConnectionArgs, keys: readonly SortKey[], directi
 // prototypes: cursors are encoded only when a client selects them (the v2 methods never do), the edges are
 // built only when selected and then counted against the result budget right away, so a page served again
 // from a loader's cache (the tick of each of 1,000 holders) allocates nothing early; and the budget's size
-// estimate, which reads own properties only (src/graphql/context.ts), never triggers them.
+// estimate, which reads own properties only (src/graphql/result-budget.ts), never triggers them.
 type CursorOf<Row> = (node: Row) => string;
 
 class Edge<Row> {

@@ -41,23 +41,23 @@ export interface YogaOptions {
   paging: PagingConfig;
   introspection: boolean;
   limits: Omit<GraphqlLimits, 'introspection'>;
-  /** The hard cap on each operation's result: src/graphql/context.ts. */
+  /** The hard cap on each operation's result: src/graphql/result-budget.ts. */
   resultLimits: ResultLimits;
-  /** Bounds on variables and arguments (sizes, string and list lengths): src/graphql/input-limits.ts. */
+  /** Bounds on variables and arguments (sizes, string and list lengths): src/graphql/plugins/use-input-limits.ts. */
   inputLimits?: InputLimits;
   /** Request bodies above this get 413 (code REQUEST_ENTITY_TOO_LARGE) before they are read in full. */
   maxBodyBytes: number;
-  /** Operations plugins (metrics, freshness extension, response cache): built in src/app.ts (src/observability/graphql.ts, src/cache/graphql.ts). */
+  /** Operations plugins (metrics, freshness extension, response cache): built in src/app.ts (src/graphql/plugins/use-metrics.ts, src/cache/graphql.ts). */
   plugins?: Plugin[];
-  /** Persisted operations (manifest, APQ): src/graphql/persisted.ts; default: APQ only, with its default bounds. */
+  /** Persisted operations (manifest, APQ): src/graphql/plugins/use-persisted-operations.ts; default: APQ only, with its default bounds. */
   persisted?: PersistedOptions;
-  /** Cache-Control of successful GET query answers (GRAPHQL_CACHE_CONTROL): src/graphql/http-caching.ts. */
+  /** Cache-Control of successful GET query answers (GRAPHQL_CACHE_CONTROL): src/graphql/plugins/use-http-caching.ts. */
   cacheControl?: string;
   /** Where yoga logs (masked unexpected errors with their stack); default: its console logger. */
   logging?: YogaServerOptions<object, object>['logging'];
-  /** Live events for subscriptions (src/live/hub.ts) and their limits (src/graphql/subscriptions.ts). */
+  /** Live events for subscriptions (src/live/hub.ts) and their limits (src/graphql/plugins/use-subscription-limits.ts). */
   live?: LiveHub;
-  /** Subscriptions' limits and event streams (src/graphql/subscriptions.ts, src/graphql/streams.ts). */
+  /** Subscriptions' limits and event streams (src/graphql/plugins/use-subscription-limits.ts, src/graphql/plugins/use-streams.ts). */
   subscriptionPlugins?: Plugin[];
 }
 
@@ -74,7 +74,7 @@ export function createGraphqlServer(options: YogaOptions) {
     logging: options.logging ?? true,
     maxRequestBodySize: false, // enforced by bodyLimitPlugin (same errors, no stream pipeline per request)
     multipart: false, // no uploads: one parser less facing the internet
-    // compiled execution (graphql-jit) last: the response cache short-circuits before it; src/graphql/jit.ts
+    // compiled execution (graphql-jit) last: the response cache short-circuits before it; src/graphql/plugins/use-jit.ts
     // persisted operations resolve a hash to its document before anything reads the document (the
     // response cache's key, the operation name in the logs)
     plugins: [...guardPlugins({ ...options.limits, introspection: options.introspection }),

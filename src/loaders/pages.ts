@@ -8,7 +8,7 @@ import type { TickRow } from '../db/ticks.js';
 // distinct page request: every parent asking for the same page shape is answered by one LATERAL
 // statement, so a list of N parents costs one statement, not N. Such a statement may return up to
 // N × the page size rows: `admit` refuses it before it is sent when that is more than the request's
-// result may hold (src/graphql/context.ts).
+// result may hold (src/graphql/result-budget.ts).
 
 /** Throws if a statement returning up to `rows` rows may not be sent. */
 export type AdmitRows = (rows: number) => void;

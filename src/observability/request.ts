@@ -1,4 +1,4 @@
-import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
@@ -6,13 +6,10 @@ import type { Logger } from 'pino';
 import type { DbStatementTrack, RequestScopeAccessor } from '../db/scope.js';
 import type { Metrics, PoolMeter } from './metrics.js';
 
-// One request's observability, from the socket to the log line. The per-request scope is bookkeeping
-// shared by the layers a request crosses (HTTP, GraphQL, JSON-RPC, the store's statement runner) without
-// threading it through every signature: what the request was, what it cost and how it ended. The HTTP
-// wrapper (observeRequests, at the end of this file) opens it and, when the response ends, writes one log
-// line and the request metrics from it. In between: the hooks the composition root hands the layers below
-// to record into it: each statement's time (dbRequestScope), each JSON-RPC call and envelope error (rpcObserver) and each
-// loader batch's size (instrumentStore).
+// One request's observability: a per-request scope the layers record into through the hooks the
+// composition root hands them (statements, JSON-RPC calls and envelope errors, loader batches), so that
+// nothing threads it through every signature; the HTTP wrapper (observeRequests) opens it and writes the
+// request's log line and metrics when the response ends.
 
 export type Surface = 'graphql' | 'rpc' | 'metrics' | 'probe' | 'other';
 export type CacheOutcome = 'hit' | 'miss' | 'bypass';
@@ -88,20 +85,9 @@ export function enterEventScope(): void {
   if (parent) storage.enterWith({ ...newScope(parent.id, parent.surface, parent.pool), primaryOnly: true, keyName: parent.keyName });
 }
 
-/**
- * Runs a node:http handler inside the scope. The request's own events ('data', 'end') are emitted from
- * the socket's context, not from the handler's, so they are re-bound to the scope: otherwise work that
- * starts on 'end' (the JSON-RPC layer, yoga's body reader) would run without it.
- */
-export function runInScope(scope: RequestScope, req: IncomingMessage, fn: () => void): void {
-  storage.run(scope, () => {
-    const resource = new AsyncResource('igw.request');
-    const emit = req.emit;
-    req.emit = function scopedEmit(this: IncomingMessage, ...args: Parameters<typeof emit>) {
-      return resource.runInAsyncScope(emit, this, ...args);
-    } as typeof emit;
-    fn();
-  });
+/** Runs `fn` inside the scope (the listener binds the request's own events to the handler's context). */
+export function runInScope(scope: RequestScope, fn: () => void): void {
+  storage.run(scope, fn);
 }
 
 /**
@@ -285,7 +271,7 @@ export function observeRequests(deps: { logger: Logger; metrics: Metrics; pool: 
     };
     res.once('finish', finish);
     res.once('close', finish);
-    runInScope(scope, req, () => handler(req, res));
+    runInScope(scope, () => handler(req, res));
   };
 }
 

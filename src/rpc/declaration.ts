@@ -6,16 +6,8 @@ import { isLosslessNumber } from 'lossless-json';
 import type { introspection } from '../../schema/graphql-env.js';
 import { rpcErrors } from './errors.js';
 
-// What every RPC method declaration (src/rpc/methods/<group>.ts) is made of: its type (names, positional
-// params, GraphQL document, variables, reshape, docs), the param constructors, the helpers between the wire
-// and GraphQL (paging, list), and the decoding of the positional params. A method's every fact lives in
-// its one declaration: src/rpc/openrpc.ts only renders declarations, decodeParams only decodes them; the
-// pieces several groups share are src/rpc/methods/schemas.ts, entries.ts and demo-records.ts.
-//
-// Positional parameters: each method declares its list (position, name, type, default, required);
-// decoding is strict about types, lets trailing params be left out or null (= default), refuses a
-// required param left out, null or empty, and names the 1-based position and the spec's name in every
-// error.
+// What an RPC method declaration (src/rpc/methods/<group>.ts) is made of and the strict decoding of its
+// positional params, so that a method's every fact lives in its one declaration.
 
 export type ParamType =
   | 'limit' // page size: integer ≥ 0, clamped to the configured maximum

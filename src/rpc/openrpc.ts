@@ -2,13 +2,8 @@ import { readFileSync } from 'node:fs';
 import { commonParamDescriptions, componentSchemas } from './methods/schemas.js';
 import { pickLayout, type ExampleSpec, type MethodDoc, type MethodSpec, type PagingLimits, type ParamSpec } from './declaration.js';
 
-// schema/openrpc.json (v2, /v2/rpc) and schema/openrpc-v1.json (v1, /v1/rpc), the machine-readable
-// contract: one OpenRPC 1.3 document per interface, rendered from the method declarations of that
-// interface's table (src/rpc/methods/<group>.ts: names, aliases, positional params with their types,
-// defaults and whether they are required, result schemas, errors, examples). Nothing is said here about
-// any one method. Example results are not written by hand: `npm run openrpc:print` runs every example
-// against the demo dataset and records what the gateway answered, and test/openrpc.test.ts checks that
-// it still answers exactly that, and that the official validator and client generator accept each file.
+// The OpenRPC documents (schema/openrpc.json, openrpc-v1.json) rendered from the method declarations only,
+// so that nothing about a method is said twice; example results are recorded from the demo dataset.
 
 export type RpcInterface = 'v1' | 'v2';
 

@@ -229,13 +229,8 @@ function watchBodyRate(server: Server, settings: HttpSettings, receiving: Map<So
   server.once('close', () => clearInterval(timer));
 }
 
-// Bytes answered per client address. The per-request limits (rows, result nodes, response bytes) bound
-// one request, and the per-client connection cap bounds how many run at once, but a client may still ask
-// for legitimate 1000-row pages back to back on every connection it has: the gateway then spends its one
-// thread serialising that client's answers while everyone else waits. Each client address has a token
-// bucket of response bytes (refilled at `bytesPerS`, holding at most `burstBytes`); the bytes of every
-// answer are charged when it ends, and a client in debt gets 429 with Retry-After until the bucket is
-// positive again. Counted on the TCP peer, like the connection cap (behind a proxy: see docs/limits-and-faults.md).
+// A token bucket of response bytes per client address, since a client asking for legitimate large pages
+// back to back would otherwise keep the one thread serialising its answers while everyone else waits.
 
 export interface ClientBudgetSettings {
   /** Refill rate; 0 turns the budget off. */

@@ -4,14 +4,8 @@ import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
 import Negotiator from 'negotiator';
 
-// GraphiQL is 9 MB of HTML as yoga renders it (its stylesheet, scripts and icon inlined), the same for every
-// request. Served like that, 20 addresses loading it pulled 2.25 GB in 20 s. Here the page is rendered once
-// per process and split: the stylesheet, each script and the icon become assets named by their content's
-// hash (/graphql/assets/<name>-<hash>.<ext>), cached for a year (`immutable`: a new release has new names);
-// the page left is a few KB, revalidated on every load (`no-cache` + ETag → 304). Every asset and the page
-// are compressed once (brotli, gzip), when the gateway starts, and kept; each response sends the coding
-// negotiated from Accept-Encoding (q-values, `negotiator` as for every other answer), with one ETag per
-// representation. Its bytes count against the client's byte budget like any answer (src/server/http.ts).
+// GraphiQL's page rendered once and split into a small page and immutable, content-hashed assets, each
+// compressed once, since yoga's rendering inlines megabytes that every load would otherwise pull again.
 
 export const assetPrefix = '/graphql/assets/';
 

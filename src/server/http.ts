@@ -11,7 +11,7 @@ import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
 import { checkInterval, clientBudget, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { assetPrefix, graphiqlPage, wantsGraphiql } from './graphiql.js';
-import { GatewayResponse, type HeadHook } from './response.js';
+import { GatewayRequest, GatewayResponse, type HeadHook } from './response.js';
 import { createShedder } from './shedding.js';
 
 /**
@@ -170,6 +170,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     requestTimeout: limits.HTTP_REQUEST_TIMEOUT_MS,
     connectionsCheckingInterval: checkInterval(limits),
     requireHostHeader: false, // checked in handleRequest, to answer with a body
+    IncomingMessage: GatewayRequest,
     ServerResponse: GatewayResponse,
   }, (req, res) => {
     const path = (req.url ?? '/').split('?')[0]!;
@@ -241,6 +242,8 @@ function refusedUnfit(listener: Listener, server: Server, req: IncomingMessage, 
 }
 
 function handleRequest(listener: Listener, server: Server, req: IncomingMessage, res: ServerResponse) {
+  // the request's events run in this handler's context (the request scope the wrapper opened)
+  if (req instanceof GatewayRequest) req.bindEvents();
   const path = (req.url ?? '/').split('?')[0]!;
   if (refusedUnfit(listener, server, req, res, path)) return;
   if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
@@ -317,11 +320,8 @@ function routeGraphql(listener: Listener, req: IncomingMessage, res: ServerRespo
 }
 
 // ------------------------------------------------------------------------------------ graceful shutdown
-// Node's server.close() closes every idle kept-alive connection at once: a client that has just had its
-// answer and sends its next request back to back finds its connection reset. Here the listener stops
-// accepting at once, requests in flight finish, a request arriving on a kept-alive connection meanwhile
-// gets 503 with `Connection: close` (the handler above), and a connection is closed only once it has had
-// no request for `idleGraceMs`, the time its client has to bring that next request.
+// A connection is closed only once it has been idle for `idleGraceMs`, since Node's server.close() resets
+// a kept-alive connection whose client is just sending its next request.
 
 /** Each open connection of a server: requests on it not yet answered, and since when it has had none. */
 const connectionStates = new WeakMap<Server, Map<Socket, { busy: number; idleSince: number }>>();
@@ -375,11 +375,8 @@ export function closeGracefully(server: Server, idleGraceMs: number): Promise<vo
   });
 }
 
-// One CORS policy for both surfaces (CORS_ORIGIN, CORS_CREDENTIALS). `*` answers a plain `*` and never
-// allows credentials (a browser would refuse the pair anyway; echoing the origin with credentials would
-// let any site read answers with the user's cookies). A list answers only a listed origin, echoed, with
-// `Vary: Origin`, and allows credentials only when CORS_CREDENTIALS says so. An origin not listed gets
-// no Access-Control-Allow-Origin at all (not `null`, which sandboxed documents send as their origin).
+// One CORS policy for both surfaces: `*` never allows credentials, since echoing any origin with them would
+// let any site read answers with the user's cookies; a listed origin is echoed, an unlisted one gets nothing.
 
 export interface CorsPolicy {
   /**
@@ -437,14 +434,8 @@ export function corsPolicy(origins: string, credentials: boolean): CorsPolicy {
   return policy;
 }
 
-// Response compression for every surface: expressjs' `compression` (node's zlib: brotli, gzip, deflate),
-// which negotiates the coding from Accept-Encoding with its q-values (`negotiator`), skips bodies under
-// the threshold, HEAD, 204/304 and `Cache-Control: no-transform`, adds `Vary: Accept-Encoding`, and
-// streams (GraphiQL is not among them: its page and assets are compressed once, src/server/graphiql.ts). Only the bytes on the wire change: a
-// JSON-RPC answer decompresses to exactly the bytes sent uncompressed.
-//
-// A strong ETag names one representation, so a compressed answer's tag gets the coding as a suffix
-// ("key" → "key-br"); If-None-Match accepts every coding's tag of the same answer (src/cache/etag.ts).
+// Response compression for every surface (expressjs' `compression`); a compressed answer's strong ETag gets
+// its coding as a suffix, since a strong ETag names one representation.
 
 export interface CompressionSettings {
   /** Bodies smaller than this are sent as they are (compressing them costs more than it saves). */

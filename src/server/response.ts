@@ -1,4 +1,5 @@
-import { ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
+import { AsyncResource } from 'node:async_hooks';
+import { IncomingMessage, ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders } from 'node:http';
 
 /** Runs just before a response's status line and headers are written; `status` is the one about to go out. */
 export type HeadHook = (res: GatewayResponse, status: number) => void;
@@ -34,5 +35,24 @@ function setHeaders(res: ServerResponse, headers: OutgoingHttpHeaders | Outgoing
     else for (let i = 0; i + 1 < headers.length; i += 2) res.setHeader(String(headers[i]), headers[i + 1]!);
   } else if (headers) {
     for (const k of Object.keys(headers)) if (k) res.setHeader(k, headers[k]!);
+  }
+}
+
+/**
+ * The listener's request class (createServer's `IncomingMessage` option). Its own events ('data', 'end')
+ * come from the socket's async context; once bound, they run in the context its handler was called in, so
+ * that work started on 'end' (the JSON-RPC layer, yoga's body reader) keeps that handler's context.
+ */
+export class GatewayRequest extends IncomingMessage {
+  private context: AsyncResource | undefined;
+
+  /** Binds this request's events from now on to the current async context. */
+  bindEvents(): void {
+    this.context ??= new AsyncResource('igw.request');
+  }
+
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    const context = this.context;
+    return context ? context.runInAsyncScope(super.emit, this, event, ...args) : super.emit(event, ...args);
   }
 }

@@ -85,7 +85,7 @@ function computeCost(view: DocumentNode, args: { schema: GraphQLSchema; variable
   }
 }
 
-/** An API key's own cost limit (`maxCost` in the context: src/graphql/key-overrides.ts), else the gateway's. */
+/** An API key's own cost limit (`maxCost` in the context: src/graphql/plugins/use-key-overrides.ts), else the gateway's. */
 const limitOf = (context: unknown, maxCost: number) => (context as { maxCost?: number } | null)?.maxCost ?? maxCost;
 
 export function costLimitPlugin(maxCost: number): Plugin {

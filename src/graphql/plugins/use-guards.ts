@@ -9,9 +9,9 @@ import { resultBudgetPlugin } from './use-result-budget.js';
 // What the GraphQL endpoint needs in front of the public internet:
 // - limits on hostile documents, checked before anything runs: the parser stops at the token limit,
 //   validation rejects deep nesting and alias fan-out (graphql-armor's plugins, configured here), the
-//   estimated cost is checked with the request's variables just before execution (src/graphql/cost.ts),
+//   estimated cost is checked with the request's variables just before execution (src/graphql/plugins/use-cost-limit.ts),
 //   and introspection can be switched off (graphql-js's own rule, and no "Did you mean …" hints then);
-// - a hard cap on the result while it is built (src/graphql/context.ts);
+// - a hard cap on the result while it is built (src/graphql/result-budget.ts);
 // - every error reply in the one shape {errors: [{message, extensions: {code}}]}, including the few
 //   that yoga would send without a body or without a code.
 
@@ -20,7 +20,7 @@ export interface GraphqlLimits {
   maxDepth: number;
   maxAliases: number;
   maxTokens: number;
-  /** Estimated fields of the result, list selections × their (effective) length: src/graphql/cost.ts. */
+  /** Estimated fields of the result, list selections × their (effective) length: src/graphql/plugins/use-cost-limit.ts. */
   maxCost: number;
   /** Off: `__schema` and `__type` are rejected (`__typename` stays allowed). */
   introspection: boolean;

@@ -1,16 +1,8 @@
 import type { ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
-// Cache-Control for /graphql, so that a CDN or a browser may keep answers:
-// - a GET query answered without errors (and its 304): GRAPHQL_CACHE_CONTROL, by default
-//   `public, max-age=5, stale-while-revalidate=30` (the answer is public: no session, no user data);
-//   revalidation is cheap (ETag → 304, src/cache/graphql.ts);
-// - POST answers, errors and anything else: `no-store` (a POST is not cacheable by shared caches anyway,
-//   and an error such as "server busy" must not be replayed);
-// - the GraphiQL page, should yoga serve it: `public, max-age=600` (the listener serves it itself, split into
-//   a page revalidated on each load and immutable assets: src/server/graphiql.ts).
-// `Vary: Accept` (GET /graphql answers GraphiQL's HTML or JSON) is set by src/server/http.ts beside CORS'
-// `Vary: Origin`, and Accept-Encoding by the compression layer (src/server/http.ts).
+// Cache-Control for /graphql, so that a CDN or a browser may keep a GET query's error-free answer
+// (GRAPHQL_CACHE_CONTROL) and never replays a POST's or an error's (`no-store`).
 
 export function httpCachingPlugin(cacheControl: string): Plugin {
   const failed = new WeakSet<Request>();

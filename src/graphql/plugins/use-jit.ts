@@ -3,13 +3,8 @@ import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import { selectsAbstractType } from '../prepared-operation.js';
 /**
- * /graphql's execution compiled by graphql-jit: one compiled query per (parsed document, operation name),
- * held as long as the document is (yoga's parser cache hands out one document object per query text and
- * bounds how many there are). Documents with abstract types, or that graphql-jit cannot compile, run on
- * graphql-js unchanged.
- *
- * It replaces the execute function (setExecuteFn), so a plugin before it that wraps execution would be
- * bypassed: none of the gateway's does.
+ * /graphql's execution compiled by graphql-jit, once per (parsed document, operation name) for as long as
+ * yoga's parser cache keeps the document; it replaces the execute function, so no plugin may wrap execution.
  */
 export function jitPlugin(): Plugin {
   const cache = new WeakMap<DocumentNode, Map<string, CompiledQuery | null>>();

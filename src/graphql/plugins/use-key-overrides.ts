@@ -1,13 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import type { Access } from '../../access/gate.js';
-import type { PagingConfig } from '../context.js';
+import { raisedPaging, type PagingConfig } from '../context.js';
 
-// A key's own limits over the gateway's (api_keys.max_page_size, max_cost; sql/018): they only raise a
-// limit, never lower it below the default. The operation's context gets the raised page size and a
-// `maxCost` that the cost limit (./cost.ts) takes over GRAPHQL_MAX_COST. An answer built with a raised page
-// size must not be shared with other clients, nor must such a request be answered from the shared cache:
-// `noCache` marks it (the response cache skips a bypassed request).
+// A key's own limits over the gateway's, which only ever raise them: its page size and cost limit
+// (./use-cost-limit.ts) go into the operation's context, and a raised page size keeps the request out of the
+// shared cache (`noCache`), since its answer must not be served to other clients.
 
 export interface KeyOverrideOptions {
   paging: PagingConfig;
@@ -40,10 +38,4 @@ export function keyOverridesPlugin(options: KeyOverrideOptions): Plugin {
       } as never);
     },
   };
-}
-
-/** A key's raised page-size clamp (api_keys.max_page_size above the default), or null: JSON-RPC's share of the overrides. */
-export function raisedPaging(access: Access | undefined, paging: PagingConfig): PagingConfig | null {
-  const max = access?.kind === 'key' ? access.key.overrides.maxPageSize : null;
-  return max !== null && max > paging.maxPageSize ? { ...paging, maxPageSize: max } : null;
 }

@@ -134,7 +134,7 @@ function operationNames(max = 500) {
     if (typeof query !== 'string' || query === '') return 'none';
     let name = memo.get(query);
     if (name === undefined) {
-      // bounded work on untrusted text: the limits of src/graphql/guards.ts apply later, not here
+      // bounded work on untrusted text: the limits of src/graphql/plugins/use-guards.ts apply later, not here
       if (query.length > 20_000) return 'unknown';
       try {
         name = clip(getOperationAST(parse(query, { noLocation: true, maxTokens: 5_000 }))?.name?.value ?? 'anonymous');
