@@ -212,7 +212,7 @@ function decimal(table: string, row: SourceRow, column: string): string {
  * `updated_at` of a table the indexer upserts (inscriptions, balances, utxos: `ON UPDATE CURRENT_TIMESTAMP`):
  * a row the indexer inserted carries its host's wall clock, written with `created_at` (the same text),
  * and is read in --source-time-zone like `created_at`; once the database updates the row, its own clock
- * stamps it (read as UTC). Reading every value as UTC put inserted rows `--source-time-zone` off (issue 25, D7).
+ * stamps it (read as UTC).
  */
 function stamped(table: string, row: SourceRow, ctx: MapContext, required = true): string | null {
   const inserted = row.created_at !== undefined && sameTime(row.created_at, row.updated_at);

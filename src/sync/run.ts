@@ -72,12 +72,8 @@ function sideOf(error: unknown, sourcePort: number): 'source' | 'target' {
   return 'target';
 }
 
-/** Heap growth, as the gateway does it (src/main.ts): by default V8 lets the old generation grow to several
- *  times the live heap before a full GC, and the polling follow's short-lived rows (a few MB per poll) took
- *  the RSS from 230 to 370 MB in 20 s of constant work (bench:sync). 1.3× the live heap instead. The backfill
- *  too since its copy maps a range while the next is read and the previous one's COPY runs (more garbage per
- *  second): at scale 0.1 its RSS reached 328 MB in the first 80 s without, 198 MB with (the balances copied
- *  in 63 and 70 s, load 8: within this machine's noise); 447 MB over a whole scale-0.1 backfill without.
+/** Heap growth capped at 1.3× the live heap, as the gateway does it (src/main.ts): V8's default lets the
+ *  follow's and the backfill's short-lived rows grow the RSS far past the live heap (bench:sync measures it).
  *  Growth flags given to node win. */
 function heapPolicy(): void {
   if (!/--(heap-growing-percent|max-heap-size)/.test(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`)) {

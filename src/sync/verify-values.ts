@@ -1,4 +1,4 @@
-// --verify's value comparison (issue 25, D4): every mapped column of every synced row, compared range by
+// --verify's value comparison: every mapped column of every synced row, compared range by
 // range of source ids (--batch-size ids per range: bounded memory on tables of any size). Each range's
 // rows are read on both sides, the source's mapped as the sync maps them, and a checksum (SHA-1) of each
 // side's canonical text compared first, as pt-table-checksum compares chunks; only a range whose checksums
