@@ -321,7 +321,7 @@ export function mapUtxo(row: SourceRow, ctx: MapContext): UtxoWrite {
 /**
  * balance_txn → balance_history. The block height is not in the row: the source read attaches it as
  * `block_height` (its transaction's txs.block_height, same chain and hash: src/sync/source/schema.ts); a
- * binlog row has none and gets it from the read model's transactions when written (src/sync/target/write.ts).
+ * binlog row has none and gets it from the read model's transactions when written (src/db/writes.ts).
  * amount stays signed (the change); event is the source's code (0–6).
  */
 export function mapBalanceTxn(row: SourceRow, ctx: MapContext): HistoryWrite {
