@@ -1,6 +1,6 @@
 // npx tsx bench/sync-apply-profile.ts --database-url URL [--rows 1250] [--rounds 10] [--explain]
 //
-// Where one follow transaction's time goes in PostgreSQL (the sync's apply, src/sync/target/write.ts): a read
+// Where one follow transaction's time goes in PostgreSQL (the sync's apply, src/db/writes.ts): a read
 // model loaded by `bench:data` gets, per round, one second of the bench:sync writer at 5,000 rows/s (N
 // mints: N txs, N address_txs, N balances, N balance_history rows and the block row) written as the
 // follow writes them, each statement timed, in a transaction that is rolled back (the read model is left
@@ -17,7 +17,7 @@ const { values } = parseArgs({
     rows: { type: 'string', default: '1250' },
     rounds: { type: 'string', default: '10' },
     explain: { type: 'boolean', default: false },
-    // another build of src/sync/target/write.ts (an older commit's, to compare)
+    // another build of src/db/writes.ts (an older commit's, to compare)
     module: { type: 'string' },
   },
 });

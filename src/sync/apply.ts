@@ -90,61 +90,65 @@ async function notShadowed(tx: write.Tx, table: string, rows: SourceRow[], o: Ap
   return mapOrReport(rows, (r) => { shadowed.check(table, r); return r; }, o);
 }
 
+/** Writes one batch of a table's rows of one kind (the changes too, for a re-keyed balance's old key). */
+type BatchWriter = (tx: write.Tx, kind: ChangeKind, rows: SourceRow[], changes: Change[], o: ApplyOptions) => Promise<void>;
+
+const ids = (rows: SourceRow[]) => rows.map((r) => String(r.id));
+
+async function writeBalances(tx: write.Tx, kind: ChangeKind, rows: SourceRow[], changes: Change[], o: ApplyOptions): Promise<void> {
+  if (kind === 'update') {
+    // a re-keyed balance (address, chain, protocol or tick changed): the old key goes
+    const moved = changes.filter((c) => c.before && ['address', 'chain', 'protocol', 'tick']
+      .some((k) => String(c.before![k]).toLowerCase() !== String(c.row[k]).toLowerCase()));
+    if (moved.length) await write.deleteBalances(tx, mapOrReport(moved.map((c) => c.before!), (r) => mapBalance(r, o.ctx), o));
+  }
+  const mapped = mapOrReport(rows, (r) => mapBalance(r, o.ctx), o);
+  if (kind !== 'delete') await write.upsertBalances(tx, await knownTicks(tx, 'balances', mapped, o));
+  else await write.deleteBalances(tx, mapped);
+}
+
+async function writeHistory(tx: write.Tx, kind: ChangeKind, rows: SourceRow[], _changes: Change[], o: ApplyOptions): Promise<void> {
+  if (kind === 'delete') { await write.deleteHistory(tx, ids(rows)); return; }
+  const known = await knownTicks(tx, 'balance_txn', mapOrReport(rows, (r) => mapBalanceTxn(r, o.ctx), o), o);
+  const { rows: placed, missing } = await write.withBlockHeights(tx, known);
+  withoutBlockHeight(missing, o);
+  await write.upsertHistory(tx, placed);
+}
+
+const writers: Record<string, BatchWriter> = {
+  // a chain is never removed from the read model (its rows reference it)
+  chain_info: async (tx, kind, rows, _c, o) => { if (kind !== 'delete') await write.upsertChains(tx, mapOrReport(rows, mapChain, o)); },
+  block: async (tx, kind, rows, _c, o) => {
+    if (kind !== 'delete') await write.upsertBlocks(tx, mapOrReport(rows, (r) => mapBlock(r, o.ctx), o));
+    else await write.deleteBlocks(tx, rows.map((r) => String(r.chain).toLowerCase()));
+  },
+  inscriptions: async (tx, kind, rows, _c, o) => {
+    if (kind === 'delete') { await write.deleteTicks(tx, ids(rows)); return; }
+    for (const d of await write.upsertTicks(tx, mapOrReport(rows, (r) => mapTick(r, o.ctx), o))) o.onDuplicateDeployHash(d);
+  },
+  balances: writeBalances,
+  address_txs: async (tx, kind, rows, _c, o) => {
+    if (kind !== 'delete') await write.upsertMovements(tx, await knownTicks(tx, 'address_txs', mapOrReport(rows, (r) => mapMovement(r, o.ctx), o), o));
+    else await write.deleteMovements(tx, ids(rows));
+  },
+  txs: async (tx, kind, rows, _c, o) => {
+    if (kind !== 'delete') await write.upsertTransactions(tx, mapOrReport(rows, (r) => mapTransaction(r, o.ctx), o));
+    else await write.deleteTransactions(tx, ids(rows));
+  },
+  utxos: async (tx, kind, rows, _c, o) => {
+    if (kind !== 'delete') await write.upsertUtxos(tx, await knownTicks(tx, 'utxos', mapOrReport(rows, (r) => mapUtxo(r, o.ctx), o), o));
+    else await write.deleteUtxos(tx, ids(rows));
+  },
+  balance_txn: writeHistory,
+};
+
 async function applyBatch(tx: write.Tx, table: string, kind: ChangeKind, changes: Change[], o: ApplyOptions, shadows: Shadows): Promise<void> {
+  const writer = writers[table];
+  if (!writer) return;
   let rows = changes.map((c) => c.row);
   if (kind !== 'delete' && table === 'inscriptions') rows = await distinctTicks(tx, rows, o, shadows);
   if (kind !== 'delete' && ['balances', 'address_txs', 'utxos', 'balance_txn'].includes(table)) rows = await notShadowed(tx, table, rows, o, shadows);
-  const upsert = kind !== 'delete';
-  const ids = () => rows.map((r) => String(r.id));
-  switch (table) {
-    case 'chain_info':
-      // a chain is never removed from the read model (its rows reference it)
-      if (upsert) await write.upsertChains(tx, mapOrReport(rows, mapChain, o));
-      break;
-    case 'block':
-      if (upsert) await write.upsertBlocks(tx, mapOrReport(rows, (r) => mapBlock(r, o.ctx), o));
-      else await write.deleteBlocks(tx, rows.map((r) => String(r.chain).toLowerCase()));
-      break;
-    case 'inscriptions':
-      if (upsert) {
-        for (const d of await write.upsertTicks(tx, mapOrReport(rows, (r) => mapTick(r, o.ctx), o))) o.onDuplicateDeployHash(d);
-      } else await write.deleteTicks(tx, ids());
-      break;
-    case 'balances': {
-      if (kind === 'update') {
-        // a re-keyed balance (address, chain, protocol or tick changed): the old key goes
-        const moved = changes.filter((c) => c.before && ['address', 'chain', 'protocol', 'tick']
-          .some((k) => String(c.before![k]).toLowerCase() !== String(c.row[k]).toLowerCase()));
-        if (moved.length) await write.deleteBalances(tx, mapOrReport(moved.map((c) => c.before!), (r) => mapBalance(r, o.ctx), o));
-      }
-      const mapped = mapOrReport(rows, (r) => mapBalance(r, o.ctx), o);
-      if (upsert) await write.upsertBalances(tx, await knownTicks(tx, table, mapped, o));
-      else await write.deleteBalances(tx, mapped);
-      break;
-    }
-    case 'address_txs':
-      if (upsert) await write.upsertMovements(tx, await knownTicks(tx, table, mapOrReport(rows, (r) => mapMovement(r, o.ctx), o), o));
-      else await write.deleteMovements(tx, ids());
-      break;
-    case 'txs':
-      if (upsert) await write.upsertTransactions(tx, mapOrReport(rows, (r) => mapTransaction(r, o.ctx), o));
-      else await write.deleteTransactions(tx, ids());
-      break;
-    case 'utxos':
-      if (upsert) await write.upsertUtxos(tx, await knownTicks(tx, table, mapOrReport(rows, (r) => mapUtxo(r, o.ctx), o), o));
-      else await write.deleteUtxos(tx, ids());
-      break;
-    case 'balance_txn':
-      if (upsert) {
-        const known = await knownTicks(tx, table, mapOrReport(rows, (r) => mapBalanceTxn(r, o.ctx), o), o);
-        const { rows: placed, missing } = await write.withBlockHeights(tx, known);
-        withoutBlockHeight(missing, o);
-        await write.upsertHistory(tx, placed);
-      } else await write.deleteHistory(tx, ids());
-      break;
-    default:
-      return;
-  }
+  await writer(tx, kind, rows, changes, o);
   o.onApplied(table, rows.length);
 }
 

@@ -1,4 +1,4 @@
-// Ticks that differ only in case (issue 25, D2). The indexer lower-cases every tick it parses
+// Ticks that differ only in case. The indexer lower-cases every tick it parses
 // (uxuycom/indexer protocol/metadata.go ParseEVMMetaData: "trim prefix / suffix spaces & case insensitive";
 // asc20's exchange does the same), so to it `zebra` and `ZEBRA` are one tick and it never writes a second
 // inscription differing only in case. Its `inscriptions` key is binary-collated, though, so a hand edit can:

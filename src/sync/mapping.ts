@@ -122,36 +122,44 @@ export function wallToUtc(value: unknown, zoneMinutes: number, zoneName?: string
 /** DECIMAL text → the shortest exact plain form ('1000.000000000000000000' → '1000', '-0.50' → '-0.5'). */
 export function normalizeDecimal(value: unknown): string {
   const s = typeof value === 'string' ? value : String(value);
-  // the usual form (as MySQL sends DECIMAL(38,18)), scanned without regular expressions: [-]digits[.digits]
-  const n = s.length;
-  let i = n > 0 && s.charCodeAt(0) === 45 ? 1 : 0;
-  const neg = i === 1;
-  const intStart = i;
-  while (i < n && digitAt(s, i)) i++;
-  const intEnd = i;
-  let fracStart = n;
-  let ok = intEnd > intStart;
-  if (ok && i < n) {
-    ok = s.charCodeAt(i) === 46;
-    fracStart = ++i;
-    while (i < n && digitAt(s, i)) i++;
-    ok &&= i === n;
-  }
-  if (ok) {
-    let a = intStart;
-    while (a < intEnd - 1 && s.charCodeAt(a) === 48) a++;
-    let e = n;
-    while (e > fracStart && s.charCodeAt(e - 1) === 48) e--;
-    const int = a === intStart && intEnd === n ? (neg ? s.slice(1) : s) : s.slice(a, intEnd);
-    if (e <= fracStart) return neg && int !== '0' ? `-${int}` : int;
-    return `${neg ? '-' : ''}${int}.${s.slice(fracStart, e)}`;
-  }
+  const fast = scanDecimal(s);
+  if (fast !== null) return fast;
   const m = /^(-?)(\d+)(?:\.(\d*))?$/.exec(s);
   if (!m) throw new Error(`not a decimal: ${s}`);
   const int = m[2]!.replace(/^0+(?=\d)/, '');
   const frac = (m[3] ?? '').replace(/0+$/, '');
   const zero = /^0*$/.test(int) && frac === '';
   return `${m[1] && !zero ? '-' : ''}${int}${frac ? `.${frac}` : ''}`;
+}
+
+/** The usual form (as MySQL sends DECIMAL(38,18)), [-]digits[.digits], normalised by a scan without regular
+ *  expressions; null for anything else. */
+function scanDecimal(s: string): string | null {
+  const p = plainDecimal(s);
+  if (!p) return null;
+  const n = s.length;
+  let a = p.intStart;
+  while (a < p.intEnd - 1 && s.charCodeAt(a) === 48) a++;
+  let e = n;
+  while (e > p.fracStart && s.charCodeAt(e - 1) === 48) e--;
+  const int = a === p.intStart && p.intEnd === n ? (p.neg ? s.slice(1) : s) : s.slice(a, p.intEnd);
+  if (e <= p.fracStart) return p.neg && int !== '0' ? `-${int}` : int;
+  return `${p.neg ? '-' : ''}${int}.${s.slice(p.fracStart, e)}`;
+}
+
+/** Where a plain decimal's parts are ([-]digits[.digits]); null when `s` is not one. */
+function plainDecimal(s: string): { neg: boolean; intStart: number; intEnd: number; fracStart: number } | null {
+  const n = s.length;
+  let i = n > 0 && s.charCodeAt(0) === 45 ? 1 : 0;
+  const intStart = i;
+  while (i < n && digitAt(s, i)) i++;
+  const intEnd = i;
+  if (intEnd === intStart) return null;
+  if (i === n) return { neg: intStart === 1, intStart, intEnd, fracStart: n };
+  if (s.charCodeAt(i) !== 46) return null;
+  const fracStart = ++i;
+  while (i < n && digitAt(s, i)) i++;
+  return i === n ? { neg: intStart === 1, intStart, intEnd, fracStart } : null;
 }
 
 const hexText = /^(0x)?([0-9a-fA-F]+)$/;
@@ -204,7 +212,7 @@ function decimal(table: string, row: SourceRow, column: string): string {
  * `updated_at` of a table the indexer upserts (inscriptions, balances, utxos: `ON UPDATE CURRENT_TIMESTAMP`):
  * a row the indexer inserted carries its host's wall clock, written with `created_at` (the same text),
  * and is read in --source-time-zone like `created_at`; once the database updates the row, its own clock
- * stamps it (read as UTC). Reading every value as UTC put inserted rows `--source-time-zone` off (issue 25, D7).
+ * stamps it (read as UTC).
  */
 function stamped(table: string, row: SourceRow, ctx: MapContext, required = true): string | null {
   const inserted = row.created_at !== undefined && sameTime(row.created_at, row.updated_at);
@@ -313,7 +321,7 @@ export function mapUtxo(row: SourceRow, ctx: MapContext): UtxoWrite {
 /**
  * balance_txn → balance_history. The block height is not in the row: the source read attaches it as
  * `block_height` (its transaction's txs.block_height, same chain and hash: src/sync/source/schema.ts); a
- * binlog row has none and gets it from the read model's transactions when written (src/sync/target/write.ts).
+ * binlog row has none and gets it from the read model's transactions when written (src/db/writes.ts).
  * amount stays signed (the change); event is the source's code (0–6).
  */
 export function mapBalanceTxn(row: SourceRow, ctx: MapContext): HistoryWrite {

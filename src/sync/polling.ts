@@ -193,248 +193,292 @@ function pipelinedApply(c: PollingContext, apply: ApplyOptions, applyMs: Record<
   };
 }
 
+type Schedule = { previousTickAt: number; tickAt: number; sleep: (ms: number) => Promise<void> };
+
+/** One cycle; returns whether a table had more new rows than one batch (poll again at once). */
+async function pollOnce(c: PollingContext, conn: SourceConnection, schedule?: Schedule): Promise<boolean> {
+  return new PollCycle(c, conn, await state.readPollState(c.sql)).run(schedule);
+}
+
 /**
- * One cycle; returns whether a table had more new rows than one batch (poll again at once).
- *
- * With `schedule` (the follow's; not in --once runs) the cycle reads the source in up to three consistent
- * snapshots and applies them all in its one PostgreSQL transaction: the first, taken shortly before the
- * tick, carries the bulk of what the interval's flushes wrote; a second, when the first left time for it
- * before the tick, what committed while the first was read and applied; then the tick's snapshot reads only
- * what was committed since the last one (new ids above the watermarks, the gaps again, the balances those
- * rows touch, chain_info and block whole). The commit shows the tick's snapshot: the rows of the earlier
- * ones are all in it (insert-only tables; a balance read early is read again when a newer movement touches
- * it), so what becomes visible is still one consistent source state, and the time from the tick's snapshot
- * to that commit (the lag beyond the wait for the tick) is that of the last ~100 ms' rows instead of a whole
- * interval's. An early snapshot that needs more (a full batch, a rewind) is committed on its own, as a
- * one-snapshot cycle.
+ * One poll cycle. With a schedule (the follow's; not in --once runs) it reads the source in up to three
+ * consistent snapshots and applies them all in its one PostgreSQL transaction: the first, taken shortly
+ * before the tick, carries the bulk of the interval's flushes; a second, when the first left time for it,
+ * what committed while the first was read; then the tick's snapshot reads only what committed since. The
+ * commit shows the tick's snapshot (the earlier ones' rows are all in it: insert-only tables, and a balance
+ * read early is read again when a newer movement touches it). An early snapshot that needs more (a full
+ * batch, a rewind) is committed on its own.
  */
-async function pollOnce(c: PollingContext, conn: SourceConnection,
-  schedule?: { previousTickAt: number; tickAt: number; sleep: (ms: number) => Promise<void> }): Promise<boolean> {
-  const polls = await state.readPollState(c.sql);
-  const knownBalances = (c.knownBalances ??= new Map());
-  // a balance skipped as a bad row is not remembered: the sweep tries it again
-  let badBalances = false;
-  const apply: ApplyOptions = { ...c.apply, onBadRow: (e) => { if (e.table === 'balances') badBalances = true; c.apply.onBadRow(e); } };
-  const changes: Change[] = [];
-  // the id tables' watermarks and gaps, as the snapshots read so far leave them
-  const marks = new Map(idTables.map((table) => [table, polls.get(table) ?? { source_table: table, high_id: '0', gaps: {}, window_from: null }]));
-  let more = false;
-  const rewinds = new Map<string, string | null>();
-  // where a cycle's time goes (metrics, and a debug line per cycle)
-  const phases: Record<string, number> = { source: 0, compare: 0, apply: 0 };
-  let t = performance.now();
-  const lap = (phase: string) => { const now = performance.now(); phases[phase]! += now - t; t = now; };
-  let snapshotAt = performance.now();
-  let visibleMs = 0;
-  let firstMs: number | null = null;
-  const earlyMs: number[] = [];
-  let firstChanges = 0;
-  const applyMs: Record<string, number> = {};
-  let dbNow!: string;
-  let byIdSize = 0;
-  let mappedBalances: SourceRow[] = [];
-  // ids of the balances derived from new movements (the sweep leaves them out)
-  const derived = new Set<string>();
-  // the read model's chains and heights, read while the source answers; kept up to date with what this
-  // cycle writes (its transaction's view)
-  const readModel = Promise.all([chainFingerprints(c.sql), indexedFingerprints(c.sql)]);
-  readModel.catch(() => {}); // awaited below; a failed source read leaves it unawaited
-  // the snapshots' changes are applied as they are read (one transaction, committed once all are read)
-  const main = pipelinedApply(c, apply, applyMs);
-  let pushed = 0;
-  const pushNew = () => { main.push(changes.slice(pushed)); pushed = changes.length; };
-  let committed = false;
+class PollCycle {
+  private readonly knownBalances: Map<string, string>;
+  /** a balance skipped as a bad row is not remembered: the sweep tries it again */
+  private badBalances = false;
+  private readonly apply: ApplyOptions;
+  private readonly changes: Change[] = [];
+  /** the id tables' watermarks and gaps, as the snapshots read so far leave them */
+  private readonly marks: Map<string, state.PollState>;
+  private more = false;
+  private readonly rewinds = new Map<string, string | null>();
+  /** where a cycle's time goes (metrics, and a debug line per cycle) */
+  private readonly phases: Record<string, number> = { source: 0, compare: 0, apply: 0 };
+  private t = performance.now();
+  private snapshotAt = performance.now();
+  private readonly timing = { visibleMs: 0, firstMs: null as number | null, earlyMs: [] as number[], firstChanges: 0, applyMs: {} as Record<string, number> };
+  private dbNow = '';
+  private balancesRead = 0;
+  private readonly mappedBalances: SourceRow[] = [];
+  /** ids of the balances derived from new movements (the sweep leaves them out) */
+  private readonly derived = new Set<string>();
+  /** the read model's chains and heights, read while the source answers; kept up to date with what this cycle writes */
+  private readonly readModel: Promise<[Map<string, string>, Map<string, string>]>;
+  /** the snapshots' changes, applied as they are read (one transaction, committed once all are read) */
+  private readonly main: ReturnType<typeof pipelinedApply>;
+  private pushed = 0;
+
+  constructor(private readonly c: PollingContext, private readonly conn: SourceConnection, private readonly polls: Map<string, state.PollState>) {
+    this.knownBalances = (c.knownBalances ??= new Map());
+    this.apply = { ...c.apply, onBadRow: (e) => { if (e.table === 'balances') this.badBalances = true; c.apply.onBadRow(e); } };
+    this.marks = new Map(idTables.map((table) => [table, polls.get(table) ?? { source_table: table, high_id: '0', gaps: {}, window_from: null }]));
+    this.readModel = Promise.all([chainFingerprints(c.sql), indexedFingerprints(c.sql)]);
+    this.readModel.catch(() => {}); // awaited by the first snapshot; a failed source read leaves it unawaited
+    this.main = pipelinedApply(c, this.apply, this.timing.applyMs);
+  }
+
+  private lap(phase: string) { const now = performance.now(); this.phases[phase]! += now - this.t; this.t = now; }
+  private pushNew() { this.main.push(this.changes.slice(this.pushed)); this.pushed = this.changes.length; }
+
+  async run(schedule?: Schedule): Promise<boolean> {
+    let committed = false;
+    try {
+      if (!schedule || !(await this.readEarly(schedule))) {
+        if (schedule) {
+          await schedule.sleep(schedule.tickAt - Date.now());
+          this.t = performance.now();
+        }
+        await this.readSnapshot();
+      }
+      committed = true;
+      await this.commitMain();
+      await this.sweep();
+    } catch (error) {
+      if (!committed) await this.main.abort(error);
+      throw error;
+    } finally {
+      await endSnapshot(this.conn);
+    }
+    this.report();
+    return this.more;
+  }
 
   /** Reads one consistent snapshot of the source (left open) and queues its changes. */
-  const readSnapshot = async () => {
-    await beginSnapshot(conn);
-    snapshotAt = performance.now();
-    const from = changes.length;
-    dbNow = await sourceNow(conn);
-    // whole reads, written only where they differ (an unchanged write would still bump the data version)
-    const [known, indexed] = await readModel;
-    const { chains, blocks } = await sourceChainsAndBlocks(conn);
-    for (const row of chains as SourceRow[]) {
+  private async readSnapshot(): Promise<void> {
+    await beginSnapshot(this.conn);
+    this.snapshotAt = performance.now();
+    const from = this.changes.length;
+    this.dbNow = await sourceNow(this.conn);
+    await this.readChainsAndBlocks();
+    this.pushNew();
+    const now = Date.now();
+    for (const table of idTables) {
+      await this.readIdTable(table, now);
+      this.pushNew();
+    }
+    await this.readDerivedBalances(this.changes.slice(from));
+  }
+
+  /** chain_info and block, whole; written only where they differ (an unchanged write would still bump the data version). */
+  private async readChainsAndBlocks(): Promise<void> {
+    const [known, indexed] = await this.readModel;
+    const { chains, blocks } = await sourceChainsAndBlocks(this.conn);
+    for (const row of chains) {
       const m = mapChain(row);
       const fp = [m.chain_id, m.outer_chain, m.name, m.logo, m.network_id, m.ext].join('|');
       if (known.get(m.chain) !== fp) {
-        changes.push({ table: 'chain_info', kind: 'insert', row });
+        this.changes.push({ table: 'chain_info', kind: 'insert', row });
         known.set(m.chain, fp);
       }
     }
-    const present = new Set((blocks as SourceRow[]).map((b) => String(b.chain).toLowerCase()));
-    for (const row of blocks as SourceRow[]) {
-      const m = mapBlock(row, c.apply.ctx);
+    const present = new Set(blocks.map((b) => String(b.chain).toLowerCase()));
+    for (const row of blocks) {
+      const m = mapBlock(row, this.c.apply.ctx);
       const was = indexed.get(m.chain);
       const fp = `${m.block_number}|${Date.parse(m.block_time)}`;
       if (was !== fp) {
-        changes.push({ table: 'block', kind: 'update', row });
+        this.changes.push({ table: 'block', kind: 'update', row });
         indexed.set(m.chain, fp);
       }
       // the height went down: a manual rewind
-      if (was !== undefined && BigInt(was.split('|')[0]!) > BigInt(m.block_number)) rewinds.set(m.chain, m.block_number);
+      if (was !== undefined && BigInt(was.split('|')[0]!) > BigInt(m.block_number)) this.rewinds.set(m.chain, m.block_number);
     }
     for (const chain of [...indexed.keys()]) {
-      if (!present.has(chain)) {
-        changes.push({ table: 'block', kind: 'delete', row: { chain } });
-        indexed.delete(chain);
-        rewinds.set(chain, null);
-      }
+      if (present.has(chain)) continue;
+      this.changes.push({ table: 'block', kind: 'delete', row: { chain } });
+      indexed.delete(chain);
+      this.rewinds.set(chain, null);
     }
-    pushNew();
-    const now = Date.now();
-    for (const table of idTables) {
-      const s = marks.get(table)!;
-      const high = BigInt(s.high_id.split('.')[0]!);
-      const rows = await sourceRowsAbove(conn, table, String(high), c.batchSize);
-      if (rows.length === c.batchSize) more = true;
-      const gaps = { ...s.gaps };
-      const gapIds = Object.keys(gaps);
-      let late: SourceRow[] = [];
-      if (gapIds.length) {
-        late = await sourceRowsById(conn, table, gapIds);
-        for (const r of late) delete gaps[String(r.id)];
-        if (late.length) c.log.info({ table, ids: late.map((r) => String(r.id)) }, 'rows committed late below the watermark');
-      }
-      let top = high;
-      for (const r of rows) {
-        const id = BigInt(String(r.id));
-        for (let missing = top + 1n; missing < id; missing++) gaps[String(missing)] = now;
-        top = id;
-      }
-      for (const [id, since] of Object.entries(gaps)) if (now - since > c.gapExpiryS * 1000) delete gaps[id];
-      const ids = Object.keys(gaps);
-      if (ids.length > maxGaps) {
-        // a burst of rolled-back inserts: keep the newest gaps, say so
-        for (const id of ids.slice(0, ids.length - maxGaps)) delete gaps[id];
-        c.log.warn({ table, dropped: ids.length - maxGaps }, 'too many missing ids to track: the oldest are forgotten');
-      }
-      for (const row of [...late, ...rows]) changes.push({ table, kind: 'insert', row });
-      marks.set(table, { source_table: table, high_id: String(top), gaps, window_from: null });
-      pushNew();
+  }
+
+  /** An insert-only table's rows above its watermark, and those of its gaps that committed since. */
+  private async readIdTable(table: string, now: number): Promise<void> {
+    const { c, conn } = this;
+    const s = this.marks.get(table)!;
+    const high = BigInt(s.high_id.split('.')[0]!);
+    const rows = await sourceRowsAbove(conn, table, String(high), c.batchSize);
+    if (rows.length === c.batchSize) this.more = true;
+    const gaps = { ...s.gaps };
+    const gapIds = Object.keys(gaps);
+    const late = gapIds.length ? await sourceRowsById(conn, table, gapIds) : [];
+    for (const r of late) delete gaps[String(r.id)];
+    if (late.length) c.log.info({ table, ids: late.map((r) => String(r.id)) }, 'rows committed late below the watermark');
+    let top = high;
+    for (const r of rows) {
+      const id = BigInt(String(r.id));
+      for (let missing = top + 1n; missing < id; missing++) gaps[String(missing)] = now;
+      top = id;
     }
-    // balances: those this snapshot's new rows touch (late ones included)
-    const fresh = changes.slice(from);
+    for (const [id, since] of Object.entries(gaps)) if (now - since > c.gapExpiryS * 1000) delete gaps[id];
+    const ids = Object.keys(gaps);
+    if (ids.length > maxGaps) {
+      // a burst of rolled-back inserts: keep the newest gaps, say so
+      for (const id of ids.slice(0, ids.length - maxGaps)) delete gaps[id];
+      c.log.warn({ table, dropped: ids.length - maxGaps }, 'too many missing ids to track: the oldest are forgotten');
+    }
+    for (const row of [...late, ...rows]) this.changes.push({ table, kind: 'insert', row });
+    this.marks.set(table, { source_table: table, high_id: String(top), gaps, window_from: null });
+  }
+
+  /** The balances a snapshot's new rows (`fresh`, late ones included) touch. */
+  private async readDerivedBalances(fresh: Change[]): Promise<void> {
     const byId = new Map<string, SourceRow>();
     const touched = touchedBalanceKeys(fresh.filter((ch) => ch.table === 'address_txs' || ch.table === 'txs'));
-    for (const row of await readTouchedBalances(conn, touched)) byId.set(String(row.id), row);
-    for (const id of byId.keys()) derived.add(id);
-    c.metrics.pollRows.inc({ read: 'derived' }, byId.size);
-    lap('source');
+    for (const row of await readTouchedBalances(this.conn, touched)) byId.set(String(row.id), row);
+    for (const id of byId.keys()) this.derived.add(id);
+    this.c.metrics.pollRows.inc({ read: 'derived' }, byId.size);
+    this.lap('source');
     // a snapshot that writes new rows bumps the data version anyway: the balances its movements touch
     // (nearly all of them changed by those movements) are written without a comparison
     const bumps = fresh.some((ch) => (idTables as string[]).includes(ch.table));
-    mappedBalances.push(...await pushBalances(c, [...byId.values()], changes, bumps));
-    byIdSize += byId.size;
-    pushNew();
-    lap('compare');
-  };
+    this.mappedBalances.push(...await pushBalances(this.c, [...byId.values()], this.changes, bumps));
+    this.balancesRead += byId.size;
+    this.pushNew();
+    this.lap('compare');
+  }
 
-  try {
-    if (schedule) {
-      // the early snapshots, applied while the tick is awaited: a second one when the first left time for it,
-      // as close to the tick as its predicted time allows (it holds only what committed since the first)
-      const t0 = performance.now();
-      let single = false;
-      // since when the snapshot about to be read holds rows
-      let since = schedule.previousTickAt;
-      for (let early = 0; early < maxEarlySnapshots; early++) {
-        const e0 = performance.now();
-        const share = Math.max(1, Date.now() - since);
-        since = Date.now();
-        await readSnapshot();
-        await main.settled();
-        earlyMs.push(Math.round(performance.now() - e0));
-        lap('apply');
-        // committed as it is (one snapshot, which the sweep then reads too)
-        if (more || rewinds.size) { single = true; break; }
-        await endSnapshot(conn);
-        // the next one holds what committed since this one's start: its time is a fixed part and those rows'
-        // (at this one's ms per ms of source time); it starts as late as leaves it that time before the tick
-        const took = performance.now() - e0;
-        const rate = Math.max(0, took - earlyFixedMs) / share;
-        // the pace is learnt from first snapshots (the second's is mostly its fixed part)
-        if (early === 0) c.earlyRate = c.earlyRate === undefined ? rate : (c.earlyRate + rate) / 2;
-        if (early + 1 >= maxEarlySnapshots) break;
-        const latest = (schedule.tickAt - earlyFixedMs - earlyMarginMs + rate * since) / (1 + rate);
-        if (latest < Date.now()) break;
-        await schedule.sleep(latest - Date.now());
-      }
-      firstMs = Math.round(performance.now() - t0);
-      firstChanges = changes.length;
-      if (!single) {
-        await schedule.sleep(schedule.tickAt - Date.now());
-        t = performance.now();
-        await readSnapshot();
-      }
-    } else await readSnapshot();
-    // what the flushes wrote becomes visible here, in one transaction...
-    committed = true;
-    await main.commit(async (tx) => {
+  /**
+   * The early snapshots, applied while the tick is awaited: a second one when the first left time for it,
+   * as close to the tick as its predicted time allows. Returns true when one of them is committed as it is
+   * (a full batch, a rewind: the tick's snapshot is then not read).
+   */
+  private async readEarly(schedule: Schedule): Promise<boolean> {
+    const t0 = performance.now();
+    let single = false;
+    // since when the snapshot about to be read holds rows
+    let since = schedule.previousTickAt;
+    for (let early = 0; early < maxEarlySnapshots; early++) {
+      const e0 = performance.now();
+      const share = Math.max(1, Date.now() - since);
+      since = Date.now();
+      await this.readSnapshot();
+      await this.main.settled();
+      this.timing.earlyMs.push(Math.round(performance.now() - e0));
+      this.lap('apply');
+      if (this.more || this.rewinds.size) { single = true; break; }
+      await endSnapshot(this.conn);
+      // the next one holds what committed since this one's start: its time is a fixed part and those rows'
+      // (at this one's ms per ms of source time); it starts as late as leaves it that time before the tick
+      const rate = Math.max(0, performance.now() - e0 - earlyFixedMs) / share;
+      // the pace is learnt from first snapshots (the second's is mostly its fixed part)
+      if (early === 0) this.c.earlyRate = this.c.earlyRate === undefined ? rate : (this.c.earlyRate + rate) / 2;
+      if (early + 1 >= maxEarlySnapshots) break;
+      const latest = (schedule.tickAt - earlyFixedMs - earlyMarginMs + rate * since) / (1 + rate);
+      if (latest < Date.now()) break;
+      await schedule.sleep(latest - Date.now());
+    }
+    this.timing.firstMs = Math.round(performance.now() - t0);
+    this.timing.firstChanges = this.changes.length;
+    return single;
+  }
+
+  /** What the flushes wrote becomes visible here, in one transaction with the watermarks. */
+  private async commitMain(): Promise<void> {
+    const { c, conn } = this;
+    await this.main.commit(async (tx) => {
       // pipelined: one round trip
-      await Promise.all([...[...marks.values()].map((s) => state.savePollState(tx, s)),
-        state.savePosition(tx, { mode: 'polling', sourceTime: new Date(`${dbNow.replace(' ', 'T')}Z`) })]);
+      await Promise.all([...[...this.marks.values()].map((s) => state.savePollState(tx, s)),
+        state.savePosition(tx, { mode: 'polling', sourceTime: new Date(`${this.dbNow.replace(' ', 'T')}Z`) })]);
       // a rewind: the chain re-synced from the same snapshot, so the commit shows the source as it has it
       // (not its lowered height beside rows it deleted)
-      for (const [chain, height] of rewinds) await resyncInSnapshot(tx, conn, chain, height, c.apply, c.log);
+      for (const [chain, height] of this.rewinds) await resyncInSnapshot(tx, conn, chain, height, c.apply, c.log);
     });
-    lap('apply');
-    visibleMs = Math.round(performance.now() - snapshotAt);
-    // ...then the safety-net sweep, in the same snapshot (what it finds is no newer than the rows just
-    // written), in a second transaction: its reads (a range of the largest tables, slow when that range is not
-    // in the source's buffer pool) no longer hold back the flushes' rows
+    this.lap('apply');
+    this.timing.visibleMs = Math.round(performance.now() - this.snapshotAt);
+  }
+
+  /**
+   * The safety-net sweep, in the same snapshot (what it finds is no newer than the rows just written), in a
+   * second transaction: its reads of the largest tables do not hold back the flushes' rows.
+   */
+  private async sweep(): Promise<void> {
     const sweepChanges: Change[] = [];
     const sweepNext: state.PollState[] = [];
     const swept = new Map<string, SourceRow>();
     for (const table of windowTables) {
-      const s = polls.get(table);
-      let cursor = BigInt(s?.high_id.split('.')[0] ?? '0');
-      let windowFrom = s?.window_from ?? shift(dbNow, -c.overlapS);
-      // the next pass reads from the start of this one (minus the overlap): a row updated while this pass
-      // was past its id is read by the next
-      let nextFrom = typeof s?.gaps.next_from === 'number' ? fromSeconds(s.gaps.next_from) : null;
-      if (cursor === 0n || nextFrom === null) nextFrom = shift(dbNow, -c.overlapS);
-      const hi = cursor + BigInt(c.sweepIds);
-      // updates are stamped by the database's clock, inserts by the indexer host's (its zone's wall-clock
-      // time): the window is read on both clocks; the id range bounds the scan and the rows held
-      const zone = currentZoneMinutes(c.apply.ctx) * 60;
-      const rows = await sourceRowsUpdated(conn, table, cursor, hi,
-        [[windowFrom, shift(dbNow, 1)], [shift(windowFrom, zone), shift(dbNow, 1 + zone)]], sweepRowLimit);
-      c.metrics.pollRows.inc({ read: 'sweep' }, rows.length);
-      const top = await sourceMaxId(conn, table);
-      if (rows.length === sweepRowLimit) cursor = BigInt(String(rows[rows.length - 1]!.id));
-      else if (hi >= top) {
-        cursor = 0n;
-        windowFrom = nextFrom;
-      } else cursor = hi;
+      const { rows, next } = await this.sweepTable(table);
       if (table === 'balances') {
-        for (const row of rows) if (!derived.has(String(row.id)) && knownBalances.get(String(row.id)) !== fingerprint(row)) swept.set(String(row.id), row);
-      }
-      else for (const row of rows) sweepChanges.push({ table, kind: 'update', row });
-      sweepNext.push({ source_table: table, high_id: String(cursor), gaps: cursor === 0n ? {} : { next_from: wallSeconds(nextFrom) }, window_from: windowFrom });
+        for (const row of rows) {
+          const id = String(row.id);
+          if (!this.derived.has(id) && this.knownBalances.get(id) !== fingerprint(row)) swept.set(id, row);
+        }
+      } else for (const row of rows) sweepChanges.push({ table, kind: 'update', row });
+      sweepNext.push(next);
     }
-    lap('source');
+    this.lap('source');
     // the sweep's balances are compared: unchanged ones are not written (that would bump the data version)
-    mappedBalances.push(...await pushBalances(c, [...swept.values()], sweepChanges, false));
-    byIdSize += swept.size;
-    lap('compare');
-    await applyTimed(c, sweepChanges, apply, applyMs, async (tx) => { await Promise.all(sweepNext.map((s) => state.savePollState(tx, s))); });
-    lap('apply');
-  } catch (error) {
-    if (!committed) await main.abort(error);
-    throw error;
-  } finally {
-    await endSnapshot(conn);
+    this.mappedBalances.push(...await pushBalances(this.c, [...swept.values()], sweepChanges, false));
+    this.balancesRead += swept.size;
+    this.lap('compare');
+    await applyTimed(this.c, sweepChanges, this.apply, this.timing.applyMs, async (tx) => {
+      await Promise.all(sweepNext.map((s) => state.savePollState(tx, s)));
+    });
+    this.lap('apply');
   }
-  // the balances now match the source's rows (written, or compared equal)
-  if (!badBalances) remember(knownBalances, mappedBalances);
-  for (const [phase, ms] of Object.entries(phases)) c.metrics.pollSeconds.inc({ phase }, ms / 1000);
-  c.log.debug({ ms: Object.fromEntries(Object.entries(phases).map(([k, v]) => [k, Math.round(v)])), visibleMs, firstMs, earlyMs, firstChanges, applyMs, changes: changes.length,
-    balancesRead: byIdSize, rssMB: Math.round(process.memoryUsage().rss / 2 ** 20) }, 'poll');
-  if (rewinds.size) knownBalances.clear();
-  c.metrics.transactions.inc();
-  c.metrics.lastApplied.set(Date.now() / 1000);
-  return more;
+
+  /** One window table's next id range: the rows stamped inside the sweep's window, and where the next cycle goes on. */
+  private async sweepTable(table: string): Promise<{ rows: SourceRow[]; next: state.PollState }> {
+    const { c, dbNow } = this;
+    const s = this.polls.get(table);
+    let cursor = BigInt(s?.high_id.split('.')[0] ?? '0');
+    let windowFrom = s?.window_from ?? shift(dbNow, -c.overlapS);
+    // the next pass reads from the start of this one (minus the overlap): a row updated while this pass
+    // was past its id is read by the next
+    let nextFrom = typeof s?.gaps.next_from === 'number' ? fromSeconds(s.gaps.next_from) : null;
+    if (cursor === 0n || nextFrom === null) nextFrom = shift(dbNow, -c.overlapS);
+    const hi = cursor + BigInt(c.sweepIds);
+    // updates are stamped by the database's clock, inserts by the indexer host's (its zone's wall-clock
+    // time): the window is read on both clocks; the id range bounds the scan and the rows held
+    const zone = currentZoneMinutes(c.apply.ctx) * 60;
+    const rows = await sourceRowsUpdated(this.conn, table, cursor, hi,
+      [[windowFrom, shift(dbNow, 1)], [shift(windowFrom, zone), shift(dbNow, 1 + zone)]], sweepRowLimit);
+    c.metrics.pollRows.inc({ read: 'sweep' }, rows.length);
+    if (rows.length === sweepRowLimit) cursor = BigInt(String(rows[rows.length - 1]!.id));
+    else if (hi >= await sourceMaxId(this.conn, table)) {
+      cursor = 0n;
+      windowFrom = nextFrom;
+    } else cursor = hi;
+    return { rows, next: { source_table: table, high_id: String(cursor), gaps: cursor === 0n ? {} : { next_from: wallSeconds(nextFrom) }, window_from: windowFrom } };
+  }
+
+  /** After the cycle: the balances it leaves matching the source remembered, metrics and the debug line. */
+  private report(): void {
+    const { c } = this;
+    if (!this.badBalances) remember(this.knownBalances, this.mappedBalances);
+    for (const [phase, ms] of Object.entries(this.phases)) c.metrics.pollSeconds.inc({ phase }, ms / 1000);
+    c.log.debug({ ms: Object.fromEntries(Object.entries(this.phases).map(([k, v]) => [k, Math.round(v)])), ...this.timing,
+      changes: this.changes.length, balancesRead: this.balancesRead, rssMB: Math.round(process.memoryUsage().rss / 2 ** 20) }, 'poll');
+    if (this.rewinds.size) this.knownBalances.clear();
+    c.metrics.transactions.inc();
+    c.metrics.lastApplied.set(Date.now() / 1000);
+  }
 }
 
 /**

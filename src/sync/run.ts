@@ -11,10 +11,10 @@ import { backfill } from './backfill.js';
 import { followBinlog } from './binlog.js';
 import { createLogger, type Logger } from './log.js';
 import { BadRowError, parseZone } from './mapping.js';
-import { createSyncMetrics, serveMetrics } from './metrics.js';
+import { createSyncMetrics, serveMetrics, type SyncMetrics } from './metrics.js';
 import type { SyncOptions } from './options.js';
 import { followPolling } from './polling.js';
-import { formatPreflight, preflight } from './preflight.js';
+import { formatPreflight, preflight, type PreflightReport } from './preflight.js';
 import { connectSource, parseSourceUrl, type SourceConnection, type SourceTarget } from './source/connection.js';
 import { formatVerify, verify } from './verify.js';
 import { formatValues, verifyValues } from './verify-values.js';
@@ -72,12 +72,8 @@ function sideOf(error: unknown, sourcePort: number): 'source' | 'target' {
   return 'target';
 }
 
-/** Heap growth, as the gateway does it (src/main.ts): by default V8 lets the old generation grow to several
- *  times the live heap before a full GC, and the polling follow's short-lived rows (a few MB per poll) took
- *  the RSS from 230 to 370 MB in 20 s of constant work (bench:sync). 1.3× the live heap instead. The backfill
- *  too since its copy maps a range while the next is read and the previous one's COPY runs (more garbage per
- *  second): at scale 0.1 its RSS reached 328 MB in the first 80 s without, 198 MB with (the balances copied
- *  in 63 and 70 s, load 8: within this machine's noise); 447 MB over a whole scale-0.1 backfill without.
+/** Heap growth capped at 1.3× the live heap, as the gateway does it (src/main.ts): V8's default lets the
+ *  follow's and the backfill's short-lived rows grow the RSS far past the live heap (bench:sync measures it).
  *  Growth flags given to node win. */
 function heapPolicy(): void {
   if (!/--(heap-growing-percent|max-heap-size)/.test(`${process.execArgv.join(' ')} ${process.env.NODE_OPTIONS ?? ''}`)) {
@@ -108,12 +104,116 @@ async function runVerify(options: SyncOptions, target: SourceTarget): Promise<nu
   }
 }
 
+/** What every attempt of a run shares. */
+interface SyncRun {
+  options: SyncOptions;
+  target: SourceTarget;
+  log: Logger;
+  metrics: SyncMetrics;
+  apply: ApplyOptions;
+  serverId: number;
+  stopSignal: Promise<void>;
+  stopping: () => boolean;
+}
+
+function applyOptions(options: SyncOptions, metrics: SyncMetrics, log: Logger): ApplyOptions {
+  const zoneOffset = parseZone(options['source-time-zone']);
+  return {
+    ctx: { zoneMinutes: zoneOffset ?? 0, zoneName: zoneOffset === null ? options['source-time-zone'] : undefined },
+    skipBadRows: options['skip-bad-rows'],
+    onBadRow: (error) => {
+      metrics.badRows.inc({ table: error.table });
+      metrics.errors.inc({ kind: 'bad_row' });
+      log.error({ table: error.table, id: error.id, column: error.column, err: error.message }, 'bad row skipped');
+    },
+    onApplied: (table, n) => metrics.rowsApplied.inc({ table, phase: 'follow' }, n),
+    onDuplicateDeployHash: (d) => log.warn({ chain: d.chain, deployHash: d.deploy_hash, tickId: d.tick_id, firstId: d.first_id },
+      'duplicate (chain, deploy_hash) in the source: look-ups by deploy hash answer the first tick'),
+  };
+}
+
+/** The preflight (after the migrations unless --dry-run); returns the exit code when the run ends there. */
+async function checkBeforeSync(r: SyncRun, sql: Sql): Promise<{ exit: number } | { report: PreflightReport }> {
+  const { options, target, log } = r;
+  const conn = await connectSource(target);
+  let report: PreflightReport;
+  try {
+    if (!options['dry-run']) await migrate(sql);
+    report = await preflight(conn, sql, target, options.mode, r.serverId);
+  } finally {
+    await conn.end().catch(() => {});
+  }
+  log.info({ preflight: { ...report, state: undefined } }, 'preflight');
+  for (const warning of report.warnings) log.warn({ warning }, 'preflight: a source row the read model cannot hold as it is');
+  if (options['dry-run'] || report.refusals.length) process.stdout.write(`${formatPreflight(report)}\n`);
+  if (report.refusals.length) {
+    log.error({ refusals: report.refusals }, 'preflight refused');
+    return { exit: 1 };
+  }
+  return options['dry-run'] ? { exit: 0 } : { report };
+}
+
+/** One attempt: preflight, backfill (or its resumption), then the follow until stopped. */
+async function attempt(r: SyncRun, sql: Sql, connected: () => void): Promise<number> {
+  const { options, target, log, metrics, apply, stopSignal } = r;
+  const checked = await checkBeforeSync(r, sql);
+  if ('exit' in checked) return checked.exit;
+  const { report } = checked;
+  await recordSource(sql, { serverUuid: report.source.serverUuid, database: target.database });
+  // a read model filled for polling has no binlog position to start from: it keeps polling
+  const mode = report.state?.mode === 'polling' ? 'polling' : report.mode;
+  heapPolicy();
+  const result = await backfill({
+    sql, databaseUrl: options['database-url'], target, mode, batchSize: options['batch-size'],
+    pollOverlapS: options['poll-overlap-s'], apply, log, metrics, stopping: r.stopping,
+  });
+  if (result === 'stopped' || r.stopping()) return 0;
+  connected();
+  if (mode === 'binlog') {
+    await followBinlog({ sql, target, serverId: r.serverId, apply, log, metrics, stopSignal, once: options.once });
+  } else {
+    await followPolling({
+      sql, target, apply, log, metrics, stopSignal, once: options.once, intervalMs: options['poll-interval-ms'],
+      overlapS: options['poll-overlap-s'], sweepIds: options['poll-sweep-ids'], gapExpiryS: options['gap-expiry-s'], batchSize: options['batch-size'],
+      reconcileIntervalS: options['reconcile-interval-s'],
+    });
+  }
+  log.info('sync stopped');
+  return 0;
+}
+
+/** The exit code an attempt's error ends the run with, or null when it is retried. */
+function exitFor(r: SyncRun, error: unknown): number | null {
+  const { metrics, log, target } = r;
+  if (error instanceof BadRowError) {
+    metrics.errors.inc({ kind: 'bad_row' });
+    log.error({ table: error.table, id: error.id, column: error.column, err: error.message },
+      'a source row cannot be mapped: the sync stops (fix the row, or run with --skip-bad-rows to report and skip it)');
+    return 1;
+  }
+  const refused = refusal(error, target.port);
+  if (refused) {
+    metrics.errors.inc({ kind: 'fatal' });
+    process.stdout.write(`REFUSED       ${refused}\n`);
+    log.error({ err: refused }, 'sync refused');
+    return 1;
+  }
+  if (r.options['dry-run'] && isTransient(error)) {
+    process.stdout.write(`REFUSED       the ${sideOf(error, target.port)} is unreachable: ${(error as Error).message}\n`);
+    return 1;
+  }
+  if (!isTransient(error)) {
+    metrics.errors.inc({ kind: 'fatal' });
+    log.error({ err: error }, 'sync failed');
+    return 1;
+  }
+  return null;
+}
+
 export async function runSync(options: SyncOptions, log: Logger = createLogger(options['log-level'])): Promise<number> {
   const target = parseSourceUrl(options.source);
   if (options.verify) return runVerify(options, target);
   const metrics = createSyncMetrics();
-  const zoneOffset = parseZone(options['source-time-zone']);
-  const zoneName = zoneOffset === null ? options['source-time-zone'] : undefined;
   let stop!: () => void;
   const stopSignal = new Promise<void>((resolve) => { stop = resolve; });
   let stopping = false;
@@ -133,94 +233,28 @@ export async function runSync(options: SyncOptions, log: Logger = createLogger(o
   // a new client per attempt: a connection the driver lost mid-write may never flush again (porsager/postgres#1154)
   const connectTarget = (): Sql => createSql({ url: options['database-url'], poolMax: 3, statementTimeoutMs: 0, connectTimeoutS: 10, readOnly: false });
   let sql: Sql = connectTarget();
-  const apply: ApplyOptions = {
-    ctx: { zoneMinutes: zoneOffset ?? 0, zoneName },
-    skipBadRows: options['skip-bad-rows'],
-    onBadRow: (error) => {
-      metrics.badRows.inc({ table: error.table });
-      metrics.errors.inc({ kind: 'bad_row' });
-      log.error({ table: error.table, id: error.id, column: error.column, err: error.message }, 'bad row skipped');
-    },
-    onApplied: (table, n) => metrics.rowsApplied.inc({ table, phase: 'follow' }, n),
-    onDuplicateDeployHash: (d) => log.warn({ chain: d.chain, deployHash: d.deploy_hash, tickId: d.tick_id, firstId: d.first_id },
-      'duplicate (chain, deploy_hash) in the source: look-ups by deploy hash answer the first tick'),
+  const r: SyncRun = {
+    options, target, log, metrics, apply: applyOptions(options, metrics, log), stopSignal, stopping: () => stopping,
+    serverId: options['server-id'] ?? defaultServerId(options['database-url']),
   };
-  const serverId = options['server-id'] ?? defaultServerId(options['database-url']);
   let delay = 250;
   try {
     for (;;) {
       try {
-        const conn = await connectSource(target);
-        let report;
-        try {
-          if (!options['dry-run']) await migrate(sql);
-          report = await preflight(conn, sql, target, options.mode, serverId);
-        } finally {
-          await conn.end().catch(() => {});
-        }
-        log.info({ preflight: { ...report, state: undefined } }, 'preflight');
-        for (const warning of report.warnings) log.warn({ warning }, 'preflight: a source row the read model cannot hold as it is');
-        if (options['dry-run'] || report.refusals.length) process.stdout.write(`${formatPreflight(report)}\n`);
-        if (report.refusals.length) {
-          log.error({ refusals: report.refusals }, 'preflight refused');
-          return 1;
-        }
-        if (options['dry-run']) return 0;
-        await recordSource(sql, { serverUuid: report.source.serverUuid, database: target.database });
-        // a read model filled for polling has no binlog position to start from: it keeps polling
-        const mode = report.state?.mode === 'polling' ? 'polling' : report.mode;
-        heapPolicy();
-        const result = await backfill({
-          sql, databaseUrl: options['database-url'], target, mode, batchSize: options['batch-size'],
-          pollOverlapS: options['poll-overlap-s'], apply, log, metrics, stopping: () => stopping,
-        });
-        if (result === 'stopped') return 0;
-        delay = 250;
-        if (stopping) return 0;
-        if (mode === 'binlog') {
-          await followBinlog({ sql, target, serverId, apply, log, metrics, stopSignal, once: options.once });
-        } else {
-          await followPolling({
-            sql, target, apply, log, metrics, stopSignal, once: options.once, intervalMs: options['poll-interval-ms'],
-            overlapS: options['poll-overlap-s'], sweepIds: options['poll-sweep-ids'], gapExpiryS: options['gap-expiry-s'], batchSize: options['batch-size'],
-            reconcileIntervalS: options['reconcile-interval-s'],
-          });
-        }
-        log.info('sync stopped');
-        return 0;
+        return await attempt(r, sql, () => { delay = 250; });
       } catch (error) {
         await sql.end({ timeout: 1 }).catch(() => {});
         sql = connectTarget();
-        if (error instanceof BadRowError) {
-          metrics.errors.inc({ kind: 'bad_row' });
-          log.error({ table: error.table, id: error.id, column: error.column, err: error.message },
-            'a source row cannot be mapped: the sync stops (fix the row, or run with --skip-bad-rows to report and skip it)');
-          return 1;
-        }
-        const refused = refusal(error, target.port);
-        if (refused) {
-          metrics.errors.inc({ kind: 'fatal' });
-          process.stdout.write(`REFUSED       ${refused}\n`);
-          log.error({ err: refused }, 'sync refused');
-          return 1;
-        }
-        if (options['dry-run'] && isTransient(error)) {
-          process.stdout.write(`REFUSED       the ${sideOf(error, target.port)} is unreachable: ${(error as Error).message}\n`);
-          return 1;
-        }
-        if (!isTransient(error)) {
-          metrics.errors.inc({ kind: 'fatal' });
-          log.error({ err: error }, 'sync failed');
-          return 1;
-        }
+        const exit = exitFor(r, error);
+        if (exit !== null) return exit;
         const side = sideOf(error, target.port);
         metrics.errors.inc({ kind: side });
         if (sameServerId(error)) {
-          log.warn({ serverId, retryInMs: delay }, 'the source dropped the binlog connection: another replica uses the same --server-id; retrying');
+          log.warn({ serverId: r.serverId, retryInMs: delay }, 'the source dropped the binlog connection: another replica uses the same --server-id; retrying');
         }
         log.warn({ side, err: (error as Error).message, code: (error as { code?: string }).code, retryInMs: delay },
           'source or target unavailable: retrying');
-        await Promise.race([new Promise((r) => setTimeout(r, delay)), stopSignal]);
+        await Promise.race([new Promise((resolve) => setTimeout(resolve, delay)), stopSignal]);
         if (stopping) return 0;
         delay = Math.min(delay * 2, 10_000);
       }

@@ -1,4 +1,4 @@
-// --verify's value comparison (issue 25, D4): every mapped column of every synced row, compared range by
+// --verify's value comparison: every mapped column of every synced row, compared range by
 // range of source ids (--batch-size ids per range: bounded memory on tables of any size). Each range's
 // rows are read on both sides, the source's mapped as the sync maps them, and a checksum (SHA-1) of each
 // side's canonical text compared first, as pt-table-checksum compares chunks; only a range whose checksums
@@ -69,6 +69,8 @@ const checksum = (lines: Iterable<string>) => {
   return h.digest('hex');
 };
 
+type Note = (d: ValueDifference, fix: Change | null) => void;
+
 /**
  * Compares the values of every synced table; with `repair`, re-copies the differing rows in one transaction
  * of `sql` (which must then be writable). The source is read in one consistent snapshot.
@@ -76,7 +78,7 @@ const checksum = (lines: Iterable<string>) => {
 export async function verifyValues(conn: SourceConnection, sql: Sql, o: { ctx: MapContext; batchSize: number; repair: boolean }): Promise<ValueReport> {
   const report: ValueReport = { differences: [], rowsCompared: 0, rangesNarrowed: 0, repaired: null, truncated: false };
   const fixes = new Map<string, Change>(); // one per source row
-  const note = (d: ValueDifference, fix: Change | null) => {
+  const note: Note = (d, fix) => {
     if (report.differences.length >= maxDifferences) { report.truncated = true; return; }
     report.differences.push(d);
     if (fix) fixes.set(`${fix.table}\u0000${String(fix.row.id)}`, fix);
@@ -86,54 +88,60 @@ export async function verifyValues(conn: SourceConnection, sql: Sql, o: { ctx: M
   try {
     for (const spec of specs) {
       const top = [await sourceMaxId(conn, spec.source), await maxValueId(sql, spec.target)].reduce((a, b) => (a > b ? a : b));
-      for (let lo = 0n; lo < top && !report.truncated; lo += step) {
-        const hi = lo + step;
-        const found = await sourceRowsIn(conn, spec.source, lo, hi, false);
-        const theirs = new Map<string, { raw: SourceRow; line: string[] | null }>();
-        for (const raw of found) {
-          let line: string[] | null;
-          try { line = canonical(spec, spec.map(raw, o.ctx) as Record<string, unknown>); } catch { line = null; } // a bad row: never synced
-          theirs.set(String(raw.id), { raw, line });
-        }
-        const mine = new Map((await valueRows(sql, spec.target, String(lo), String(hi))).map((r) => [r.id!, canonical(spec, r)]));
-        report.rowsCompared += theirs.size;
-        const sideSum = (m: Map<string, string[] | null>) => checksum([...m].filter(([, l]) => l).map(([id, l]) => `${id}\t${l!.join('\t')}`));
-        if (sideSum(new Map([...theirs].map(([id, t]) => [id, t.line]))) === sideSum(mine)) continue;
-        report.rangesNarrowed++;
-        for (const [id, t] of theirs) {
-          if (!t.line) continue;
-          const m = mine.get(id);
-          if (!m) { note({ table: `${spec.source} → ${spec.target}`, id, column: 'row', source: 'present', readModel: 'missing' }, { table: spec.source, kind: 'insert', row: t.raw }); continue; }
-          spec.columns.forEach((c, i) => {
-            if (t.line![i] !== m[i]) note({ table: `${spec.source} → ${spec.target}`, id, column: c, source: t.line![i]!, readModel: m[i]! }, { table: spec.source, kind: 'update', row: t.raw });
-          });
-        }
-        for (const id of mine.keys()) {
-          if (theirs.get(id)?.line) continue;
-          if (theirs.has(id)) continue; // a bad row in the source: reported by the sync, not here
-          note({ table: `${spec.source} → ${spec.target}`, id, column: 'row', source: 'missing', readModel: 'present' }, { table: spec.source, kind: 'delete', row: { id } });
-        }
-      }
+      for (let lo = 0n; lo < top && !report.truncated; lo += step) await compareRange(conn, sql, spec, lo, lo + step, o.ctx, report, note);
     }
     await compareBalances(conn, sql, o, step, report, note);
   } finally {
     await endSnapshot(conn).catch(() => {});
   }
-  if (o.repair && fixes.size) {
-    const apply: ApplyOptions = { ctx: o.ctx, skipBadRows: false, onBadRow() {}, onApplied() {}, onDuplicateDeployHash() {} };
-    // deletes first (children before ticks), then the copies (ticks before children)
-    const order = ['inscriptions', 'txs', 'balance_txn', 'address_txs', 'balances', 'utxos'];
-    const deletes = [...fixes.values()].filter((f) => f.kind === 'delete').sort((a, b) => order.indexOf(b.table) - order.indexOf(a.table));
-    const copies = [...fixes.values()].filter((f) => f.kind !== 'delete').sort((a, b) => order.indexOf(a.table) - order.indexOf(b.table));
-    await sql.begin((tx) => applyChanges(tx as Tx, [...deletes, ...copies], apply));
-    report.repaired = fixes.size;
-  } else if (o.repair) report.repaired = 0;
+  report.repaired = o.repair ? await repair(sql, [...fixes.values()], o.ctx) : null;
   return report;
+}
+
+/** One id range of a table: checksums of both sides, narrowed to its rows when they differ. */
+async function compareRange(conn: SourceConnection, sql: Sql, spec: Spec, lo: bigint, hi: bigint, ctx: MapContext, report: ValueReport,
+  note: Note): Promise<void> {
+  const theirs = new Map<string, { raw: SourceRow; line: string[] | null }>();
+  for (const raw of await sourceRowsIn(conn, spec.source, lo, hi, false)) {
+    let line: string[] | null;
+    try { line = canonical(spec, spec.map(raw, ctx) as Record<string, unknown>); } catch { line = null; } // a bad row: never synced
+    theirs.set(String(raw.id), { raw, line });
+  }
+  const mine = new Map((await valueRows(sql, spec.target, String(lo), String(hi))).map((r) => [r.id!, canonical(spec, r)]));
+  report.rowsCompared += theirs.size;
+  const sideSum = (m: Map<string, string[] | null>) => checksum([...m].filter(([, l]) => l).map(([id, l]) => `${id}\t${l!.join('\t')}`));
+  if (sideSum(new Map([...theirs].map(([id, t]) => [id, t.line]))) === sideSum(mine)) return;
+  report.rangesNarrowed++;
+  const table = `${spec.source} → ${spec.target}`;
+  for (const [id, t] of theirs) {
+    if (!t.line) continue;
+    const m = mine.get(id);
+    if (!m) { note({ table, id, column: 'row', source: 'present', readModel: 'missing' }, { table: spec.source, kind: 'insert', row: t.raw }); continue; }
+    spec.columns.forEach((c, i) => {
+      if (t.line![i] !== m[i]) note({ table, id, column: c, source: t.line![i]!, readModel: m[i]! }, { table: spec.source, kind: 'update', row: t.raw });
+    });
+  }
+  for (const id of mine.keys()) {
+    // a bad row in the source is reported by the sync, not here
+    if (theirs.has(id)) continue;
+    note({ table, id, column: 'row', source: 'missing', readModel: 'present' }, { table: spec.source, kind: 'delete', row: { id } });
+  }
+}
+
+/** --repair: the differing rows re-copied (deletes first, children before ticks; then the copies, ticks first) in one transaction. */
+async function repair(sql: Sql, fixes: Change[], ctx: MapContext): Promise<number> {
+  if (!fixes.length) return 0;
+  const apply: ApplyOptions = { ctx, skipBadRows: false, onBadRow() {}, onApplied() {}, onDuplicateDeployHash() {} };
+  const order = ['inscriptions', 'txs', 'balance_txn', 'address_txs', 'balances', 'utxos'];
+  const deletes = fixes.filter((f) => f.kind === 'delete').sort((a, b) => order.indexOf(b.table) - order.indexOf(a.table));
+  const copies = fixes.filter((f) => f.kind !== 'delete').sort((a, b) => order.indexOf(a.table) - order.indexOf(b.table));
+  await sql.begin((tx) => applyChanges(tx as Tx, [...deletes, ...copies], apply));
+  return fixes.length;
 }
 
 /** Balances: the source's, range by range of their ids, looked up in the read model by tick and address. */
 async function compareBalances(conn: SourceConnection, sql: Sql, o: { ctx: MapContext }, step: bigint, report: ValueReport,
-  note: (d: ValueDifference, fix: Change | null) => void): Promise<void> {
+  note: Note): Promise<void> {
   const top = await sourceMaxId(conn, 'balances');
   const key = (k: { chain: string; protocol: string; tick: string }, address: string) => `${tickKeyString(k)}\u0000${address.toLowerCase()}`;
   for (let lo = 0n; lo < top && !report.truncated; lo += step) {

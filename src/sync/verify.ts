@@ -49,54 +49,60 @@ function addTo(map: Map<string, bigint>, key: string, v: bigint) {
   map.set(key, (map.get(key) ?? 0n) + v);
 }
 
-/** Reads both sides and lists the differences. The source is read in one snapshot. */
-export async function verify(conn: SourceConnection, sql: Sql): Promise<VerifyReport> {
-  const differences: Difference[] = [];
-  const src = new Map<string, Map<string, bigint>>(); // source table → chain → rows
-  const heights = new Map<string, string>();
-  const holders = new Map<string, bigint>();
-  const minted = new Map<string, bigint>();
-  const movements = new Map<string, bigint>();
-  const txCounts = new Map<string, bigint>();
-  const keys = new Map<string, string>(); // tick key → 'chain protocol/tick'
+/** What the source holds, counted in one snapshot: rows per table and chain, heights, and per tick key the
+ *  holders, movements, transactions and minted sum; the tick keys' labels; the indexer's own counters. */
+interface SourceCounts {
+  rows: Map<string, Map<string, bigint>>;
+  heights: Map<string, string>;
+  holders: Map<string, bigint>;
+  minted: Map<string, bigint>;
+  movements: Map<string, bigint>;
+  txCounts: Map<string, bigint>;
+  /** tick key → 'chain \u0001 protocol/tick' */
+  keys: Map<string, string>;
+  stats: SourceRow[];
+}
+
+async function countSource(conn: SourceConnection): Promise<SourceCounts> {
+  const s: SourceCounts = { rows: new Map(), heights: new Map(), holders: new Map(), minted: new Map(), movements: new Map(),
+    txCounts: new Map(), keys: new Map(), stats: [] };
   const label = (r: SourceRow) => {
     const k = tickKeyOf(r);
-    const s = tickKeyString(k);
-    keys.set(s, `${k.chain}\u0001${k.protocol}/${k.tick}`);
-    return s;
+    const key = tickKeyString(k);
+    s.keys.set(key, `${k.chain}\u0001${k.protocol}/${k.tick}`);
+    return key;
   };
-  let stats: SourceRow[] = [];
   await beginSnapshot(conn);
   try {
     for (const [table] of perChain) {
       const byChain = new Map<string, bigint>();
-      for (const r of await rowsPerSourceChain(conn, table)) {
-        addTo(byChain, String(r.chain).toLowerCase(), BigInt(String(r.n)));
-      }
-      src.set(table, byChain);
+      for (const r of await rowsPerSourceChain(conn, table)) addTo(byChain, String(r.chain).toLowerCase(), BigInt(String(r.n)));
+      s.rows.set(table, byChain);
     }
-    for (const r of await sourceHeights(conn)) heights.set(String(r.chain).toLowerCase(), String(r.block_number));
+    for (const r of await sourceHeights(conn)) s.heights.set(String(r.chain).toLowerCase(), String(r.block_number));
     for (const r of await sourceTickKeys(conn)) label(r);
-    for (const r of await sourceHolders(conn)) {
-      addTo(holders, label(r), BigInt(String(r.n)));
-    }
-    for (const r of await sourceMovementCounts(conn)) {
-      addTo(movements, label(r), BigInt(String(r.n)));
-    }
+    for (const r of await sourceHolders(conn)) addTo(s.holders, label(r), BigInt(String(r.n)));
+    for (const r of await sourceMovementCounts(conn)) addTo(s.movements, label(r), BigInt(String(r.n)));
     for (const r of await sourceTxCounts(conn)) {
       const k = tickKeyString(tickKeyOf(r));
-      if (keys.has(k)) addTo(txCounts, k, BigInt(String(r.n)));
+      if (s.keys.has(k)) addTo(s.txCounts, k, BigInt(String(r.n)));
     }
     // SQLite sums in floating point: its mint amounts come one by one and are summed exactly here
-    for (const r of await sourceMints(conn)) addTo(minted, label(r), units(String(r.s ?? r.amount)));
-    stats = await sourceStats(conn);
+    for (const r of await sourceMints(conn)) addTo(s.minted, label(r), units(String(r.s ?? r.amount)));
+    s.stats = await sourceStats(conn);
   } finally {
     await endSnapshot(conn);
   }
+  return s;
+}
 
+/** Reads both sides and lists the differences. The source is read in one snapshot. */
+export async function verify(conn: SourceConnection, sql: Sql): Promise<VerifyReport> {
+  const src = await countSource(conn);
+  const differences: Difference[] = [];
   for (const [table, target] of perChain) {
     const mine = await rowsPerChain(sql, target);
-    const theirs = src.get(table)!;
+    const theirs = src.rows.get(table)!;
     for (const chain of [...new Set([...theirs.keys(), ...mine.keys()])].sort()) {
       const a = theirs.get(chain) ?? 0n;
       const b = mine.get(chain) ?? 0n;
@@ -104,46 +110,55 @@ export async function verify(conn: SourceConnection, sql: Sql): Promise<VerifyRe
     }
   }
   const myHeights = await indexedHeights(sql);
-  for (const [chain, h] of heights) {
+  for (const [chain, h] of src.heights) {
     const mine = myHeights.get(chain);
     if (mine !== undefined && mine !== h) differences.push({ check: 'height', table: 'block → indexed_blocks', chain, tick: '', source: h, readModel: mine });
   }
+  differences.push(...compareTicks(src, await tickCounts(sql)));
+  return { differences, crossCheck: await crossCheck(sql, src.stats), chains: new Set([...src.rows.get('inscriptions')!.keys()]).size, ticks: src.keys.size };
+}
 
-  const ticks = await tickCounts(sql);
+/** Per tick: holders, minted, movements and transactions against the read model's counters. */
+function compareTicks(src: SourceCounts, ticks: Awaited<ReturnType<typeof tickCounts>>): Difference[] {
+  const differences: Difference[] = [];
   const seen = new Set<string>();
   for (const t of ticks) {
     const key = tickKeyString(t);
     seen.add(key);
-    if (!keys.has(key)) continue; // reported by the row counts of inscriptions
-    const [chain, tick] = keys.get(key)!.split('\u0001') as [string, string];
-    const h = holders.get(key) ?? 0n;
+    if (!src.keys.has(key)) continue; // reported by the row counts of inscriptions
+    const [chain, tick] = src.keys.get(key)!.split('\u0001') as [string, string];
+    const h = src.holders.get(key) ?? 0n;
     if (h !== BigInt(t.holders)) differences.push({ check: 'holders', table: 'balances', chain, tick, source: String(h), readModel: t.holders });
-    const m = minted.get(key) ?? 0n;
+    const m = src.minted.get(key) ?? 0n;
     if (m !== units(t.minted)) differences.push({ check: 'minted', table: 'address_txs', chain, tick, source: fromUnits(m), readModel: normalizeDecimal(t.minted) });
-    const n = movements.get(key) ?? 0n;
+    const n = src.movements.get(key) ?? 0n;
     if (n !== BigInt(t.moves)) differences.push({ check: 'movements', table: 'address_txs', chain, tick, source: String(n), readModel: t.moves });
-    const x = txCounts.get(key) ?? 0n;
+    const x = src.txCounts.get(key) ?? 0n;
     if (x !== BigInt(t.txs)) differences.push({ check: 'transactions', table: 'txs', chain, tick, source: String(x), readModel: t.txs });
   }
-  for (const [key, l] of keys) {
+  for (const [key, l] of src.keys) {
     if (seen.has(key)) continue;
     const [chain, tick] = l.split('\u0001') as [string, string];
     differences.push({ check: 'rows', table: 'inscriptions → ticks', chain, tick, source: '1', readModel: '0' });
   }
+  return differences;
+}
 
-  const crossCheck: Difference[] = [];
+/** The indexer's own counters against the read model's (listed, never counted as differences). */
+async function crossCheck(sql: Sql, stats: SourceRow[]): Promise<Difference[]> {
+  const out: Difference[] = [];
   for (let i = 0; i < stats.length; i += 5_000) {
     const batch = stats.slice(i, i + 5_000).map((r) => ({ ...tickKeyOf(r), minted: normalizeDecimal(r.minted), holders: String(r.holders), tx_cnt: String(r.tx_cnt) }));
     for (const d of await statsDisagreements(sql, batch)) {
       const tick = `${d.protocol}/${d.tick}`;
-      if (d.source_holders !== d.holders) crossCheck.push({ check: 'stats', table: 'inscriptions_stats.holders', chain: d.chain, tick, source: d.source_holders, readModel: d.holders });
+      if (d.source_holders !== d.holders) out.push({ check: 'stats', table: 'inscriptions_stats.holders', chain: d.chain, tick, source: d.source_holders, readModel: d.holders });
       if (normalizeDecimal(d.source_minted) !== normalizeDecimal(d.minted)) {
-        crossCheck.push({ check: 'stats', table: 'inscriptions_stats.minted', chain: d.chain, tick, source: normalizeDecimal(d.source_minted), readModel: normalizeDecimal(d.minted) });
+        out.push({ check: 'stats', table: 'inscriptions_stats.minted', chain: d.chain, tick, source: normalizeDecimal(d.source_minted), readModel: normalizeDecimal(d.minted) });
       }
-      if (d.source_tx_cnt !== d.tx_cnt) crossCheck.push({ check: 'stats', table: 'inscriptions_stats.tx_cnt', chain: d.chain, tick, source: d.source_tx_cnt, readModel: d.tx_cnt });
+      if (d.source_tx_cnt !== d.tx_cnt) out.push({ check: 'stats', table: 'inscriptions_stats.tx_cnt', chain: d.chain, tick, source: d.source_tx_cnt, readModel: d.tx_cnt });
     }
   }
-  return { differences, crossCheck, chains: new Set([...src.get('inscriptions')!.keys()]).size, ticks: keys.size };
+  return out;
 }
 
 function table(rows: Difference[]): string[] {

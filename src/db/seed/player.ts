@@ -10,7 +10,7 @@ import { BLOCKS } from './demo.js';
 
 // The demo player: a slow stream of new blocks and mints on top of the demo dataset, so that the quick
 // start's subscriptions (and any query) see the data move. Every step is one transaction written the way
-// the sync writes an indexer's changes (src/sync/target/write.ts: the same statements, row triggers and
+// the sync writes an indexer's changes (src/db/writes.ts: the same statements, row triggers and
 // counters, data-version bump and live-event NOTIFY): a new block on every chain, and on one chain (in
 // turn) a mint of its playable tick by one of that tick's holders, with its transaction, movement,
 // balance and balance-history rows. Counters and totals stay exact because they are the triggers' and

@@ -105,7 +105,7 @@ export async function resetLostHistoryStage(sql: Sql, source: string): Promise<b
 /**
  * The staged history moved into balance_history in one pass, each row written once with its block height
  * (its transaction's: the transactions row of the same chain and hash, the lowest height if the hash was
- * written twice — as the follow looks it up, src/sync/target/write.ts) and its interval (valid_to = the height
+ * written twice — as the follow looks it up, src/db/writes.ts) and its interval (valid_to = the height
  * of the same holder's next row, in the order link_balance_history() uses); the stage emptied and the
  * source table marked done in the same transaction. A staged row whose transaction is not there is left
  * out and handed to `onMissing` (up to 1,000 ids, lowest first), which may throw to roll the move back.

@@ -7,8 +7,7 @@ import type postgres from 'postgres';
 
 /**
  * Pulls text lines from an iterator and pushes them as ~1 MB Buffers (backpressure respected). Each line
- * is UTF-8-encoded into the buffer as it comes: concatenating thousands of lines into one string first
- * and encoding that was 5–10× slower (flattening huge rope strings, GC).
+ * is UTF-8-encoded into the buffer as it comes, so no huge joined string is built and flattened first.
  */
 export class LineSource extends Readable {
   private readonly it: Iterator<string>;
@@ -21,26 +20,7 @@ export class LineSource extends Readable {
   override _read(): void {
     try {
       for (;;) {
-        const buf = Buffer.allocUnsafe(this.size);
-        let off = 0;
-        let n = 0;
-        let done = false;
-        for (;;) {
-          let line = this.carry;
-          this.carry = undefined;
-          if (line === undefined) {
-            const r = this.it.next();
-            if (r.done) { done = true; break; }
-            line = r.value;
-          }
-          if (off + line.length * 3 > buf.length) {
-            if (off === 0) throw new Error(`a ${line.length}-character line does not fit a ${this.size}-byte chunk`);
-            this.carry = line;
-            break;
-          }
-          off += buf.write(line, off, 'utf8');
-          n++;
-        }
+        const { buf, off, n, done } = this.fill();
         if (n > 0) this.onRows(n);
         const more = off > 0 ? this.push(buf.subarray(0, off)) : true;
         if (done) { this.push(null); return; }
@@ -48,6 +28,28 @@ export class LineSource extends Readable {
       }
     } catch (error) {
       this.destroy(error as Error);
+    }
+  }
+  /** One chunk of whole lines: `off` bytes, `n` lines; `done` when the iterator is exhausted. */
+  private fill(): { buf: Buffer; off: number; n: number; done: boolean } {
+    const buf = Buffer.allocUnsafe(this.size);
+    let off = 0;
+    let n = 0;
+    for (;;) {
+      let line = this.carry;
+      this.carry = undefined;
+      if (line === undefined) {
+        const r = this.it.next();
+        if (r.done) return { buf, off, n, done: true };
+        line = r.value;
+      }
+      if (off + line.length * 3 > buf.length) {
+        if (off === 0) throw new Error(`a ${line.length}-character line does not fit a ${this.size}-byte chunk`);
+        this.carry = line;
+        return { buf, off, n, done: false };
+      }
+      off += buf.write(line, off, 'utf8');
+      n++;
     }
   }
 }
