@@ -35,7 +35,7 @@ export type RequestSnapshots = ReturnType<typeof createRequestSnapshots>;
 /** Set on results served from the store. */
 const servedFromCache = Symbol.for('servedFromResponseCache');
 
-/** Whether a result was served from the store (for the cache-outcome metrics, src/observability/graphql.ts). */
+/** Whether a result was served from the store (for the cache-outcome metrics, src/graphql/plugins/use-metrics.ts). */
 export const isServedFromCache = (result: object): boolean => Boolean((result as Record<symbol, unknown>)[servedFromCache]);
 
 /**
@@ -68,7 +68,7 @@ const etag = (key: string) => ({ http: { headers: { ETag: `"${key}"` } } });
  *   computed; a POST never does. Keys
  *   hold the data version, so an old ETag never matches: it gets fresh data.
  *
- * Execution itself is not wrapped (graphql-jit replaces the execute function; src/graphql/jit.ts), so
+ * Execution itself is not wrapped (graphql-jit replaces the execute function; src/graphql/plugins/use-jit.ts), so
  * no other plugin's execute function is overridden or overrides this one.
  * Requests that arrive before the data version is known are answered without the cache.
  */
@@ -77,7 +77,7 @@ export function graphqlResponseCache(store: CacheStore, snapshots: RequestSnapsh
   return {
     onParams({ params, request, setResult }) {
       const snapshot = snapshots.capture(request);
-      // a request marked to bypass before it got here (an API key's raised page size: src/graphql/key-overrides.ts)
+      // a request marked to bypass before it got here (an API key's raised page size: src/graphql/plugins/use-key-overrides.ts)
       if (!snapshot || typeof params.query !== 'string' || snapshots.bypassed(request)) return;
       if (!store.available()) return snapshots.bypass(request); // Redis breaker open: not even a key
       let key: string;

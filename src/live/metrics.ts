@@ -47,7 +47,7 @@ export function registerLiveMetrics(registry: Registry, hub: LiveHub, source: Li
   });
 }
 
-/** The event streams' series (src/graphql/streams.ts), read at scrape time. */
+/** The event streams' series (src/graphql/plugins/use-streams.ts), read at scrape time. */
 export function registerStreamMetrics(registry: Registry, stats: () => { pendingBytes: number; executions: number; slowConsumers: number }): void {
   const registers = [registry];
   new Gauge({
