@@ -1,6 +1,6 @@
 // npm run bench:soak -- [--seconds 120] [--calm 5] [--admin-url postgres://postgres@127.0.0.1:5432/postgres]
 //                       [--normal-rate 20] [--slow-sockets 3000] [--slow-every 5] [--batch-workers 4] [--idle-addresses 157]
-//                       [--nested3-at S] [--gateway-env KEY=VALUE]… [--only attack,attack] [--label NAME] [--keep-database]
+//                       [--nested3-at S] [--gateway-env KEY=VALUE]… [--only attack,attack] [--label NAME] [--keep-database] [--cpu-prof]
 //
 // The soak benchmark of the issue "No request may stall or kill the gateway". It creates a fresh database
 // on the PostgreSQL server of --admin-url, seeds it with the demo data (npm run db:seed), starts the real
@@ -46,6 +46,8 @@ const { values } = parseArgs({
     only: { type: 'string' },
     label: { type: 'string' },
     'keep-database': { type: 'boolean', default: false },
+    // a V8 CPU profile of the gateway, written to bench/results/prof/ when it stops (npx tsx bench/prof-summary.ts)
+    'cpu-prof': { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
   strict: true,
@@ -196,7 +198,8 @@ async function main() {
   let runStart: number | null = null;
   console.log('soak: building dist/ (npm run build)…');
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'inherit' });
-  gateway = await startGateway(db.url, gatewayEnv, () => runStart);
+  const profArgs = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}prof`] : [];
+  gateway = await startGateway(db.url, gatewayEnv, () => runStart, profArgs);
   const gw = gateway;
   log(`gateway pid ${gw.pid} on ${gw.base} (database ${db.name}); ${seconds} s of attacks + ${normalRate} normal req/s`);
   const metricsAtStart = await readMetrics(gw.base);

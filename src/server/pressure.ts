@@ -71,6 +71,7 @@ class PressureTable implements ConnectionTable {
   // per address, oldest first; a waiting socket is in no other map
   private readonly waitingByKey = new Map<string, Set<Socket>>();
   private waitingCount = 0;
+  private readonly promotable = new Set<string>();
 
   constructor(private readonly settings: PressureSettings, private readonly hooks: PressureHooks, private readonly now: () => number) {
     this.threshold = Math.floor((settings.maxConnections * settings.thresholdPercent) / 100);
@@ -89,7 +90,10 @@ class PressureTable implements ConnectionTable {
     if (!this.incomplete.delete(socket)) return;
     this.countIncomplete(socket, -1);
     const key = this.keys.get(socket);
-    if (key !== undefined && this.waitingByKey.has(key)) queueMicrotask(() => this.promote(key));
+    if (key === undefined || !this.waitingByKey.has(key)) return;
+    // on the next turn, in one batch: never a chain of promotions inside the event that freed the slot
+    if (this.promotable.size === 0) setImmediate(() => this.promoteWaiting());
+    this.promotable.add(key);
   }
 
   private move(socket: Socket, entry: Entry, state: State): void {
@@ -159,8 +163,8 @@ class PressureTable implements ConnectionTable {
   }
 
   /** Enters a connection in the table (making room for it past the threshold); false if the table is full. */
-  private admit(socket: Socket): boolean {
-    while (this.underPressure() && (this.incomplete.size > 0 || this.idle.size > 0)) {
+  private admit(socket: Socket, makeRoom = true): boolean {
+    while (makeRoom && this.underPressure() && (this.incomplete.size > 0 || this.idle.size > 0)) {
       const before = this.entries.size;
       this.makeRoom(socket);
       if (this.entries.size === before) break;
@@ -189,13 +193,21 @@ class PressureTable implements ConnectionTable {
     if (queue.size === 0) this.waitingByKey.delete(key);
   }
 
-  /** Lets the address's oldest waiting connections in while it is under its limit; they are read from now on. */
-  private promote(key: string): void {
+  /**
+   * Lets each freed address's oldest waiting connections in while it is under its limit; they are read from
+   * now on. Not under pressure: a waiting connection never cuts another to get in (each cut would free a
+   * slot for another promotion, a chain through the whole waiting room); it waits for the table to drain.
+   */
+  private promoteWaiting(): void {
     const perClient = this.settings.maxIncompletePerClient ?? 0;
-    for (const socket of this.waitingByKey.get(key) ?? []) {
-      if ((this.incompleteByKey.get(key) ?? 0) >= perClient) return;
-      this.leaveWaiting(key, socket);
-      if (!socket.destroyed && this.admit(socket)) socket.resume();
+    const keys = [...this.promotable];
+    this.promotable.clear();
+    for (const key of keys) {
+      for (const socket of this.waitingByKey.get(key) ?? []) {
+        if (this.underPressure() || (this.incompleteByKey.get(key) ?? 0) >= perClient) break;
+        this.leaveWaiting(key, socket);
+        if (!socket.destroyed && this.admit(socket, false)) socket.resume();
+      }
     }
   }
 

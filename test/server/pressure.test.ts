@@ -145,11 +145,39 @@ describe('which connection makes room (the table alone)', () => {
     expect(table.stats()).toMatchObject({ open: 9, waiting: 2, refused: 1 });
     // one of the attacker's completes its request: its oldest waiting connection is let in and read
     complete(table, attacker[3]!);
-    await Promise.resolve();
+    await new Promise((r) => setImmediate(r));
     expect([table.waiting(ninth.s), resumed.has(ninth.s), table.waiting(tenth.s), resumed.has(tenth.s)]).toEqual([false, true, true, false]);
     // a waiting connection that closes leaves the room
     tenth.s.destroy();
     expect(table.stats()).toMatchObject({ open: 10, waiting: 0 });
+  });
+
+  it('under pressure a waiting connection is not let in: it would have to cut another, and each cut would let the next one in', async () => {
+    const addressOf = new WeakMap<Socket, string>();
+    const table = connectionTable({
+      maxConnections: 10, thresholdPercent: 50, timeoutMs: 60_000, keyOf: (s) => addressOf.get(s), maxIncompletePerClient: 2,
+    }, { cut: () => {} });
+    const from = (address: string) => {
+      const s = fakeSocket();
+      (s as unknown as { resume(): void }).resume = () => {};
+      addressOf.set(s, address);
+      return { s, outcome: table.opened(s) };
+    };
+    const a = [from('10.0.0.1'), from('10.0.0.1'), from('10.0.0.1')];
+    expect(a.map((x) => x.outcome)).toEqual(['admitted', 'admitted', 'waiting']);
+    const others = [from('10.0.0.2'), from('10.0.0.3'), from('10.0.0.4')];
+    expect(others.map((x) => x.outcome)).toEqual(['admitted', 'admitted', 'admitted']);
+    expect(table.stats()).toMatchObject({ open: 5, underPressure: true, cut: 0 });
+    complete(table, a[0]!.s);
+    await new Promise((r) => setImmediate(r));
+    expect(table.waiting(a[2]!.s)).toBe(true);
+    expect(table.stats()).toMatchObject({ open: 5, waiting: 1, cut: 0 });
+    // the table drains below the threshold: the next freed slot of its address lets it in
+    others[0]!.s.destroy();
+    complete(table, a[1]!.s);
+    await new Promise((r) => setImmediate(r));
+    expect(table.waiting(a[2]!.s)).toBe(false);
+    expect(table.stats()).toMatchObject({ open: 5, waiting: 0, cut: 0 });
   });
 });
 
