@@ -2,28 +2,25 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { alice, Fixture } from '../support/fixtures.js';
 import { indexMint, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
 import { clientBudget } from '../../src/server/connections.js';
+import { useDatabase } from '../support/gateway.js';
 
 // Bounds on live streams (issue 23): a stream ends with its connection whatever was pipelined on it.
 
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'bound' };
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  f.mint(f.tick({ ...tick, total_supply: '1000000' }), alice, '10');
-  f.block('eth', '100', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
-  await f.load(db.sql);
-  // 1000 holders: a selection of their pages makes big events (~1.5 MB each with 14 aliases)
-  await db.sql`INSERT INTO balances (tick_id, address, balance, available)
-    SELECT (SELECT id FROM ticks WHERE tick = ${tick.tick}), '0x' || lpad(to_hex(g), 40, '0'), g, g FROM generate_series(1, 1000) g`;
-});
-afterAll(async () => {
-  await db?.close();
+const db = useDatabase({
+  load: async (db) => {
+    const f = new Fixture();
+    f.mint(f.tick({ ...tick, total_supply: '1000000' }), alice, '10');
+    f.block('eth', '100', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
+    await f.load(db.sql);
+    // 1000 holders: a selection of their pages makes big events (~1.5 MB each with 14 aliases)
+    await db.sql`INSERT INTO balances (tick_id, address, balance, available)
+      SELECT (SELECT id FROM ticks WHERE tick = ${tick.tick}), '0x' || lpad(to_hex(g), 40, '0'), g, g FROM generate_series(1, 1000) g`;
+  },
 });
 
 /** A raw SSE subscription request (HTTP/1.1, kept alive), to pipeline several on one socket. */

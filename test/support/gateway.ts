@@ -62,6 +62,32 @@ export async function startTestGateway(
   }
 }
 
+/**
+ * The test file's database: before its tests a fresh one with `load` run on it (fixture rows, keys …),
+ * after them closed. For files whose gateways differ per test (startTestGateway in the test); read the
+ * fields inside tests and hooks.
+ */
+export function useDatabase(options: { load?: (db: TestDatabase) => Promise<unknown> } = {}): TestDatabase {
+  let db: TestDatabase | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await options.load?.(db);
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+  const get = (): TestDatabase => {
+    if (!db) throw new Error('useDatabase: the database is read before the file\'s beforeAll ran');
+    return db;
+  };
+  return {
+    get engine() { return get().engine; },
+    get target() { return get().target; },
+    get sql() { return get().sql; },
+    close: async () => { await db?.close(); },
+  };
+}
+
 export interface FileGateway extends TestGateway {
   db: TestDatabase;
 }
