@@ -24,6 +24,7 @@ const holdersCall = (n: number) => ({ jsonrpc: '2.0', id: 1, method: 'inds_getHo
 const scrape = async (live: LiveGateway) => (await fetch(`${live.base}/metrics`)).text();
 const sample = (text: string, name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').filter((l) => l.startsWith(`${name} `))[0] ?? '')?.[2]);
 
+// 64 KiB in all, 16 KiB per entry: 300 holders (~27 KB) are too big, 100 (~9 KB) fit, seven of them fill it
 const limited = useGateway({
   load: async (db) => {
     const f = new Fixture();
@@ -31,10 +32,10 @@ const limited = useGateway({
     holders.forEach((address, i) => f.mint(t, address, String(1_000_000 + i)));
     f.block('eth', '19000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:05.000Z');
     await f.load(db.sql);
-    // 64 KiB in all, 16 KiB per entry: 300 holders (~27 KB) are too big, 100 (~9 KB) fit, seven of them fill it
   },
   config: { CACHE: true, CACHE_MAX_BYTES: 64 * 1024, CACHE_MAX_ENTRY_BYTES: 16 * 1024, MAX_PAGE_SIZE: 1000 },
 });
+
 describe('response cache limits (in memory)', () => {
   it('answers an answer over CACHE_MAX_ENTRY_BYTES in full but does not store it (GraphQL)', async () => {
     const first = await gql(limited.base, holdersQuery, { n: 300 });

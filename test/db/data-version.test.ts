@@ -2,7 +2,7 @@ import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSql, type Sql } from '../../src/db/client.js';
 import { createVersionWatcher, dataVersionChannel, readSnapshot } from '../../src/db/version.js';
-import { findServer, } from '../support/db.js';
+import { findServer } from '../support/db.js';
 import { alice, Fixture } from '../support/fixtures.js';
 import { dataVersion, indexMint, waitFor } from '../support/ops.js';
 import { because, skipUnless } from '../support/skips.js';

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { ConfigError, configSchema, loadConfig } from '../../src/config.js';
-import { findServer, } from '../support/db.js';
+import { findServer } from '../support/db.js';
 import { lockTable } from '../support/locks.js';
 import { Fixture } from '../support/fixtures.js';
 import { post } from '../support/http.js';

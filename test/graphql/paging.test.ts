@@ -1,15 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TransactionInput } from '../../src/db/load.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway, graphql } from '../support/gateway.js';
+import { graphql, useDatabase, useGateway } from '../support/gateway.js';
 import { Fixture, fakeHash } from '../support/fixtures.js';
 
 // Relay connections: cursor walks in both directions, offsets, page-size limits, page info, argument
 // errors, and totalCount against real counts.
-
-let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
-let gwSmall: ReturnType<typeof createTestGateway>;
 
 const addr = (n: number) => `0x${n.toString(16).padStart(4, '0')}Ab${'0'.repeat(34)}`;
 const H = Array.from({ length: 7 }, (_, i) => addr(0x100 + i));
@@ -21,48 +16,43 @@ const chains4 = ['eth', 'bsc', 'avalanche', 'polygon'];
 
 let f: Fixture;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  f = new Fixture();
-  const base = Date.UTC(2024, 0, 1) / 1000;
-  const ticks = Array.from({ length: 24 }, (_, i) => f.tick({
-    chain: chains4[i % 4]!, protocol: i % 3 === 0 ? 'x-20' : 'y-20', tick: `t${i}`, deploy_by: i % 2 ? D1 : D2,
-    total_supply: '1000', limit_per_mint: '100',
-    // groups of three ticks share a deploy time
-    deploy_time: new Date((base + Math.floor(i / 3) * 3600) * 1000).toISOString(),
-  }));
-  const dupEth = f.tick({ chain: 'eth', protocol: 'x-20', tick: 'dup' });
-  const dupBsc = f.tick({ chain: 'bsc', protocol: 'y-20', tick: 'dup' });
-  const wide = f.tick({ chain: 'eth', protocol: 'y-20', tick: 'wide', total_supply: '100000' });
-  ticks.forEach((t, i) => {
-    for (let j = 0; j < i % 5; j++) f.mint(t, H[(i + j) % 7]!, String(10 * (j + 1)));
-    if (i < 15) f.mint(t, W, String(5 * ((i % 4) + 1)));
-    if (i < 15 && i % 4 === 1) f.transfer(t, W, H[0]!, '1');
-  });
-  f.mint(dupEth, W, '7').mint(dupBsc, H[1]!, '7');
-  // 13 holders of one tick, in groups of equal balances
-  [...H, ...E].forEach((a, k) => f.mint(wide, a, String(100 * ((k % 4) + 1))));
-  f.transfer(wide, H[2]!, W, '50');
-  const raw = (spec: Partial<TransactionInput> & Pick<TransactionInput, 'chain' | 'block_height' | 'position_in_block'>) => {
-    const at = '2024-02-01T00:00:00.000Z';
-    f.data.transactions.push({
-      protocol: '', tick: '', op: '', amt: '0', block_time: at, tx_hash: fakeHash(), from_address: W, to_address: H[1]!,
-      gas: 21000, gas_price: 1, status: 1, created_at: at, updated_at: at, ...spec,
+const db = useDatabase({
+  load: async (db) => {
+    f = new Fixture();
+    const base = Date.UTC(2024, 0, 1) / 1000;
+    const ticks = Array.from({ length: 24 }, (_, i) => f.tick({
+      chain: chains4[i % 4]!, protocol: i % 3 === 0 ? 'x-20' : 'y-20', tick: `t${i}`, deploy_by: i % 2 ? D1 : D2,
+      total_supply: '1000', limit_per_mint: '100',
+      // groups of three ticks share a deploy time
+      deploy_time: new Date((base + Math.floor(i / 3) * 3600) * 1000).toISOString(),
+    }));
+    const dupEth = f.tick({ chain: 'eth', protocol: 'x-20', tick: 'dup' });
+    const dupBsc = f.tick({ chain: 'bsc', protocol: 'y-20', tick: 'dup' });
+    const wide = f.tick({ chain: 'eth', protocol: 'y-20', tick: 'wide', total_supply: '100000' });
+    ticks.forEach((t, i) => {
+      for (let j = 0; j < i % 5; j++) f.mint(t, H[(i + j) % 7]!, String(10 * (j + 1)));
+      if (i < 15) f.mint(t, W, String(5 * ((i % 4) + 1)));
+      if (i < 15 && i % 4 === 1) f.transfer(t, W, H[0]!, '1');
     });
-  };
-  raw({ chain: 'eth', block_height: 1_000_010, position_in_block: 2 });
-  raw({ chain: 'bsc', block_height: 1_000_010, position_in_block: 2, from_address: H[0]!, to_address: W });
-  raw({ chain: 'eth', block_height: 900_000, position_in_block: 0, from_address: H[2]!, to_address: H[3]! });
-  await f.load(db.sql);
-  gw = createTestGateway(db);
-  gwSmall = createTestGateway(db, { MAX_PAGE_SIZE: 5 });
+    f.mint(dupEth, W, '7').mint(dupBsc, H[1]!, '7');
+    // 13 holders of one tick, in groups of equal balances
+    [...H, ...E].forEach((a, k) => f.mint(wide, a, String(100 * ((k % 4) + 1))));
+    f.transfer(wide, H[2]!, W, '50');
+    const raw = (spec: Partial<TransactionInput> & Pick<TransactionInput, 'chain' | 'block_height' | 'position_in_block'>) => {
+      const at = '2024-02-01T00:00:00.000Z';
+      f.data.transactions.push({
+        protocol: '', tick: '', op: '', amt: '0', block_time: at, tx_hash: fakeHash(), from_address: W, to_address: H[1]!,
+        gas: 21000, gas_price: 1, status: 1, created_at: at, updated_at: at, ...spec,
+      });
+    };
+    raw({ chain: 'eth', block_height: 1_000_010, position_in_block: 2 });
+    raw({ chain: 'bsc', block_height: 1_000_010, position_in_block: 2, from_address: H[0]!, to_address: W });
+    raw({ chain: 'eth', block_height: 900_000, position_in_block: 0, from_address: H[2]!, to_address: H[3]! });
+    await f.load(db.sql);
+  },
 });
-
-afterAll(async () => {
-  await gwSmall?.gateway.close();
-  await gw?.gateway.close();
-  await db?.close();
-});
+const gw = useGateway({ db });
+const gwSmall = useGateway({ db, config: { MAX_PAGE_SIZE: 5 } });
 
 // ---- helpers ----------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { findServer, testConfig, } from '../support/db.js';
+import { findServer, testConfig } from '../support/db.js';
 import { alice, Fixture } from '../support/fixtures.js';
-import { capturingLogger, } from '../support/ops.js';
+import { capturingLogger } from '../support/ops.js';
 import { createGateway } from '../../src/app.js';
 import { gql, listen, rpc } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';

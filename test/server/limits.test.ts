@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { configSchema } from '../../src/config.js';
 import { defaultQuery } from '../../src/graphql/yoga.js';
-import { findServer, testConfig, } from '../support/db.js';
+import { findServer, testConfig } from '../support/db.js';
 import { createTestGateway, useDatabase } from '../support/gateway.js';
 import { lockTable } from '../support/locks.js';
 import { Fixture } from '../support/fixtures.js';

@@ -38,6 +38,7 @@ const live = useGateway({
   },
   config: { CACHE: true },
 });
+
 describe('conditional requests', () => {
   it('If-None-Match: * on a cache miss executes the query: a failing one gets its errors, never 304', async () => {
     const failing = await raw(live.base, getPath('{ nope }', unique()), { headers: { ...json, 'if-none-match': '*' } });

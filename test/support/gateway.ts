@@ -93,30 +93,30 @@ export interface FileGateway extends TestGateway {
 }
 
 /**
- * The test file's database and gateway: before its tests a fresh database, `load` run on it (fixture rows,
- * keys …), then a listening gateway; after them both closed. Call at the top of a file or a describe; read
- * the fields inside tests and hooks (they are set once the beforeAll has run).
+ * The test file's gateway: before its tests a listening gateway (testConfig + `config`) on `db` (a
+ * useDatabase), or on a fresh database of its own with `load` run on it; after them all closed. Call at
+ * the top of a file or a describe; read the fields inside tests and hooks (set once the beforeAll ran).
  */
 export function useGateway(
-  options: { load?: (db: TestDatabase) => Promise<unknown>; config?: Partial<GatewayConfig> } & GatewayOptions = {},
+  options: { db?: TestDatabase; load?: (db: TestDatabase) => Promise<unknown>; config?: Partial<GatewayConfig> } & GatewayOptions = {},
 ): FileGateway {
-  let db: TestDatabase | undefined;
+  let own: TestDatabase | undefined;
   let live: TestGateway | undefined;
   beforeAll(async () => {
-    db = await createTestDatabase();
-    await options.load?.(db);
+    const db = options.db ?? (own = await createTestDatabase());
+    if (own) await options.load?.(own);
     live = await startTestGateway(db, options.config, options);
   });
   afterAll(async () => {
     await live?.close();
-    await db?.close();
+    await own?.close();
   });
   const set = <T>(value: T | undefined, name: string): T => {
     if (value === undefined) throw new Error(`useGateway: ${name} is read before the file's beforeAll ran`);
     return value;
   };
   return {
-    get db() { return set(db, 'db'); },
+    get db() { return options.db ?? set(own, 'db'); },
     get gateway() { return set(live, 'gateway').gateway; },
     get base() { return set(live, 'base').base; },
     get statements() { return set(live, 'statements').statements; },
