@@ -129,17 +129,6 @@ export function createTestGateway(db: TestDatabase, overrides: Partial<GatewayCo
   return buildTestGateway(db, overrides);
 }
 
-/**
- * createTestGateway with every pool connection opened first: a new connection makes the driver read the
- * catalog's array types once, which is not a statement of the query under test (statement counts).
- */
-export async function createWarmTestGateway(db: TestDatabase, overrides: Partial<GatewayConfig> = {}) {
-  const gw = createTestGateway(db, overrides);
-  const poolMax = overrides.DB_POOL_MAX ?? testConfig.DB_POOL_MAX;
-  await Promise.all(Array.from({ length: poolMax }, () => gw.gateway.sql`SELECT pg_sleep(0.05)`));
-  return gw;
-}
-
 /** Runs a GraphQL document in-process through yoga (no port). */
 export async function graphql<T = any>(
   gateway: Gateway, query: string, variables: Record<string, unknown> = {},
