@@ -7,12 +7,12 @@ import { parse, print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
-import { createGateway } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { seedDemo } from '../../src/db/seed/index.js';
-import { createTestDatabase, testConfig, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startGateway, type LiveGateway } from '../support/ops.js';
 import { request } from '../support/http.js';
+import { buildTestGateway } from '../support/gateway.js';
 
 // Persisted operations: Apollo's automatic persisted queries with its own PersistedQueryLink (hash-only
 // first, the document once on PersistedQueryNotFound, then hashes only), the bounded APQ store, and a
@@ -228,7 +228,7 @@ describe('a trusted manifest (PERSISTED_OPERATIONS_DIR)', () => {
     const broken = mkdtempSync(join(tmpdir(), 'igw-persisted-broken-'));
     try {
       writeFileSync(join(broken, 'bad.graphql'), 'query { chains { ');
-      expect(() => createGateway({ ...testConfig, PERSISTED_OPERATIONS_DIR: broken }, db.target)).toThrow(/bad\.graphql/);
+      expect(() => buildTestGateway(db, { PERSISTED_OPERATIONS_DIR: broken })).toThrow(/bad\.graphql/);
     } finally {
       rmSync(broken, { recursive: true, force: true });
     }

@@ -1,8 +1,8 @@
 import { request as httpRequest, Agent, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { createGateway, type Gateway } from '../../src/app.js';
-import { createTestDatabase, testConfig, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { type Gateway } from '../../src/app.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { buildTestGateway, createTestGateway } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { call, listen, post } from '../support/http.js';
 
@@ -361,7 +361,7 @@ describe('-32000 Service unavailable', () => {
   let down: Gateway;
   let downBase: string;
   beforeAll(async () => {
-    down = createGateway({ ...testConfig, DB_CONNECT_TIMEOUT_S: 1 }, { url: 'postgres://postgres@127.0.0.1:1/x' });
+    down = buildTestGateway({ target: { url: 'postgres://postgres@127.0.0.1:1/x' } }, { DB_CONNECT_TIMEOUT_S: 1 }).gateway;
     downBase = await listen(down);
   });
   afterAll(async () => {
