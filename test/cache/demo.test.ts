@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { seedDemo } from '../../src/db/seed/index.js';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
 import { defaultQuery } from '../../src/graphql/yoga.js';
-import { capturingLogger, indexMint, median, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, indexMint, median } from '../support/ops.js';
 import { request } from '../support/http.js';
-import { useDatabase, useGateway } from '../support/gateway.js';
+import { type TestGateway, useDatabase, useGateway } from '../support/gateway.js';
 
 // The cache measured on the demo dataset: a mix of the documented JSON-RPC examples (v1 and v2) and
 // GraphQL queries. Reports the hit ratio of random draws from that mix (steady, and with an indexer
@@ -61,7 +61,7 @@ const cached = useGateway({ db, config: { CACHE: true }, logger: log.logger });
 const uncached = useGateway({ db, config: { CACHE: false } });
 
 let seq = 0;
-async function send(live: LiveGateway, req: Req) {
+async function send(live: TestGateway, req: Req) {
   const id = `demo-${++seq}`;
   const reply = await request(`${live.base}${req.path}`, {
     method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': id }, body: req.body,
@@ -70,7 +70,7 @@ async function send(live: LiveGateway, req: Req) {
 }
 
 /** Runs requests one after another (latency without queueing); returns per-outcome client-side times. */
-async function run(live: LiveGateway, count: number | { untilMs: number }, onTick?: () => Promise<void>) {
+async function run(live: TestGateway, count: number | { untilMs: number }, onTick?: () => Promise<void>) {
   const times: Record<string, number[]> = { hit: [], miss: [], bypass: [] };
   const started = Date.now();
   let n = 0;

@@ -2,10 +2,10 @@ import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { findServer } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { dataVersion, indexMint, sameData, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { dataVersion, indexMint, sameData, waitFor } from '../support/ops.js';
 import { gql } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
-import { useDatabase, useGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase, useGateway } from '../support/gateway.js';
 
 // The GraphQL response cache on a real database: hits, invalidation by a write through the indexer's
 // path (LISTEN/NOTIFY, and the polling fallback alone), isolation between requests, switching it off.
@@ -113,7 +113,7 @@ describe('GraphQL response cache', () => {
   });
 
   it('with LISTEN off, the polling fallback alone invalidates within 1 s', async () => {
-    const polling = await startGateway(db, { DATA_VERSION_LISTEN: false, DATA_VERSION_POLL_MS: 200 });
+    const polling = await startTestGateway(db, { CACHE: true, DATA_VERSION_LISTEN: false, DATA_VERSION_POLL_MS: 200 });
     try {
       expect(polling.gateway.ops.watcher.listening()).toBe(false);
       await expectInvalidation(polling, holders[5]!);
@@ -159,7 +159,7 @@ describe('GraphQL response cache', () => {
 });
 
 /** Fills the cache for `address`, mints to it the indexer's way, and times how long stale answers last. */
-async function expectInvalidation(live: LiveGateway, address: string) {
+async function expectInvalidation(live: TestGateway, address: string) {
   const balanceOf = (json: any) => json.data.balances.edges.find((e: any) => e.node.tick.tick === tick.tick)?.node.balance;
   const before = await gql(live.base, balancesQuery, { address });
   const again = await gql(live.base, balancesQuery, { address });

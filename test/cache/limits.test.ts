@@ -2,10 +2,10 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyVersion } from '../../src/cache/keys.js';
 import { Fixture } from '../support/fixtures.js';
-import { findRedis, sameData, sameText, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { findRedis, sameData, sameText, waitFor } from '../support/ops.js';
 import { gql, gqlGet, rpc } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
-import { useGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useGateway } from '../support/gateway.js';
 
 // The response cache is bounded in bytes: an answer over CACHE_MAX_ENTRY_BYTES is served but not stored
 // (in memory or on Redis), the in-memory store never holds more than CACHE_MAX_BYTES (least recently
@@ -21,7 +21,7 @@ const holdersQuery = `query Holders($n: Int!) {
 const small = '{ chains { chain } }';
 const holdersCall = (n: number) => ({ jsonrpc: '2.0', id: 1, method: 'inds_getHoldersByTick', params: [n, 0, 'eth', 'erc-20', 'huge', 2] });
 
-const scrape = async (live: LiveGateway) => (await fetch(`${live.base}/metrics`)).text();
+const scrape = async (live: TestGateway) => (await fetch(`${live.base}/metrics`)).text();
 const sample = (text: string, name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').filter((l) => l.startsWith(`${name} `))[0] ?? '')?.[2]);
 
 // 64 KiB in all, 16 KiB per entry: 300 holders (~27 KB) are too big, 100 (~9 KB) fit, seven of them fill it
@@ -105,10 +105,10 @@ describe('response cache limits (in memory)', () => {
 });
 
 describe('response cache limits (Redis)', skipUnless(redisUrl, because.noRedis), () => {
-  let live: LiveGateway;
+  let live: TestGateway;
   let redis: Redis;
   beforeAll(async () => {
-    live = await startGateway(limited.db, { REDIS_URL: redisUrl!, CACHE_MAX_ENTRY_BYTES: 16 * 1024 });
+    live = await startTestGateway(limited.db, { CACHE: true, REDIS_URL: redisUrl!, CACHE_MAX_ENTRY_BYTES: 16 * 1024 });
     redis = new Redis(redisUrl!);
   });
   afterAll(async () => {

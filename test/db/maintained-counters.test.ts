@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createTestGateway, graphql, useDatabase } from '../support/gateway.js';
+import { buildTestGateway, graphql, useDatabase } from '../support/gateway.js';
 import { alice, bob, carol, fakeHash, Fixture } from '../support/fixtures.js';
 import { upsertBalances, upsertMovements, upsertTransactions, type Tx } from '../../src/db/sync-apply.js';
 
@@ -391,7 +391,7 @@ describe('counters stay equal to the real counts', () => {
   });
 
   it('the gateway serves the maintained counters', async () => {
-    const gw = createTestGateway(db);
+    const gw = buildTestGateway(db);
     try {
       const res = await graphql(gw.gateway, `{
         ticks(first: 100) { totalCount edges { node { id: recordId chainName protocol tick stats { minted holders txCount }

@@ -5,9 +5,9 @@ import { findServer } from '../support/db.js';
 import { lockTable } from '../support/locks.js';
 import { Fixture } from '../support/fixtures.js';
 import { post } from '../support/http.js';
-import { capturingLogger, startGateway, type LiveGateway } from '../support/ops.js';
+import { capturingLogger } from '../support/ops.js';
 import { because, skipUnless } from '../support/skips.js';
-import { useDatabase } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // Fair use of the pool: heavy JSON-RPC batches get a row budget and a few connections, not the pool;
 // cheap requests of other clients get through meanwhile; a statement's timer starts when it has a
@@ -19,7 +19,7 @@ const onServer = (await findServer()) !== null;
 const HOLDERS = 3_000;
 const holderAddress = (i: number) => `0x${(0xc0de0000 + i).toString(16).padStart(40, '0')}`;
 
-const open: LiveGateway[] = [];
+const open: TestGateway[] = [];
 
 const db = useDatabase({
   load: async (db) => {
@@ -36,7 +36,7 @@ afterAll(async () => {
 });
 
 async function gatewayWith(overrides: Partial<GatewayConfig>, logger?: ReturnType<typeof capturingLogger>) {
-  const live = await startGateway(db, { CACHE: false, ...overrides }, { logger: logger?.logger });
+  const live = await startTestGateway(db, { CACHE: false, ...overrides }, { logger: logger?.logger });
   open.push(live);
   return live;
 }

@@ -4,7 +4,7 @@ import { alice, chainRows, Fixture } from '../support/fixtures.js';
 
 // The no-N+1 proof: a list of N parents with nested fields costs the same (small) number of SQL
 // statements for N = 10 as for N = 100. Statements are counted through the driver's debug hook
-// (createTestGateway's `statements`), i.e. every statement the gateway sends.
+// (buildTestGateway's `statements`), i.e. every statement the gateway sends.
 
 const holderOf = (i: number, k: number) => `0x${(i * 10 + k).toString(16).padStart(40, '0')}`;
 const TICKS = 100;

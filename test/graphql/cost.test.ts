@@ -4,7 +4,7 @@ import type { GatewayConfig } from '../../src/app.js';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
 import { seedDemo } from '../../src/db/seed/index.js';
 import { defaultQuery } from '../../src/graphql/yoga.js';
-import { createTestGateway, useDatabase } from '../support/gateway.js';
+import { buildTestGateway, useDatabase } from '../support/gateway.js';
 import { listen, post } from '../support/http.js';
 
 // The attacks of the "variables bypass the cost limit" finding, on the demo dataset (300 ticks, the
@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 async function gatewayWith(overrides: Partial<GatewayConfig> = {}) {
-  const { gateway, statements } = createTestGateway(db, overrides);
+  const { gateway, statements } = buildTestGateway(db, overrides);
   open.push(gateway);
   return { gateway, statements, base: await listen(gateway) };
 }

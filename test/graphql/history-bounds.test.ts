@@ -3,9 +3,9 @@ import type { GatewayConfig } from '../../src/app.js';
 import { configSchema } from '../../src/config.js';
 import { Fixture } from '../support/fixtures.js';
 import { lockTable } from '../support/locks.js';
-import { capturingLogger, startGateway, type LiveGateway } from '../support/ops.js';
+import { capturingLogger } from '../support/ops.js';
 import { gql } from '../support/http.js';
-import { useDatabase } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // History scans bounded (issue 23): a list at a block height (atBlock) scans every history entry its
 // offset skips, so a deep offset is refused (HISTORY_MAX_OFFSET, a client error before any statement) and
@@ -15,7 +15,7 @@ import { useDatabase } from '../support/gateway.js';
 
 const HOLDERS = 200;
 let height = 0;
-const open: LiveGateway[] = [];
+const open: TestGateway[] = [];
 
 const db = useDatabase({
   load: async (db) => {
@@ -33,7 +33,7 @@ afterAll(async () => {
 
 async function gatewayWith(overrides: Partial<GatewayConfig>) {
   const log = capturingLogger('info');
-  const live = await startGateway(db, { CACHE: false, ...overrides }, { logger: log.logger });
+  const live = await startTestGateway(db, { CACHE: false, ...overrides }, { logger: log.logger });
   open.push(live);
   return { ...live, log };
 }

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
 import { Fixture } from '../support/fixtures.js';
-import { startGateway, type LiveGateway } from '../support/ops.js';
 import { gql, request, rpc } from '../support/http.js';
-import { useDatabase, useGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase, useGateway } from '../support/gateway.js';
 
 // GET /metrics: prom-client exposition with the yoga Prometheus plugin's GraphQL metrics and the
 // gateway's own: requests and latency per operation and per RPC method, errors by code, DataLoader batch
@@ -24,7 +23,7 @@ const db = useDatabase({
 const live = useGateway({ db, config: { CACHE: true } });
 const second = useGateway({ db, config: { CACHE: true } });
 
-const scrape = async (g: LiveGateway) => {
+const scrape = async (g: TestGateway) => {
   const reply = await request(`${g.base}/metrics`);
   expect(reply.status).toBe(200);
   expect(reply.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
@@ -136,7 +135,7 @@ describe('pool gauges', () => {
   });
 
   it('see the statements of requests in flight', async () => {
-    const small = await startGateway(db, { DB_POOL_MAX: 1, CACHE: false });
+    const small = await startTestGateway(db, { DB_POOL_MAX: 1, CACHE: false });
     try {
       // a lock held by another session keeps the gateway's statements in flight until the test lets go,
       // so what the gauges show does not depend on how fast the machine is

@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { rpcPaths, type RpcInterface } from '../../src/rpc/openrpc.js';
-import { createTestGateway, useDatabase } from '../support/gateway.js';
+import { buildTestGateway, useDatabase } from '../support/gateway.js';
 import { listen, post } from '../support/http.js';
 
 // rpc.discover advertises where it was asked: PUBLIC_URL when set, else http:// and the request's Host
@@ -17,7 +17,7 @@ afterAll(async () => {
 });
 
 async function start(overrides: Record<string, unknown> = {}) {
-  const { gateway } = createTestGateway(db, { CACHE: true, ...overrides });
+  const { gateway } = buildTestGateway(db, { CACHE: true, ...overrides });
   gateways.push(gateway);
   return new URL(await listen(gateway));
 }

@@ -3,9 +3,8 @@ import type { GatewayConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { Fixture } from '../support/fixtures.js';
 import { call } from '../support/http.js';
-import { startGateway } from '../support/ops.js';
 import { exchange } from '../support/sockets.js';
-import { useDatabase } from '../support/gateway.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
 
 // One client asking for big answers back to back cannot take the gateway's thread from everyone else:
 // each client address has a budget of response bytes (HTTP_CLIENT_BYTES_PER_S, burst HTTP_CLIENT_BURST_BYTES).
@@ -29,7 +28,7 @@ afterAll(async () => {
 
 /** The port of a listening gateway with these settings (cache off: every answer is computed and charged). */
 async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const live = await startGateway(db, { CACHE: false, ...overrides });
+  const live = await startTestGateway(db, { CACHE: false, ...overrides });
   open.push(live);
   return Number(new URL(live.base).port);
 }

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { Fixture } from '../support/fixtures.js';
-import { capturingLogger, startGateway, type LiveGateway } from '../support/ops.js';
+import { capturingLogger } from '../support/ops.js';
 import { gql, rpc } from '../support/http.js';
-import { useDatabase } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // Client-caused limits are client errors (issue 23): a request that runs into a limit of its own (here its
 // row budget, REQUEST_MAX_ROWS) is told JSON-RPC -32005 "limit exceeded" with data.reason (EIP-1474), never
@@ -13,7 +13,7 @@ import { useDatabase } from '../support/gateway.js';
 
 const TRANSACTIONS = 300;
 
-const open: LiveGateway[] = [];
+const open: TestGateway[] = [];
 
 const db = useDatabase({
   load: async (db) => {
@@ -29,7 +29,7 @@ afterAll(async () => {
 
 async function gatewayWith(overrides: Partial<GatewayConfig>) {
   const log = capturingLogger('info');
-  const live = await startGateway(db, { CACHE: false, ...overrides }, { logger: log.logger });
+  const live = await startTestGateway(db, { CACHE: false, ...overrides }, { logger: log.logger });
   open.push(live);
   return { ...live, log };
 }

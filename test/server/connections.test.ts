@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { clientKey } from '../../src/server/connections.js';
-import { createTestGateway, useDatabase } from '../support/gateway.js';
+import { buildTestGateway, useDatabase } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { call } from '../support/http.js';
 import { exchange, openClient, parseResponse, type RawClient } from '../support/sockets.js';
@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const { gateway } = createTestGateway(db, overrides);
+  const { gateway } = buildTestGateway(db, overrides);
   open.push(gateway);
   await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
   const port = (gateway.server.address() as AddressInfo).port;

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { createTestGateway, useDatabase } from '../support/gateway.js';
+import { buildTestGateway, useDatabase } from '../support/gateway.js';
 import { listen } from '../support/http.js';
 
 // CORS (finding 7): with CORS_ORIGIN=* neither surface ever allows credentials (GraphQL used to echo any
@@ -16,7 +16,7 @@ afterAll(async () => {
 });
 
 async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const { gateway } = createTestGateway(db, overrides);
+  const { gateway } = buildTestGateway(db, overrides);
   open.push(gateway);
   return listen(gateway);
 }

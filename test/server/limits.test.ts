@@ -6,7 +6,7 @@ import type { GatewayConfig } from '../../src/app.js';
 import { configSchema } from '../../src/config.js';
 import { defaultQuery } from '../../src/graphql/yoga.js';
 import { findServer, testConfig } from '../support/db.js';
-import { createTestGateway, useDatabase } from '../support/gateway.js';
+import { buildTestGateway, useDatabase } from '../support/gateway.js';
 import { lockTable } from '../support/locks.js';
 import { Fixture } from '../support/fixtures.js';
 import { listen, post } from '../support/http.js';
@@ -35,7 +35,7 @@ afterAll(async () => {
 
 /** A listening gateway with these settings on the test database. */
 async function gatewayWith(overrides: Partial<GatewayConfig> = {}, target = db.target) {
-  const { gateway } = createTestGateway({ ...db, target }, overrides);
+  const { gateway } = buildTestGateway({ ...db, target }, overrides);
   open.push(gateway);
   return { gateway, base: await listen(gateway) };
 }

@@ -6,7 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { configSchema } from '../../src/config.js';
 import { connectionTable } from '../../src/server/pressure.js';
-import { createTestGateway, useDatabase } from '../support/gateway.js';
+import { buildTestGateway, useDatabase } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { exchange, openClient, parseResponse, type RawClient } from '../support/sockets.js';
 
@@ -41,7 +41,7 @@ const patient: Partial<GatewayConfig> = {
 };
 
 async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const { gateway } = createTestGateway(db, { ...patient, ...overrides });
+  const { gateway } = buildTestGateway(db, { ...patient, ...overrides });
   open.push(gateway);
   await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
   const port = (gateway.server.address() as AddressInfo).port;

@@ -124,11 +124,6 @@ export function useGateway(
   };
 }
 
-/** buildTestGateway under the name most files use (not listening; statements counted). */
-export function createTestGateway(db: TestDatabase, overrides: Partial<GatewayConfig> = {}) {
-  return buildTestGateway(db, overrides);
-}
-
 /** Runs a GraphQL document in-process through yoga (no port). */
 export async function graphql<T = any>(
   gateway: Gateway, query: string, variables: Record<string, unknown> = {},
