@@ -5,9 +5,10 @@ import { insertApiKey } from '../../src/db/api-keys.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { lockTable } from '../support/locks.js';
-import { startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { waitFor } from '../support/ops.js';
 import { gql } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
 // ANONYMOUS_SHARE: while any API key exists, requests without a key hold at most that share of the
 // database pool and of the open subscriptions together, so a keyed client finds a connection and a stream
@@ -19,7 +20,7 @@ const onServer = (await findServer()) !== null;
 
 describe('the anonymous share of the database pool (real PostgreSQL)', skipUnless(onServer, because.noServer), () => {
   let db: TestDatabase;
-  let gateway: LiveGateway;
+  let gateway: TestGateway;
   let key: string;
 
   beforeAll(async () => {
@@ -30,7 +31,7 @@ describe('the anonymous share of the database pool (real PostgreSQL)', skipUnles
     const g = generateKey();
     await insertApiKey(db.sql, { name: 'partner', prefix: g.prefix, secretSha256: g.secretSha256, ratePerS: 1_000, burst: 1_000 });
     key = g.key;
-    gateway = await startGateway(db, {
+    gateway = await startTestGateway(db, {
       CACHE: false, DB_POOL_MAX: 4, ANONYMOUS_SHARE: 0.5, DB_QUEUE_TIMEOUT_MS: 5_000, DB_STATEMENT_TIMEOUT_MS: 20_000,
     });
   });
@@ -74,7 +75,7 @@ describe('the anonymous share of the database pool (real PostgreSQL)', skipUnles
 
 describe('the anonymous share of the open subscriptions', skipUnless(onServer, because.noServer), () => {
   let db: TestDatabase;
-  let gateway: LiveGateway;
+  let gateway: TestGateway;
   let key: string;
   const clients: Client[] = [];
 
@@ -83,7 +84,7 @@ describe('the anonymous share of the open subscriptions', skipUnless(onServer, b
     const g = generateKey();
     await insertApiKey(db.sql, { name: 'partner', prefix: g.prefix, secretSha256: g.secretSha256, ratePerS: 1_000, burst: 1_000, maxStreams: 10 });
     key = g.key;
-    gateway = await startGateway(db, { SUBSCRIPTIONS_MAX_OPEN: 4, SUBSCRIPTIONS_MAX_PER_CLIENT: 0, ANONYMOUS_SHARE: 0.5 });
+    gateway = await startTestGateway(db, { CACHE: true, SUBSCRIPTIONS_MAX_OPEN: 4, SUBSCRIPTIONS_MAX_PER_CLIENT: 0, ANONYMOUS_SHARE: 0.5 });
   });
 
   afterAll(async () => {

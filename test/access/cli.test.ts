@@ -2,12 +2,12 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createQuota } from '../../src/access/quota.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
 import { because } from '../support/skips.js';
+import { useDatabase } from '../support/gateway.js';
 
 // `npm run keys -- create|list|revoke|usage` as the operator runs it (the real CLI in a child process) on a
 // real PostgreSQL database and a private Redis: the key is printed once as the last (and only) line of
@@ -15,7 +15,6 @@ import { because } from '../support/skips.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
-let db: TestDatabase;
 let redis: OwnRedis;
 
 async function keys(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -29,14 +28,14 @@ async function keys(args: string[], env: Record<string, string> = {}): Promise<{
   }
 }
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  redis = await startRedis();
+const db = useDatabase({
+  load: async () => {
+    redis = await startRedis();
+  },
 });
 
 afterAll(async () => {
   await redis?.stop();
-  await db?.close();
 });
 
 describe('npm run keys', () => {

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createFailureTracker } from '../../src/access/failures.js';
 import { createAccessGate, type AccessGate, type AccessVerdict } from '../../src/access/gate.js';
 import { generateKey } from '../../src/access/key-format.js';
@@ -10,14 +10,13 @@ import { createKeyRegistry, type KeyRegistry } from '../../src/access/registry.j
 import { insertApiKey } from '../../src/db/api-keys.js';
 import { createSql, type Sql } from '../../src/db/client.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 
 // The per-request access decision on real PostgreSQL keys: credentials from Authorization: Bearer or
 // X-API-Key, anonymous allow/deny, 401 for unknown/revoked/expired, 429 over the quota with Retry-After,
 // the RateLimit header fields (draft-ietf-httpapi-ratelimit-headers-10), repeated bad keys from one address
 // slowed down, per-key metrics by name — and no key in any log line, metric or refusal.
 
-let db: TestDatabase;
 let reader: Sql;
 let keys: KeyRegistry;
 let quota: Quota;
@@ -44,30 +43,30 @@ async function check(g: AccessGate, headers: Record<string, string>, address = '
   return verdict;
 }
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  reader = createSql({ ...db.target, poolMax: 1, statementTimeoutMs: 5_000, connectTimeoutS: 5, readOnly: true });
-  await addKey('partner', { dailyAllowance: 100 });
-  await addKey('other', { ratePerS: 100, burst: 100 });
-  await addKey('gone');
-  await addKey('old');
-  await db.sql`UPDATE api_keys SET revoked_at = now() WHERE name = 'gone'`;
-  await db.sql`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE name = 'old'`;
-  keys = createKeyRegistry({ sql: reader, listen: false, reloadMs: 60_000 });
-  await keys.start();
-  quota = createQuota({ commandTimeoutMs: 50, breakerFailures: 5, breakerOpenMs: 1_000, gateways: 1, logger: createLogger({ level: 'silent' }) });
-  const logger = createLogger({ level: 'trace', destination: new Writable({ write(c, _e, done) { lines.push(String(c)); done(); } }) });
-  const metrics = registerAccessMetrics(metricsRegistry, { registry: keys, quota });
-  const failures = () => createFailureTracker({ free: 3, maxBlockS: 4, forgetMs: 60_000, maxAddresses: 1_000 });
-  gate = createAccessGate({ registry: keys, quota, failures: failures(), metrics, anonymous: 'allow', logger });
-  denyGate = createAccessGate({ registry: keys, quota, failures: failures(), metrics, anonymous: 'deny', logger });
+const db = useDatabase({
+  load: async (db) => {
+    reader = createSql({ ...db.target, poolMax: 1, statementTimeoutMs: 5_000, connectTimeoutS: 5, readOnly: true });
+    await addKey('partner', { dailyAllowance: 100 });
+    await addKey('other', { ratePerS: 100, burst: 100 });
+    await addKey('gone');
+    await addKey('old');
+    await db.sql`UPDATE api_keys SET revoked_at = now() WHERE name = 'gone'`;
+    await db.sql`UPDATE api_keys SET expires_at = now() - interval '1 minute' WHERE name = 'old'`;
+    keys = createKeyRegistry({ sql: reader, listen: false, reloadMs: 60_000 });
+    await keys.start();
+    quota = createQuota({ commandTimeoutMs: 50, breakerFailures: 5, breakerOpenMs: 1_000, gateways: 1, logger: createLogger({ level: 'silent' }) });
+    const logger = createLogger({ level: 'trace', destination: new Writable({ write(c, _e, done) { lines.push(String(c)); done(); } }) });
+    const metrics = registerAccessMetrics(metricsRegistry, { registry: keys, quota });
+    const failures = () => createFailureTracker({ free: 3, maxBlockS: 4, forgetMs: 60_000, maxAddresses: 1_000 });
+    gate = createAccessGate({ registry: keys, quota, failures: failures(), metrics, anonymous: 'allow', logger });
+    denyGate = createAccessGate({ registry: keys, quota, failures: failures(), metrics, anonymous: 'deny', logger });
+  },
 });
 
 afterAll(async () => {
   await keys?.stop();
   await quota?.close();
   await reader?.end({ timeout: 5 });
-  await db?.close();
 });
 
 describe('the access gate', () => {

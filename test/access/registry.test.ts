@@ -1,17 +1,16 @@
 import { createHash } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/access/key-format.js';
 import { createKeyRegistry, type KeyRegistry } from '../../src/access/registry.js';
 import { insertApiKey, revokeApiKey } from '../../src/db/api-keys.js';
 import { createSql, type Sql } from '../../src/db/client.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { because } from '../support/skips.js';
+import { useDatabase } from '../support/gateway.js';
 
 // The gateway's key registry on real PostgreSQL: read with a read-only session (as the gateway's role),
 // a change made on the admin connection reaches two running registries through NOTIFY within 2 s, and a
 // registry that cannot LISTEN picks it up by its periodic reload.
 
-let db: TestDatabase;
 const readers: Sql[] = [];
 const registries: KeyRegistry[] = [];
 
@@ -43,14 +42,11 @@ const newKey = async (name: string, extra: Partial<Parameters<typeof insertApiKe
   return g;
 };
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
+const db = useDatabase();
 
 afterAll(async () => {
   for (const r of registries) await r.stop();
   for (const sql of readers) await sql.end({ timeout: 5 });
-  await db?.close();
 });
 
 describe('the key registry', () => {

@@ -5,9 +5,10 @@ import { generateKey } from '../../src/access/key-format.js';
 import { insertApiKey, revokeApiKey } from '../../src/db/api-keys.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { capturingLogger, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, waitFor } from '../support/ops.js';
 import { gql, request, rpc } from '../support/http.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
 // API keys on every surface of two listening gateways sharing one PostgreSQL database and one private
 // Redis: 401 in each surface's shape for unknown, revoked and expired keys, 429 over the quota (GraphQL
@@ -17,8 +18,8 @@ import { startRedis, type OwnRedis } from '../support/redis-server.js';
 
 let db: TestDatabase;
 let redis: OwnRedis;
-let a: LiveGateway;
-let b: LiveGateway;
+let a: TestGateway;
+let b: TestGateway;
 const logs = capturingLogger('debug');
 const keys: Record<string, string> = {};
 const clients: Client[] = [];
@@ -67,8 +68,8 @@ beforeAll(async () => {
   const settings = {
     REDIS_URL: redis.url, QUOTA_GATEWAYS: 2, MAX_PAGE_SIZE: 2, GRAPHQL_MAX_COST: 15, SUBSCRIPTIONS_MAX_PER_CLIENT: 1, BAD_KEY_FREE_FAILURES: 1_000,
   };
-  a = await startGateway(db, settings, { logger: logs.logger });
-  b = await startGateway(db, settings);
+  a = await startTestGateway(db, { CACHE: true, ...settings }, { logger: logs.logger });
+  b = await startTestGateway(db, { CACHE: true, ...settings });
 });
 
 afterAll(async () => {
@@ -164,7 +165,7 @@ describe('API keys on the surfaces', () => {
   });
 
   it('ANONYMOUS_ACCESS=deny: a request without a key gets 401, with a key it is served', async () => {
-    const deny = await startGateway(db, { ANONYMOUS_ACCESS: 'deny' });
+    const deny = await startTestGateway(db, { CACHE: true, ANONYMOUS_ACCESS: 'deny' });
     try {
       const g = await gql(deny.base, '{ chains { chain } }');
       expect(g.status).toBe(401);
@@ -180,7 +181,7 @@ describe('API keys on the surfaces', () => {
   });
 
   it('bad keys from one loopback address slow that address down (429), not another address', async () => {
-    const strict = await startGateway(db, { BAD_KEY_FREE_FAILURES: 2, BAD_KEY_MAX_BLOCK_S: 30 });
+    const strict = await startTestGateway(db, { CACHE: true, BAD_KEY_FREE_FAILURES: 2, BAD_KEY_MAX_BLOCK_S: 30 });
     const from = (localAddress: string, key: string) => new Promise<{ status: number; retryAfter?: string; body: string }>((resolve, reject) => {
       const url = new URL(`${strict.base}/v2/rpc`);
       const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'inds_getTicks', params: [] });

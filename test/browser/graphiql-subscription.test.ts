@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, launchChromium, screenshot, type Browser } from '../support/browser.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { alice, Fixture } from '../support/fixtures.js';
-import { indexMint, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { indexMint, waitFor } from '../support/ops.js';
 import { because, skipUnless } from '../support/skips.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
 // A subscription in GraphiQL, in headless Chromium: GraphiQL opens with a `blocks` subscription (the
 // ?query= parameter), runs it over SSE, the test commits a block as the indexer would, and the result
@@ -27,7 +28,7 @@ subscription NewBlocks {
 
 describe('a subscription in GraphiQL (headless Chromium)', skipUnless(hasChromium, because.noChromium), () => {
   let db: TestDatabase;
-  let live: LiveGateway;
+  let live: TestGateway;
   let browser: Browser;
 
   beforeAll(async () => {
@@ -36,7 +37,7 @@ describe('a subscription in GraphiQL (headless Chromium)', skipUnless(hasChromiu
     f.mint(f.tick(tick), alice, '10');
     f.block('eth', '19000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
     await f.load(db.sql);
-    live = await startGateway(db);
+    live = await startTestGateway(db, { CACHE: true });
     browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {

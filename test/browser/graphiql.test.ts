@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, launchChromium, screenshot, type Browser } from '../support/browser.js';
-import { startDemoGateway, type LiveGateway } from '../support/ops.js';
+import { startDemoGateway } from '../support/ops.js';
 import { because, skipUnless } from '../support/skips.js';
+import { type TestGateway } from '../support/gateway.js';
 
 // GraphiQL in a real browser: headless Chromium (Debian's package, driven by playwright-core) loads
 // /graphql from the running gateway, runs the pre-filled example query and must show data. The
@@ -11,7 +12,7 @@ import { because, skipUnless } from '../support/skips.js';
 
 
 describe('GraphiQL in headless Chromium', skipUnless(hasChromium, because.noChromium), () => {
-  let live: LiveGateway;
+  let live: TestGateway;
   let browser: Browser;
 
   beforeAll(async () => {

@@ -1,13 +1,13 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { seedDemo } from '../../src/db/seed/index.js';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
 import { defaultQuery } from '../../src/graphql/yoga.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { capturingLogger, indexMint, median, startGateway, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, indexMint, median } from '../support/ops.js';
 import { request } from '../support/http.js';
+import { type TestGateway, useDatabase, useGateway } from '../support/gateway.js';
 
 // The cache measured on the demo dataset: a mix of the documented JSON-RPC examples (v1 and v2) and
 // GraphQL queries. Reports the hit ratio of random draws from that mix (steady, and with an indexer
@@ -46,29 +46,22 @@ function workload(addresses: string[]): Req[] {
   return [...new Map(all.map((r) => [`${r.path} ${r.body.replace(/"id":\d+,/, '')}`, r])).values()];
 }
 
-let db: TestDatabase;
-let cached: LiveGateway;
-let uncached: LiveGateway;
 const log = capturingLogger();
 let pool: Req[];
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  await seedDemo(db.sql);
-  const rows = await db.sql<{ address: string }[]>`
-    SELECT address FROM balances WHERE balance > 0 GROUP BY address ORDER BY count(*) DESC, address LIMIT 20`;
-  pool = workload([DEMO_NOTABLE.busiestAddress, DEMO_NOTABLE.scriptedAddress, ...rows.map((r) => r.address)]);
-  cached = await startGateway(db, {}, { logger: log.logger });
-  uncached = await startGateway(db, { CACHE: false });
-}, 120_000);
-afterAll(async () => {
-  await cached?.close();
-  await uncached?.close();
-  await db?.close();
+const db = useDatabase({
+  load: async (db) => {
+    await seedDemo(db.sql);
+    const rows = await db.sql<{ address: string }[]>`
+      SELECT address FROM balances WHERE balance > 0 GROUP BY address ORDER BY count(*) DESC, address LIMIT 20`;
+    pool = workload([DEMO_NOTABLE.busiestAddress, DEMO_NOTABLE.scriptedAddress, ...rows.map((r) => r.address)]);
+  },
 });
+const cached = useGateway({ db, config: { CACHE: true }, logger: log.logger });
+const uncached = useGateway({ db, config: { CACHE: false } });
 
 let seq = 0;
-async function send(live: LiveGateway, req: Req) {
+async function send(live: TestGateway, req: Req) {
   const id = `demo-${++seq}`;
   const reply = await request(`${live.base}${req.path}`, {
     method: 'POST', headers: { 'content-type': 'application/json', 'x-request-id': id }, body: req.body,
@@ -77,7 +70,7 @@ async function send(live: LiveGateway, req: Req) {
 }
 
 /** Runs requests one after another (latency without queueing); returns per-outcome client-side times. */
-async function run(live: LiveGateway, count: number | { untilMs: number }, onTick?: () => Promise<void>) {
+async function run(live: TestGateway, count: number | { untilMs: number }, onTick?: () => Promise<void>) {
   const times: Record<string, number[]> = { hit: [], miss: [], bypass: [] };
   const started = Date.now();
   let n = 0;

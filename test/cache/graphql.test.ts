@@ -1,10 +1,11 @@
 import { performance } from 'node:perf_hooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { describe, expect, it } from 'vitest';
+import { findServer } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { dataVersion, indexMint, sameData, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { dataVersion, indexMint, sameData, waitFor } from '../support/ops.js';
 import { gql } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
+import { startTestGateway, type TestGateway, useDatabase, useGateway } from '../support/gateway.js';
 
 // The GraphQL response cache on a real database: hits, invalidation by a write through the indexer's
 // path (LISTEN/NOTIFY, and the polling fallback alone), isolation between requests, switching it off.
@@ -20,32 +21,24 @@ const balancesQuery = `query Balances($address: String!) {
   balances(address: $address, first: 10) { totalCount edges { node { address balance tick { tick } } } }
 }`;
 
-let db: TestDatabase;
-let cached: LiveGateway;
-let plain: LiveGateway;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  const t = f.tick(tick);
-  const other = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'othr' });
-  holders.forEach((address, i) => {
-    f.mint(t, address, String(1000 + i));
-    if (i % 3 === 0) f.mint(other, address, String(7 * (i + 1)));
-  });
-  f.block('eth', '19000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:05.000Z');
-  f.block('bsc', '35000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:03.000Z');
-  await f.load(db.sql);
-  // the poll timer (500 ms by default) could see a write before its NOTIFY arrives on a loaded machine and
-  // take the credit; at 60 s the LISTEN test below measures LISTEN/NOTIFY alone (the fallback has its own test)
-  cached = await startGateway(db, { DATA_VERSION_POLL_MS: 60_000 });
-  plain = await startGateway(db, { CACHE: false });
+const db = useDatabase({
+  load: async (db) => {
+    const f = new Fixture();
+    const t = f.tick(tick);
+    const other = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'othr' });
+    holders.forEach((address, i) => {
+      f.mint(t, address, String(1000 + i));
+      if (i % 3 === 0) f.mint(other, address, String(7 * (i + 1)));
+    });
+    f.block('eth', '19000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:05.000Z');
+    f.block('bsc', '35000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:03.000Z');
+    await f.load(db.sql);
+  },
 });
-afterAll(async () => {
-  await cached?.close();
-  await plain?.close();
-  await db?.close();
-});
+// the poll timer (500 ms by default) could see a write before its NOTIFY arrives on a loaded machine and
+// take the credit; at 60 s the LISTEN test below measures LISTEN/NOTIFY alone (the fallback has its own test)
+const cached = useGateway({ db, config: { CACHE: true, DATA_VERSION_POLL_MS: 60_000 } });
+const plain = useGateway({ db, config: { CACHE: false } });
 
 describe('GraphQL response cache', () => {
   it('serves a repeated query from the cache, without a statement', async () => {
@@ -120,7 +113,7 @@ describe('GraphQL response cache', () => {
   });
 
   it('with LISTEN off, the polling fallback alone invalidates within 1 s', async () => {
-    const polling = await startGateway(db, { DATA_VERSION_LISTEN: false, DATA_VERSION_POLL_MS: 200 });
+    const polling = await startTestGateway(db, { CACHE: true, DATA_VERSION_LISTEN: false, DATA_VERSION_POLL_MS: 200 });
     try {
       expect(polling.gateway.ops.watcher.listening()).toBe(false);
       await expectInvalidation(polling, holders[5]!);
@@ -166,7 +159,7 @@ describe('GraphQL response cache', () => {
 });
 
 /** Fills the cache for `address`, mints to it the indexer's way, and times how long stale answers last. */
-async function expectInvalidation(live: LiveGateway, address: string) {
+async function expectInvalidation(live: TestGateway, address: string) {
   const balanceOf = (json: any) => json.data.balances.edges.find((e: any) => e.node.tick.tick === tick.tick)?.node.balance;
   const before = await gql(live.base, balancesQuery, { address });
   const again = await gql(live.base, balancesQuery, { address });

@@ -3,7 +3,8 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemo } from '../../src/db/seed/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { sameData, startGateway, type LiveGateway } from '../support/ops.js';
+import { sameData } from '../support/ops.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
 // HTTP caching a CDN can use, and compression, on the demo data over real sockets (node:http, so the
 // bytes on the wire are seen as sent: fetch would decompress them): quoted strong ETags, If-None-Match
@@ -39,16 +40,16 @@ const getPath = (q: string, variables?: object) =>
 const json = { accept: 'application/json' };
 
 let db: TestDatabase;
-let live: LiveGateway;
-let other: LiveGateway;
-let custom: LiveGateway;
+let live: TestGateway;
+let other: TestGateway;
+let custom: TestGateway;
 
 beforeAll(async () => {
   db = await createTestDatabase();
   await seedDemo(db.sql);
-  live = await startGateway(db);
-  other = await startGateway(db); // another replica: its own (empty) response cache
-  custom = await startGateway(db, {
+  live = await startTestGateway(db, { CACHE: true });
+  other = await startTestGateway(db, { CACHE: true }); // another replica: its own (empty) response cache
+  custom = await startTestGateway(db, { CACHE: true, 
     GRAPHQL_CACHE_CONTROL: 'public, max-age=60, s-maxage=300', HTTP_COMPRESSION_MIN_BYTES: 100_000, CORS_ORIGIN: 'https://app.example',
   });
 });
@@ -149,7 +150,7 @@ describe('compression', () => {
 
   it('answers a request without Accept-Encoding with the headers and bytes compression gives `identity`', async () => {
     // without Accept-Encoding the listener skips the compression middleware and only adds its Vary itself
-    const requests: { gateway: LiveGateway; path: string; method?: string; headers?: Record<string, string>; body?: string }[] = [
+    const requests: { gateway: TestGateway; path: string; method?: string; headers?: Record<string, string>; body?: string }[] = [
       { gateway: live, path: getPath(query), headers: json },
       { gateway: custom, path: getPath(query), headers: { ...json, origin: 'https://app.example' } },
       { gateway: live, path: '/graphql', method: 'POST', headers: { ...json, 'content-type': 'application/json' }, body: JSON.stringify({ query }) },

@@ -2,10 +2,10 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyVersion } from '../../src/cache/keys.js';
 import { Fixture } from '../support/fixtures.js';
-import { findRedis, sameData, sameText, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { findRedis, sameData, sameText, waitFor } from '../support/ops.js';
 import { gql, gqlGet, rpc } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
-import { useGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useGateway } from '../support/gateway.js';
 
 // The response cache is bounded in bytes: an answer over CACHE_MAX_ENTRY_BYTES is served but not stored
 // (in memory or on Redis), the in-memory store never holds more than CACHE_MAX_BYTES (least recently
@@ -21,9 +21,10 @@ const holdersQuery = `query Holders($n: Int!) {
 const small = '{ chains { chain } }';
 const holdersCall = (n: number) => ({ jsonrpc: '2.0', id: 1, method: 'inds_getHoldersByTick', params: [n, 0, 'eth', 'erc-20', 'huge', 2] });
 
-const scrape = async (live: LiveGateway) => (await fetch(`${live.base}/metrics`)).text();
+const scrape = async (live: TestGateway) => (await fetch(`${live.base}/metrics`)).text();
 const sample = (text: string, name: string) => Number(/^(\S+) (\S+)$/m.exec(text.split('\n').filter((l) => l.startsWith(`${name} `))[0] ?? '')?.[2]);
 
+// 64 KiB in all, 16 KiB per entry: 300 holders (~27 KB) are too big, 100 (~9 KB) fit, seven of them fill it
 const limited = useGateway({
   load: async (db) => {
     const f = new Fixture();
@@ -31,10 +32,10 @@ const limited = useGateway({
     holders.forEach((address, i) => f.mint(t, address, String(1_000_000 + i)));
     f.block('eth', '19000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:05.000Z');
     await f.load(db.sql);
-    // 64 KiB in all, 16 KiB per entry: 300 holders (~27 KB) are too big, 100 (~9 KB) fit, seven of them fill it
   },
   config: { CACHE: true, CACHE_MAX_BYTES: 64 * 1024, CACHE_MAX_ENTRY_BYTES: 16 * 1024, MAX_PAGE_SIZE: 1000 },
 });
+
 describe('response cache limits (in memory)', () => {
   it('answers an answer over CACHE_MAX_ENTRY_BYTES in full but does not store it (GraphQL)', async () => {
     const first = await gql(limited.base, holdersQuery, { n: 300 });
@@ -104,10 +105,10 @@ describe('response cache limits (in memory)', () => {
 });
 
 describe('response cache limits (Redis)', skipUnless(redisUrl, because.noRedis), () => {
-  let live: LiveGateway;
+  let live: TestGateway;
   let redis: Redis;
   beforeAll(async () => {
-    live = await startGateway(limited.db, { REDIS_URL: redisUrl!, CACHE_MAX_ENTRY_BYTES: 16 * 1024 });
+    live = await startTestGateway(limited.db, { CACHE: true, REDIS_URL: redisUrl!, CACHE_MAX_ENTRY_BYTES: 16 * 1024 });
     redis = new Redis(redisUrl!);
   });
   afterAll(async () => {

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { capturingLogger, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, waitFor } from '../support/ops.js';
 import { gql, rpc } from '../support/http.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
 // The shared cache fails soft: a real redis-server of the test's own, frozen with SIGSTOP (hung: the port
 // accepts, nothing answers) or killed. The gateway answers every request correctly without it (x-cache:
@@ -15,7 +16,7 @@ const tick = { chain: 'avalanche', protocol: 'asc-20', tick: 'soft' };
 const balancesQuery = 'query B($address: String!) { balances(address: $address, first: 5) { edges { node { balance tick { tick } } } } }';
 const balanceCall = (address: string, id = 1) => ({ jsonrpc: '2.0', id, method: 'inds_getBalancesByAddress', params: [5, 0, address, '', '', '', '', 2] });
 
-async function metric(g: LiveGateway, name: string): Promise<number | undefined> {
+async function metric(g: TestGateway, name: string): Promise<number | undefined> {
   const scrape = await (await fetch(`${g.base}/metrics`)).text();
   const line = scrape.split('\n').find((l) => l.startsWith(`${name} `));
   return line === undefined ? undefined : Number(line.slice(name.length + 1));
@@ -24,8 +25,8 @@ async function metric(g: LiveGateway, name: string): Promise<number | undefined>
 describe('shared cache failing soft', () => {
   let db: TestDatabase;
   let redis: OwnRedis;
-  let g: LiveGateway;
-  let plain: LiveGateway;
+  let g: TestGateway;
+  let plain: TestGateway;
   const log = capturingLogger();
   const truth = new Map<string, string>();
 
@@ -39,8 +40,8 @@ describe('shared cache failing soft', () => {
     redis = await startRedis();
     [g, plain] = await Promise.all([
       // without the local level in front of Redis, so that what Redis itself costs shows (the local level: cache.two-level)
-      startGateway(db, { REDIS_URL: redis.url, REDIS_BREAKER_FAILURES: 3, REDIS_BREAKER_OPEN_MS: 300, CACHE_LOCAL_MAX_BYTES: 0 }, { logger: log.logger }),
-      startGateway(db, { CACHE: false }),
+      startTestGateway(db, { CACHE: true, REDIS_URL: redis.url, REDIS_BREAKER_FAILURES: 3, REDIS_BREAKER_OPEN_MS: 300, CACHE_LOCAL_MAX_BYTES: 0 }, { logger: log.logger }),
+      startTestGateway(db, { CACHE: false }),
     ]);
     for (const address of holders) truth.set(address, (await rpc(plain.base, balanceCall(address))).text);
   });

@@ -2,9 +2,10 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { findRedis, indexMint, sameData, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { findRedis, indexMint, sameData, waitFor } from '../support/ops.js';
 import { gql, rpc } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
 // Two gateway replicas on one Redis: one cache (an entry stored by one is a hit on the other) and one
 // invalidation (each learns the new data version from the database). Skipped without a Redis.
@@ -27,15 +28,15 @@ async function seeded(offset: number): Promise<TestDatabase> {
 
 describe('response cache on Redis, shared by two gateways', skipUnless(redisUrl, because.noRedis), () => {
   let db: TestDatabase;
-  let a: LiveGateway;
-  let b: LiveGateway;
-  let plain: LiveGateway;
+  let a: TestGateway;
+  let b: TestGateway;
+  let plain: TestGateway;
   let redis: Redis;
 
   beforeAll(async () => {
     db = await seeded(0);
     const config = { REDIS_URL: redisUrl!, CACHE_TTL_MS: 30_000 };
-    [a, b, plain] = await Promise.all([startGateway(db, config), startGateway(db, config), startGateway(db, { CACHE: false })]);
+    [a, b, plain] = await Promise.all([startTestGateway(db, { CACHE: true, ...config }), startTestGateway(db, { CACHE: true, ...config }), startTestGateway(db, { CACHE: false })]);
     redis = new Redis(redisUrl!);
   });
   afterAll(async () => {
@@ -77,7 +78,7 @@ describe('response cache on Redis, shared by two gateways', skipUnless(redisUrl,
     expect((await gql(b.base, balancesQuery, { address })).headers.get('x-cache')).toBe('hit');
     await indexMint(db.sql, tick, address, '9');
     const expected = '209';
-    const balanceOn = async (g: LiveGateway) => (await gql(g.base, balancesQuery, { address })).json.data.balances.edges[0].node.balance;
+    const balanceOn = async (g: TestGateway) => (await gql(g.base, balancesQuery, { address })).json.data.balances.edges[0].node.balance;
     const [msA, msB] = await Promise.all([a, b].map((g) => waitFor(async () => (await balanceOn(g)) === expected, 2_000, 5)));
     expect(msA).toBeLessThan(1_000);
     expect(msB).toBeLessThan(1_000);
@@ -99,7 +100,7 @@ describe('response cache on Redis, shared by two gateways', skipUnless(redisUrl,
 
   it('two databases on one Redis do not share entries', async () => {
     const other = await seeded(1); // same rows, every balance one higher
-    const g = await startGateway(other, { REDIS_URL: redisUrl!, CACHE_TTL_MS: 30_000 });
+    const g = await startTestGateway(other, { CACHE: true, REDIS_URL: redisUrl!, CACHE_TTL_MS: 30_000 });
     try {
       await gql(a.base, balancesQuery, { address: holders[3] });
       const reply = await gql(g.base, balancesQuery, { address: holders[3] });
@@ -114,11 +115,11 @@ describe('response cache on Redis, shared by two gateways', skipUnless(redisUrl,
 
 describe('response cache with Redis unreachable', () => {
   let db: TestDatabase;
-  let g: LiveGateway;
+  let g: TestGateway;
   beforeAll(async () => {
     db = await seeded(0);
     // no local level in front: what reaches the database when Redis cannot be used (the local level: test/cache/two-level.test.ts)
-    g = await startGateway(db, { REDIS_URL: 'redis://127.0.0.1:1', CACHE_LOCAL_MAX_BYTES: 0 });
+    g = await startTestGateway(db, { CACHE: true, REDIS_URL: 'redis://127.0.0.1:1', CACHE_LOCAL_MAX_BYTES: 0 });
   });
   afterAll(async () => {
     await g?.close();

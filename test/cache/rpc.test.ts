@@ -1,10 +1,10 @@
 import { LosslessNumber, parse as parseLossless } from 'lossless-json';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rpcKey } from '../../src/cache/keys.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { capturingLogger, dataVersion, indexMint, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { capturingLogger, dataVersion, indexMint, waitFor } from '../support/ops.js';
 import { rpc } from '../support/http.js';
+import { useDatabase, useGateway } from '../support/gateway.js';
 
 // JSON-RPC results in the response cache: hits, byte-identical replies (cached, uncached, cache off), the
 // key (method, exact params, interface version, data version), only successes stored, invalidation.
@@ -14,30 +14,23 @@ const tick = { chain: 'bsc', protocol: 'bsc-20', tick: 'rpcc' };
 const balances = (address: string, id: number | string = 1) =>
   ({ jsonrpc: '2.0', id, method: 'inds_getBalancesByAddress', params: [10, 0, address, '', '', '', '', 2] });
 
-let db: TestDatabase;
-let cached: LiveGateway;
-let plain: LiveGateway;
 const log = capturingLogger();
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  const t = f.tick(tick);
-  const u = f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'twoo' });
-  holders.forEach((address, i) => {
-    f.mint(t, address, String(500 + i));
-    if (i % 2) f.mint(u, address, String(3 * i));
-  });
-  f.block('bsc', '35000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:03.000Z');
-  await f.load(db.sql);
-  cached = await startGateway(db, {}, { logger: log.logger });
-  plain = await startGateway(db, { CACHE: false });
+const db = useDatabase({
+  load: async (db) => {
+    const f = new Fixture();
+    const t = f.tick(tick);
+    const u = f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'twoo' });
+    holders.forEach((address, i) => {
+      f.mint(t, address, String(500 + i));
+      if (i % 2) f.mint(u, address, String(3 * i));
+    });
+    f.block('bsc', '35000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:03.000Z');
+    await f.load(db.sql);
+  },
 });
-afterAll(async () => {
-  await cached?.close();
-  await plain?.close();
-  await db?.close();
-});
+const cached = useGateway({ db, config: { CACHE: true }, logger: log.logger });
+const plain = useGateway({ db, config: { CACHE: false } });
 
 const rpcLines = () => log.lines.filter((l) => l.surface === 'rpc');
 

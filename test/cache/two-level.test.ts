@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { indexMint, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { indexMint, waitFor } from '../support/ops.js';
 import { gql, rpc } from '../support/http.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
 // The two-level cache: an in-process level in front of a real redis-server of the test's own. Answers go
 // to both levels, a Redis hit is copied into the local one, and while Redis is killed or frozen the local
@@ -16,7 +17,7 @@ const tick = { chain: 'avalanche', protocol: 'asc-20', tick: 'lvls' };
 const balancesQuery = 'query B($address: String!) { balances(address: $address, first: 5) { edges { node { balance tick { tick } } } } }';
 const balanceCall = (address: string) => ({ jsonrpc: '2.0', id: 1, method: 'inds_getBalancesByAddress', params: [5, 0, address, '', '', '', '', 2] });
 
-async function counter(g: LiveGateway, name: string): Promise<number> {
+async function counter(g: TestGateway, name: string): Promise<number> {
   const line = (await (await fetch(`${g.base}/metrics`)).text()).split('\n').find((l) => l.startsWith(`${name} `));
   return line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
 }
@@ -24,8 +25,8 @@ async function counter(g: LiveGateway, name: string): Promise<number> {
 describe('two-level response cache (in-process in front of Redis)', () => {
   let db: TestDatabase;
   let redis: OwnRedis;
-  let a: LiveGateway;
-  let b: LiveGateway;
+  let a: TestGateway;
+  let b: TestGateway;
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -36,7 +37,7 @@ describe('two-level response cache (in-process in front of Redis)', () => {
     await f.load(db.sql);
     redis = await startRedis();
     const config = { REDIS_URL: redis.url, REDIS_BREAKER_OPEN_MS: 300 };
-    [a, b] = await Promise.all([startGateway(db, config), startGateway(db, config)]);
+    [a, b] = await Promise.all([startTestGateway(db, { CACHE: true, ...config }), startTestGateway(db, { CACHE: true, ...config })]);
   });
   afterAll(async () => {
     await Promise.all([a?.close(), b?.close()]);
@@ -48,7 +49,7 @@ describe('two-level response cache (in-process in front of Redis)', () => {
    * A GraphQL query and a JSON-RPC call for `address` on `g`: their x-cache, and the balance both answered
    * ('differ' when they did not: a write landed between them).
    */
-  async function both(g: LiveGateway, address: string) {
+  async function both(g: TestGateway, address: string) {
     const query = await gql(g.base, balancesQuery, { address });
     const call = await rpc(g.base, balanceCall(address));
     expect(query.status).toBe(200);

@@ -5,7 +5,8 @@ import { buildSchema, introspectionFromSchema, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedTypes, graphcacheKeys, possibleTypes, typePolicies } from '../../examples/typed-client/cache.js';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
-import { startDemoGateway, type LiveGateway } from '../support/ops.js';
+import { startDemoGateway } from '../support/ops.js';
+import { type TestGateway } from '../support/gateway.js';
 
 // Normalising client caches against a started gateway (demo data): Apollo Client's InMemoryCache (its
 // development build: warnings on) and urql's graphcache. The same tick reached by two paths is one cached
@@ -33,7 +34,7 @@ const crazydog = { chain: 'avalanche', protocol: 'asc-20', tick: 'crazydog' };
 const holder = DEMO_NOTABLE.scriptedAddress;
 const crazydogHolder = '0xF2f9D2575023D320475ed7875FCDCB9b52787E59'; // its deployer, who minted
 
-let live: LiveGateway;
+let live: TestGateway;
 let warnings: string[] = [];
 const original = { warn: console.warn, error: console.error };
 

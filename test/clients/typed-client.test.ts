@@ -6,13 +6,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, main } from '../../examples/typed-client/main.js';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
-import { startDemoGateway, type LiveGateway } from '../support/ops.js';
+import { startDemoGateway } from '../support/ops.js';
+import { type TestGateway } from '../support/gateway.js';
 
 // The typed client example (examples/typed-client: Apollo Client + gql.tada) run against a gateway on the
 // demo data; its type-check is `npm run example:check`, part of `npm test`.
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-let live: LiveGateway;
+let live: TestGateway;
 
 beforeAll(async () => {
   live = await startDemoGateway();

@@ -1,11 +1,12 @@
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { createSql, type Sql } from '../../src/db/client.js';
 import { createVersionWatcher, dataVersionChannel, readSnapshot } from '../../src/db/version.js';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { findServer } from '../support/db.js';
 import { alice, Fixture } from '../support/fixtures.js';
 import { dataVersion, indexMint, waitFor } from '../support/ops.js';
 import { because, skipUnless } from '../support/skips.js';
+import { useDatabase } from '../support/gateway.js';
 
 // The data version of sql/004_data_version.sql: bumped once per writing transaction on any table the
 // indexer writes (even in replica mode), never by a rolled-back one, notified at commit; readable by the
@@ -14,20 +15,19 @@ import { because, skipUnless } from '../support/skips.js';
 const onServer = (await findServer()) !== null;
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'vers' };
 
-let db: TestDatabase;
 let readOnly: Sql;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  f.mint(f.tick(tick), alice, '10');
-  f.block('eth', '100', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
-  await f.load(db.sql);
-  readOnly = createSql({ ...db.target, poolMax: 1, statementTimeoutMs: 5_000, connectTimeoutS: 5, readOnly: true });
+const db = useDatabase({
+  load: async (db) => {
+    const f = new Fixture();
+    f.mint(f.tick(tick), alice, '10');
+    f.block('eth', '100', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
+    await f.load(db.sql);
+    readOnly = createSql({ ...db.target, poolMax: 1, statementTimeoutMs: 5_000, connectTimeoutS: 5, readOnly: true });
+  },
 });
 afterAll(async () => {
   await readOnly?.end({ timeout: 5 });
-  await db?.close();
 });
 
 const bumpOf = async (write: () => Promise<unknown>) => {

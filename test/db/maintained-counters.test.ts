@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway, graphql } from '../support/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { buildTestGateway, graphql, useDatabase } from '../support/gateway.js';
 import { alice, bob, carol, fakeHash, Fixture } from '../support/fixtures.js';
 import { upsertBalances, upsertMovements, upsertTransactions, type Tx } from '../../src/db/writes.js';
 
@@ -8,27 +7,21 @@ import { upsertBalances, upsertMovements, upsertTransactions, type Tx } from '..
 // counts: after a bulk load (refresh_counters) and after an indexer's row-by-row writes (row triggers),
 // done here as plain SQL statements on a writable connection.
 
-let db: TestDatabase;
-
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  const avax = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'avax', total_supply: '1000' });
-  const eths = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'eths', total_supply: '100' });
-  const pepe = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'pepe', total_supply: '1000000' });
-  const bnbs = f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs' });
-  f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'idle' });
-  f.tick({ chain: 'bsc', protocol: 'erc-20', tick: 'eths' }); // same tick and protocol on another chain
-  f.mint(avax, alice, '100').mint(avax, bob, '100').mint(avax, alice, '100').transfer(avax, alice, carol, '50');
-  f.mint(eths, alice, '100').transfer(eths, alice, bob, '100');
-  f.mint(pepe, bob, '500000').mint(pepe, carol, '1');
-  f.mint(bnbs, carol, '7');
-  await f.load(db.sql);
-});
-
-afterAll(async () => {
-  await db?.close();
+const db = useDatabase({
+  load: async (db) => {
+    const f = new Fixture();
+    const avax = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'avax', total_supply: '1000' });
+    const eths = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'eths', total_supply: '100' });
+    const pepe = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'pepe', total_supply: '1000000' });
+    const bnbs = f.tick({ chain: 'bsc', protocol: 'bsc-20', tick: 'bnbs' });
+    f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'idle' });
+    f.tick({ chain: 'bsc', protocol: 'erc-20', tick: 'eths' }); // same tick and protocol on another chain
+    f.mint(avax, alice, '100').mint(avax, bob, '100').mint(avax, alice, '100').transfer(avax, alice, carol, '50');
+    f.mint(eths, alice, '100').transfer(eths, alice, bob, '100');
+    f.mint(pepe, bob, '500000').mint(pepe, carol, '1');
+    f.mint(bnbs, carol, '7');
+    await f.load(db.sql);
+  },
 });
 
 // ---- the invariant ----------------------------------------------------------------------------
@@ -398,7 +391,7 @@ describe('counters stay equal to the real counts', () => {
   });
 
   it('the gateway serves the maintained counters', async () => {
-    const gw = createTestGateway(db);
+    const gw = buildTestGateway(db);
     try {
       const res = await graphql(gw.gateway, `{
         ticks(first: 100) { totalCount edges { node { id: recordId chainName protocol tick stats { minted holders txCount }

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, type Gateway, type GatewayConfig } from '../../src/app.js';
-import { createTestDatabase, findServer, testConfig, type TestDatabase } from '../support/db.js';
+import { type Gateway, type GatewayConfig } from '../../src/app.js';
+import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { gql, listen, request, rpc } from '../support/http.js';
+import { gql, request, rpc } from '../support/http.js';
 import { capturingLogger, waitFor } from '../support/ops.js';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
 import { because, skipUnlessAll } from '../support/skips.js';
+import { startTestGateway } from '../support/gateway.js';
 
 // The gateway behind a real PgBouncer in transaction pooling mode. With DB_POOLER=pgbouncer: it connects
 // (no startup parameters), answers, cannot write, has its statements cut at DB_STATEMENT_TIMEOUT_MS, sends
@@ -24,10 +25,9 @@ describe('behind PgBouncer (transaction pooling)', skipUnlessAll([bouncerBinary,
   const gateways: Gateway[] = [];
 
   async function start(url: string, overrides: Partial<GatewayConfig>, logger = capturingLogger('info')) {
-    const gateway = createGateway({ ...testConfig, DATA_VERSION_POLL_MS: 100, ...overrides }, { url }, { logger: logger.logger });
+    const { gateway, base } = await startTestGateway({ target: { url } }, { DATA_VERSION_POLL_MS: 100, ...overrides }, { logger: logger.logger });
     gateways.push(gateway);
-    await gateway.ready;
-    return { gateway, base: await listen(gateway), log: logger };
+    return { gateway, base, log: logger };
   }
 
   beforeAll(async () => {

@@ -1,12 +1,13 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { ConfigError, configSchema, loadConfig } from '../../src/config.js';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { findServer } from '../support/db.js';
 import { lockTable } from '../support/locks.js';
 import { Fixture } from '../support/fixtures.js';
 import { post } from '../support/http.js';
-import { capturingLogger, startGateway, type LiveGateway } from '../support/ops.js';
+import { capturingLogger } from '../support/ops.js';
 import { because, skipUnless } from '../support/skips.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // Fair use of the pool: heavy JSON-RPC batches get a row budget and a few connections, not the pool;
 // cheap requests of other clients get through meanwhile; a statement's timer starts when it has a
@@ -18,25 +19,24 @@ const onServer = (await findServer()) !== null;
 const HOLDERS = 3_000;
 const holderAddress = (i: number) => `0x${(0xc0de0000 + i).toString(16).padStart(40, '0')}`;
 
-let db: TestDatabase;
-const open: LiveGateway[] = [];
+const open: TestGateway[] = [];
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  // holder i holds i + 1: sorted by balance, descending, the holder at offset o holds HOLDERS - o
-  const crowd = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'crowd' });
-  for (let i = 0; i < HOLDERS; i++) f.mint(crowd, holderAddress(i), String(i + 1));
-  for (const tick of ['solo', 'duo', 'trio', 'quad']) f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick }), holderAddress(0), '7');
-  await f.load(db.sql);
+const db = useDatabase({
+  load: async (db) => {
+    const f = new Fixture();
+    // holder i holds i + 1: sorted by balance, descending, the holder at offset o holds HOLDERS - o
+    const crowd = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'crowd' });
+    for (let i = 0; i < HOLDERS; i++) f.mint(crowd, holderAddress(i), String(i + 1));
+    for (const tick of ['solo', 'duo', 'trio', 'quad']) f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick }), holderAddress(0), '7');
+    await f.load(db.sql);
+  },
 });
 afterAll(async () => {
   for (const gw of open.splice(0)) await gw.close();
-  await db?.close();
 });
 
 async function gatewayWith(overrides: Partial<GatewayConfig>, logger?: ReturnType<typeof capturingLogger>) {
-  const live = await startGateway(db, { CACHE: false, ...overrides }, { logger: logger?.logger });
+  const live = await startTestGateway(db, { CACHE: false, ...overrides }, { logger: logger?.logger });
   open.push(live);
   return live;
 }

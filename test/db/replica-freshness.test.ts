@@ -1,16 +1,15 @@
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, type Gateway, type GatewayConfig } from '../../src/app.js';
+import { type Gateway, type GatewayConfig } from '../../src/app.js';
 import { createSql, type Sql } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
-import { testConfig } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { listen } from '../support/http.js';
 import { waitFor } from '../support/ops.js';
 import { createPgInstance, pgBinDir, type PgInstance } from '../support/pg-instance.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
 import { because, skipUnless } from '../support/skips.js';
+import { startTestGateway } from '../support/gateway.js';
 
 // Never older than the budget: a real primary and streaming standby of this file's own, a writer that
 // bumps one value on the primary all the time, and clients asking two gateways for it back to back.
@@ -58,12 +57,11 @@ describe('replica freshness: never older than MAX_REPLICA_LAG_MS (own primary an
   }, 60_000);
 
   async function startGateway(overrides: Partial<GatewayConfig> = {}) {
-    const gateway = createGateway({
-      ...testConfig, CACHE: true, DATA_VERSION_POLL_MS: 500, MAX_REPLICA_LAG_MS: budgetMs, DATABASE_READ_URLS: standby.url, ...overrides,
-    }, { url: primary.url });
+    const { gateway, base } = await startTestGateway({ target: { url: primary.url } }, {
+      CACHE: true, DATA_VERSION_POLL_MS: 500, MAX_REPLICA_LAG_MS: budgetMs, DATABASE_READ_URLS: standby.url, ...overrides,
+    });
     gateways.push(gateway);
-    await gateway.ready;
-    return { gateway, base: await listen(gateway) };
+    return { gateway, base };
   }
 
   it('replay paused, standby restarted with nothing replayed, a gateway started then: no answer older than the budget leaves a gateway or its cache', async () => {

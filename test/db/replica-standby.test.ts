@@ -4,15 +4,15 @@ import { promisify } from 'node:util';
 import { createClient } from 'graphql-sse';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, type Gateway, type GatewayConfig } from '../../src/app.js';
+import { type Gateway, type GatewayConfig } from '../../src/app.js';
 import { createSql, type Sql } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
-import { testConfig } from '../support/db.js';
 import { Fixture, fakeHash } from '../support/fixtures.js';
-import { gql, listen, request, rpc } from '../support/http.js';
+import { gql, request, rpc } from '../support/http.js';
 import { findRedis, indexMint, waitFor } from '../support/ops.js';
 import { createPgInstance, pgBinDir, type PgInstance } from '../support/pg-instance.js';
 import { because, skipUnless } from '../support/skips.js';
+import { startTestGateway } from '../support/gateway.js';
 
 // Read replicas against a real primary and a real streaming standby (pg_basebackup -R), both private to
 // this file: routing and rotation by measured lag, the replica metrics, /readyz, cache entries stored
@@ -35,10 +35,9 @@ describe('read replicas (own primary and streaming standby)', skipUnless(bin, be
   const gateways: Gateway[] = [];
 
   async function startGateway(overrides: Partial<GatewayConfig>, url = primary.url) {
-    const gateway = createGateway({ ...testConfig, DATA_VERSION_POLL_MS: 100, ...overrides }, { url });
+    const { gateway, base } = await startTestGateway({ target: { url } }, { DATA_VERSION_POLL_MS: 100, ...overrides });
     gateways.push(gateway);
-    await gateway.ready;
-    return { gateway, base: await listen(gateway) };
+    return { gateway, base };
   }
   const supply = async (base: string, n = 1) => {
     const reply = await gql(base, supplyQuery, { n });

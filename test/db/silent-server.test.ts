@@ -1,10 +1,10 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, type Gateway } from '../../src/app.js';
+import { type Gateway } from '../../src/app.js';
 import { within } from '../../src/db/deadline.js';
 import { ServiceUnavailableError } from '../../src/db/errors.js';
-import { testConfig } from '../support/db.js';
 import { listen, request, rpc } from '../support/http.js';
+import { buildTestGateway } from '../support/gateway.js';
 
 // A database that accepts connections, completes their start-up and then never answers a statement (a hung
 // server, a pooler waiting for a server that never comes): start-up, /readyz and requests are bounded by
@@ -41,7 +41,7 @@ describe('a database that accepts connections and never answers a statement', ()
 
   it('start-up completes, /readyz is 503 with a reason and a request is answered -32000, each within a bound', async () => {
     const started = performance.now();
-    gateway = createGateway({ ...testConfig, DB_CONNECT_TIMEOUT_S: 1, DB_STATEMENT_TIMEOUT_MS: 1_000 }, { url });
+    gateway = buildTestGateway({ target: { url } }, { DB_CONNECT_TIMEOUT_S: 1, DB_STATEMENT_TIMEOUT_MS: 1_000 }).gateway;
     await gateway.ready;
     const readyMs = performance.now() - started;
     // one connect timeout per start-up step at most, well under the state-read bound (1 s + 5 s) each

@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, type Gateway } from '../../src/app.js';
+import { type Gateway } from '../../src/app.js';
 import { createSql, type Sql } from '../../src/db/client.js';
 import { listMigrations, migrate } from '../../src/db/migrate.js';
-import { findServer, testConfig } from '../support/db.js';
+import { findServer } from '../support/db.js';
 import { because, skipUnless } from '../support/skips.js';
+import { buildTestGateway } from '../support/gateway.js';
 
 // Rollouts wait for the schema: a gateway whose database has not (yet) been migrated to the version its
 // build ships answers /readyz 503 with the exact reason, so an orchestrator keeps it out of service
@@ -48,7 +49,7 @@ describe('readiness waits for the schema', skipUnless(base, because.noServer), (
     url.pathname = `/${name}`;
     owner = createSql({ url: url.toString(), poolMax: 1, statementTimeoutMs: 120_000, connectTimeoutS: 10, readOnly: false });
     // a gateway on a database nobody migrated yet (its pod started before the migrate Job ran)
-    gateway = createGateway({ ...testConfig, DATA_VERSION_POLL_MS: 200 }, { url: url.toString() });
+    gateway = buildTestGateway({ target: { url: url.toString() } }, { DATA_VERSION_POLL_MS: 200 }).gateway;
     await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
     await gateway.ready;
     // the previous release's schema: every migration but the newest

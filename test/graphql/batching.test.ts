@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { graphql, useGateway } from '../support/gateway.js';
-import { Fixture, chainRows } from '../support/fixtures.js';
+import { alice, chainRows, Fixture } from '../support/fixtures.js';
 
 // The no-N+1 proof: a list of N parents with nested fields costs the same (small) number of SQL
 // statements for N = 10 as for N = 100. Statements are counted through the driver's debug hook
-// (createTestGateway's `statements`), i.e. every statement the gateway sends.
+// (buildTestGateway's `statements`), i.e. every statement the gateway sends.
 
-const X = '0xAbCd000000000000000000000000000000000001';
 const holderOf = (i: number, k: number) => `0x${(i * 10 + k).toString(16).padStart(40, '0')}`;
 const TICKS = 100;
 
@@ -15,9 +14,9 @@ const gw = useGateway({
     const f = new Fixture();
     for (let i = 0; i < TICKS; i++) {
       const t = f.tick({ chain: chainRows[i % chainRows.length]!.chain, protocol: 'p-20', tick: `k${i}` });
-      f.mint(t, X, String(i + 2));
+      f.mint(t, alice, String(i + 2));
       for (let k = 0; k < i % 4; k++) f.mint(t, holderOf(i, k), String(10 + k));
-      if (i % 3 === 0) f.transfer(t, X, holderOf(i, 9), '1');
+      if (i % 3 === 0) f.transfer(t, alice, holderOf(i, 9), '1');
     }
     f.block('eth', '19000000', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:01.000Z');
     f.block('bsc', '35000000', '2024-01-01T00:00:00.000Z', '2024-01-01T00:00:01.000Z');
@@ -47,8 +46,8 @@ describe('no N+1', () => {
     } } } }`;
 
   it('balances of an address with their ticks, chains and latest blocks: 4 statements for 10 or 100', async () => {
-    const small = await measure(balancesQuery, { a: X, n: 10 });
-    const large = await measure(balancesQuery, { a: X, n: 100 });
+    const small = await measure(balancesQuery, { a: alice, n: 10 });
+    const large = await measure(balancesQuery, { a: alice, n: 100 });
     expect(small.data.balances.edges).toHaveLength(10);
     expect(large.data.balances.edges).toHaveLength(100);
     // the 100 balances really span every chain, with and without a latest block
@@ -72,8 +71,8 @@ describe('no N+1', () => {
 
   it('balances with totalCount: 4 statements for 10 or 100 (the count is one of them)', async () => {
     const q = `query($a: String!, $n: Int!) { balances(address: $a, first: $n) { totalCount edges { node { tick { tick chain { name } } chain { name } } } } }`;
-    const small = await measure(q, { a: X, n: 10 });
-    const large = await measure(q, { a: X, n: 100 });
+    const small = await measure(q, { a: alice, n: 10 });
+    const large = await measure(q, { a: alice, n: 100 });
     expect(small.data.balances.totalCount).toBe(TICKS);
     // balances page, count, ticks by id, chains by name
     expect(small.count, small.statements.join('\n')).toBe(4);
@@ -129,8 +128,8 @@ describe('no N+1', () => {
     const q = `query($a: String!, $n: Int!) { balances(address: $a, first: $n) { edges { node {
       tick { tick holders(first: 2) { edges { node { address tick { tick } } } } transactions(first: 1) { edges { node { txHash } } } }
     } } } }`;
-    const small = await measure(q, { a: X, n: 10 });
-    const large = await measure(q, { a: X, n: 100 });
+    const small = await measure(q, { a: alice, n: 10 });
+    const large = await measure(q, { a: alice, n: 100 });
     expect(large.data.balances.edges).toHaveLength(100);
     // balances page, ticks by id, holders of all ticks, transactions of all ticks
     expect(small.count, small.statements.join('\n')).toBe(4);

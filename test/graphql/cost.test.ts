@@ -1,11 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
 import { seedDemo } from '../../src/db/seed/index.js';
 import { defaultQuery } from '../../src/graphql/yoga.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { buildTestGateway, useDatabase } from '../support/gateway.js';
 import { listen, post } from '../support/http.js';
 
 // The attacks of the "variables bypass the cost limit" finding, on the demo dataset (300 ticks, the
@@ -15,20 +14,19 @@ import { listen, post } from '../support/http.js';
 // bytes. Legitimate 1000-row pages (GraphQL and JSON-RPC) still pass, and with introspection off no
 // error suggests field, argument or enum names.
 
-let db: TestDatabase;
 const open: { close(): Promise<void> }[] = [];
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  await seedDemo(db.sql);
-}, 120_000);
+const db = useDatabase({
+  load: async (db) => {
+    await seedDemo(db.sql);
+  },
+});
 afterAll(async () => {
   for (const gw of open) await gw.close();
-  await db?.close();
 });
 
 async function gatewayWith(overrides: Partial<GatewayConfig> = {}) {
-  const { gateway, statements } = createTestGateway(db, overrides);
+  const { gateway, statements } = buildTestGateway(db, overrides);
   open.push(gateway);
   return { gateway, statements, base: await listen(gateway) };
 }

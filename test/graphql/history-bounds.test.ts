@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { configSchema } from '../../src/config.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { lockTable } from '../support/locks.js';
-import { capturingLogger, startGateway, type LiveGateway } from '../support/ops.js';
+import { capturingLogger } from '../support/ops.js';
 import { gql } from '../support/http.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // History scans bounded (issue 23): a list at a block height (atBlock) scans every history entry its
 // offset skips, so a deep offset is refused (HISTORY_MAX_OFFSET, a client error before any statement) and
@@ -14,27 +14,26 @@ import { gql } from '../support/http.js';
 // with LIMIT_EXCEEDED. Contention is made with a lock held by another session, not with timings.
 
 const HOLDERS = 200;
-let db: TestDatabase;
 let height = 0;
-const open: LiveGateway[] = [];
+const open: TestGateway[] = [];
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  const deep = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'deep' });
-  for (let i = 0; i < HOLDERS; i++) f.mint(deep, `0x${(0xd0000000 + i).toString(16).padStart(40, '0')}`, String(i + 1));
-  height = f.data.transactions.at(-1)!.block_height;
-  f.block('eth', String(height + 1), '2024-02-01T00:00:00.000Z', '2024-02-01T00:00:01.000Z');
-  await f.load(db.sql);
+const db = useDatabase({
+  load: async (db) => {
+    const f = new Fixture();
+    const deep = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'deep' });
+    for (let i = 0; i < HOLDERS; i++) f.mint(deep, `0x${(0xd0000000 + i).toString(16).padStart(40, '0')}`, String(i + 1));
+    height = f.data.transactions.at(-1)!.block_height;
+    f.block('eth', String(height + 1), '2024-02-01T00:00:00.000Z', '2024-02-01T00:00:01.000Z');
+    await f.load(db.sql);
+  },
 });
 afterAll(async () => {
   for (const gw of open.splice(0)) await gw.close();
-  await db?.close();
 });
 
 async function gatewayWith(overrides: Partial<GatewayConfig>) {
   const log = capturingLogger('info');
-  const live = await startGateway(db, { CACHE: false, ...overrides }, { logger: log.logger });
+  const live = await startTestGateway(db, { CACHE: false, ...overrides }, { logger: log.logger });
   open.push(live);
   return { ...live, log };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createTestGateway, graphql, useGateway } from '../support/gateway.js';
+import { buildTestGateway, graphql, useGateway } from '../support/gateway.js';
 import { alice, bob, carol, dave, erin, Fixture } from '../support/fixtures.js';
 
 // Balances at a block height (atBlock): Tick.holders, Tick.balanceOf and balances(address, chain) answered
@@ -319,7 +319,7 @@ describe('cost and batching', () => {
   it('a list at a height costs more than the same list now, and the cost limit counts it', async () => {
     const doc = (at: string) => `{ tick(chain: "eth", protocol: "erc-20", tick: "hist") { holders(first: 10${at}) { edges { node { address } } } } }`;
     // the cost each one is reported with by a gateway that takes nothing
-    const probe = createTestGateway(gw.db, { GRAPHQL_MAX_COST: 1 });
+    const probe = buildTestGateway(gw.db, { GRAPHQL_MAX_COST: 1 });
     const costOf = async (d: string) => Number(/found (\d+)/.exec((await graphql(probe.gateway, d)).errors![0]!.message)![1]);
     let nowCost: number;
     let pastCost: number;
@@ -330,7 +330,7 @@ describe('cost and batching', () => {
       await probe.gateway.close();
     }
     expect(pastCost).toBeGreaterThan(nowCost);
-    const gwSmall = createTestGateway(gw.db, { GRAPHQL_MAX_COST: nowCost });
+    const gwSmall = buildTestGateway(gw.db, { GRAPHQL_MAX_COST: nowCost });
     try {
       const now = await graphql(gwSmall.gateway, doc(''));
       expect(now.errors).toBeUndefined();

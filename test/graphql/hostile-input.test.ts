@@ -5,7 +5,7 @@ import {
 } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { schema } from '../../src/graphql/schema.js';
-import { testConfig, } from '../support/db.js';
+import { testConfig } from '../support/db.js';
 import { useGateway } from '../support/gateway.js';
 import {
   expectNoLeak, hostileFixture, hostileString, hostileTicks, pool, send, startProber, Tally, type Exchange,

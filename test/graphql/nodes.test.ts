@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
 import { seedDemo } from '../../src/db/seed/index.js';
-import { createTestGateway, graphql, useGateway } from '../support/gateway.js';
+import { buildTestGateway, graphql, useGateway } from '../support/gateway.js';
 
 // Relay's Node interface: every node type's global id refetches the same object through node(id) and
 // nodes(ids) (batched through the DataLoaders), and ids that are not ours are the client's error.
@@ -72,7 +72,7 @@ describe('node(id) and nodes(ids)', () => {
   it('loads the ticks of nodes(ids) in one statement', async () => {
     const list = await q('{ ticks(first: 30) { edges { node { id } } } }');
     const ids = list.ticks.edges.map((e: any) => e.node.id);
-    const fresh = createTestGateway(gw.db);
+    const fresh = buildTestGateway(gw.db);
     try {
       const result = await graphql(fresh.gateway, 'query($ids: [ID!]!) { nodes(ids: $ids) { id ... on Tick { tick } } }', { ids });
       expect(result.data.nodes.map((n: any) => n.id)).toEqual(ids);

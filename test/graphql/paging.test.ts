@@ -1,68 +1,57 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TransactionInput } from '../../src/db/load.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway, graphql } from '../support/gateway.js';
-import { Fixture, fakeHash } from '../support/fixtures.js';
+import { graphql, useDatabase, useGateway } from '../support/gateway.js';
+import { alice, fakeHash, Fixture } from '../support/fixtures.js';
 
 // Relay connections: cursor walks in both directions, offsets, page-size limits, page info, argument
 // errors, and totalCount against real counts.
 
-let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
-let gwSmall: ReturnType<typeof createTestGateway>;
-
 const addr = (n: number) => `0x${n.toString(16).padStart(4, '0')}Ab${'0'.repeat(34)}`;
 const H = Array.from({ length: 7 }, (_, i) => addr(0x100 + i));
 const E = Array.from({ length: 6 }, (_, i) => addr(0x200 + i));
-const W = '0x5555Ee0000000000000000000000000000000001';
 const D1 = '0xD1d1000000000000000000000000000000000001';
 const D2 = '0xd2D2000000000000000000000000000000000002';
 const chains4 = ['eth', 'bsc', 'avalanche', 'polygon'];
 
 let f: Fixture;
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  f = new Fixture();
-  const base = Date.UTC(2024, 0, 1) / 1000;
-  const ticks = Array.from({ length: 24 }, (_, i) => f.tick({
-    chain: chains4[i % 4]!, protocol: i % 3 === 0 ? 'x-20' : 'y-20', tick: `t${i}`, deploy_by: i % 2 ? D1 : D2,
-    total_supply: '1000', limit_per_mint: '100',
-    // groups of three ticks share a deploy time
-    deploy_time: new Date((base + Math.floor(i / 3) * 3600) * 1000).toISOString(),
-  }));
-  const dupEth = f.tick({ chain: 'eth', protocol: 'x-20', tick: 'dup' });
-  const dupBsc = f.tick({ chain: 'bsc', protocol: 'y-20', tick: 'dup' });
-  const wide = f.tick({ chain: 'eth', protocol: 'y-20', tick: 'wide', total_supply: '100000' });
-  ticks.forEach((t, i) => {
-    for (let j = 0; j < i % 5; j++) f.mint(t, H[(i + j) % 7]!, String(10 * (j + 1)));
-    if (i < 15) f.mint(t, W, String(5 * ((i % 4) + 1)));
-    if (i < 15 && i % 4 === 1) f.transfer(t, W, H[0]!, '1');
-  });
-  f.mint(dupEth, W, '7').mint(dupBsc, H[1]!, '7');
-  // 13 holders of one tick, in groups of equal balances
-  [...H, ...E].forEach((a, k) => f.mint(wide, a, String(100 * ((k % 4) + 1))));
-  f.transfer(wide, H[2]!, W, '50');
-  const raw = (spec: Partial<TransactionInput> & Pick<TransactionInput, 'chain' | 'block_height' | 'position_in_block'>) => {
-    const at = '2024-02-01T00:00:00.000Z';
-    f.data.transactions.push({
-      protocol: '', tick: '', op: '', amt: '0', block_time: at, tx_hash: fakeHash(), from_address: W, to_address: H[1]!,
-      gas: 21000, gas_price: 1, status: 1, created_at: at, updated_at: at, ...spec,
+const db = useDatabase({
+  load: async (db) => {
+    f = new Fixture();
+    const base = Date.UTC(2024, 0, 1) / 1000;
+    const ticks = Array.from({ length: 24 }, (_, i) => f.tick({
+      chain: chains4[i % 4]!, protocol: i % 3 === 0 ? 'x-20' : 'y-20', tick: `t${i}`, deploy_by: i % 2 ? D1 : D2,
+      total_supply: '1000', limit_per_mint: '100',
+      // groups of three ticks share a deploy time
+      deploy_time: new Date((base + Math.floor(i / 3) * 3600) * 1000).toISOString(),
+    }));
+    const dupEth = f.tick({ chain: 'eth', protocol: 'x-20', tick: 'dup' });
+    const dupBsc = f.tick({ chain: 'bsc', protocol: 'y-20', tick: 'dup' });
+    const wide = f.tick({ chain: 'eth', protocol: 'y-20', tick: 'wide', total_supply: '100000' });
+    ticks.forEach((t, i) => {
+      for (let j = 0; j < i % 5; j++) f.mint(t, H[(i + j) % 7]!, String(10 * (j + 1)));
+      if (i < 15) f.mint(t, alice, String(5 * ((i % 4) + 1)));
+      if (i < 15 && i % 4 === 1) f.transfer(t, alice, H[0]!, '1');
     });
-  };
-  raw({ chain: 'eth', block_height: 1_000_010, position_in_block: 2 });
-  raw({ chain: 'bsc', block_height: 1_000_010, position_in_block: 2, from_address: H[0]!, to_address: W });
-  raw({ chain: 'eth', block_height: 900_000, position_in_block: 0, from_address: H[2]!, to_address: H[3]! });
-  await f.load(db.sql);
-  gw = createTestGateway(db);
-  gwSmall = createTestGateway(db, { MAX_PAGE_SIZE: 5 });
+    f.mint(dupEth, alice, '7').mint(dupBsc, H[1]!, '7');
+    // 13 holders of one tick, in groups of equal balances
+    [...H, ...E].forEach((a, k) => f.mint(wide, a, String(100 * ((k % 4) + 1))));
+    f.transfer(wide, H[2]!, alice, '50');
+    const raw = (spec: Partial<TransactionInput> & Pick<TransactionInput, 'chain' | 'block_height' | 'position_in_block'>) => {
+      const at = '2024-02-01T00:00:00.000Z';
+      f.data.transactions.push({
+        protocol: '', tick: '', op: '', amt: '0', block_time: at, tx_hash: fakeHash(), from_address: alice, to_address: H[1]!,
+        gas: 21000, gas_price: 1, status: 1, created_at: at, updated_at: at, ...spec,
+      });
+    };
+    raw({ chain: 'eth', block_height: 1_000_010, position_in_block: 2 });
+    raw({ chain: 'bsc', block_height: 1_000_010, position_in_block: 2, from_address: H[0]!, to_address: alice });
+    raw({ chain: 'eth', block_height: 900_000, position_in_block: 0, from_address: H[2]!, to_address: H[3]! });
+    await f.load(db.sql);
+  },
 });
-
-afterAll(async () => {
-  await gwSmall?.gateway.close();
-  await gw?.gateway.close();
-  await db?.close();
-});
+const gw = useGateway({ db });
+const gwSmall = useGateway({ db, config: { MAX_PAGE_SIZE: 5 } });
 
 // ---- helpers ----------------------------------------------------------------------------------
 
@@ -170,10 +159,10 @@ const lists: ListSpec[] = [
   tickList('DEPLOY_TIME', 'ASC', ', protocol: "y-20"'),
   list('transactions DESC', 'transactions(ARGS) { CONN }', ['transactions'], 'fragment N on Transaction { id: recordId }', (n) => n.id),
   list('transactions ASC', 'transactions(ARGS, direction: ASC) { CONN }', ['transactions'], 'fragment N on Transaction { id: recordId }', (n) => n.id),
-  list('transactions of W', `transactions(ARGS, address: "${W.toLowerCase()}") { CONN }`, ['transactions'], 'fragment N on Transaction { id: recordId }', (n) => n.id),
-  list('balances of W', `balances(ARGS, address: "${W}") { CONN }`, ['balances'], 'fragment N on Balance { tick { id: recordId } }', (n) => n.tick.id),
-  list('balances of W ASC', `balances(ARGS, address: "${W}", direction: ASC) { CONN }`, ['balances'], 'fragment N on Balance { tick { id: recordId } }', (n) => n.tick.id),
-  list('movements of W', `addressTransactions(ARGS, address: "${W}") { CONN }`, ['addressTransactions'], 'fragment N on AddressTransaction { id: recordId }', (n) => n.id),
+  list('transactions of W', `transactions(ARGS, address: "${alice.toLowerCase()}") { CONN }`, ['transactions'], 'fragment N on Transaction { id: recordId }', (n) => n.id),
+  list('balances of W', `balances(ARGS, address: "${alice}") { CONN }`, ['balances'], 'fragment N on Balance { tick { id: recordId } }', (n) => n.tick.id),
+  list('balances of W ASC', `balances(ARGS, address: "${alice}", direction: ASC) { CONN }`, ['balances'], 'fragment N on Balance { tick { id: recordId } }', (n) => n.tick.id),
+  list('movements of W', `addressTransactions(ARGS, address: "${alice}") { CONN }`, ['addressTransactions'], 'fragment N on AddressTransaction { id: recordId }', (n) => n.id),
   list('movements of H0 ASC', `addressTransactions(ARGS, address: "${H[0]}", direction: ASC) { CONN }`, ['addressTransactions'], 'fragment N on AddressTransaction { id: recordId }', (n) => n.id),
   list('holders of wide', 'tick(chain: "eth", protocol: "y-20", tick: "wide") { holders(ARGS) { CONN } }', ['tick', 'holders'], 'fragment N on Holder { address }', (n) => n.address),
   list('holders of wide ASC', 'tick(chain: "eth", protocol: "y-20", tick: "wide") { holders(ARGS, direction: ASC) { CONN } }', ['tick', 'holders'], 'fragment N on Holder { address }', (n) => n.address),
@@ -440,7 +429,7 @@ describe('totalCount equals the real count', () => {
 
   it('for every filter combination of transactions', async () => {
     const combos: [string | null, string | null, string | null, string | null][] = [];
-    for (const address of [null, W, H[0]!.toUpperCase().replace('0X', '0x'), 'nope'])
+    for (const address of [null, alice, H[0]!.toUpperCase().replace('0X', '0x'), 'nope'])
       for (const chain of [null, 'eth', 'BSC', 'fantom'])
         for (const protocol of [null, 'x-20', 'Y-20', '', 'nope'])
           for (const tick of [null, 't1', 'DUP', 'wide', '', 'nope']) combos.push([address, chain, protocol, tick]);
@@ -472,7 +461,7 @@ describe('totalCount equals the real count', () => {
       balances(address: $w, first: 1) { totalCount }
       addressTransactions(address: $w, first: 1) { totalCount }
       mints: addressTransactions(address: $w, first: 1, event: MINT) { totalCount }
-    }`, { w: W.toUpperCase().replace('0X', '0x') });
+    }`, { w: alice.toUpperCase().replace('0X', '0x') });
     expect(res.errors).toBeUndefined();
     for (const c of res.data.chains) {
       const [row] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM ticks WHERE chain = ${c.chain}`;
@@ -486,9 +475,9 @@ describe('totalCount equals the real count', () => {
       expect(node.holders.totalCount).toBe(Number(h!.n));
       expect(node.transactions.totalCount).toBe(Number(x!.n));
     }
-    const [b] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM balances WHERE lower(address) = lower(${W}) AND balance > 0`;
-    const [m] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM address_txs WHERE lower(address) = lower(${W})`;
-    const [mm] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM address_txs WHERE lower(address) = lower(${W}) AND event = 2`;
+    const [b] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM balances WHERE lower(address) = lower(${alice}) AND balance > 0`;
+    const [m] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM address_txs WHERE lower(address) = lower(${alice})`;
+    const [mm] = await db.sql<{ n: string }[]>`SELECT count(*) AS n FROM address_txs WHERE lower(address) = lower(${alice}) AND event = 2`;
     expect(res.data.balances.totalCount).toBe(Number(b!.n));
     expect(res.data.addressTransactions.totalCount).toBe(Number(m!.n));
     expect(res.data.mints.totalCount).toBe(Number(mm!.n));

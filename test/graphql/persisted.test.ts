@@ -7,12 +7,11 @@ import { parse, print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
-import { createGateway } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { seedDemo } from '../../src/db/seed/index.js';
-import { createTestDatabase, testConfig, type TestDatabase } from '../support/db.js';
-import { startGateway, type LiveGateway } from '../support/ops.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { request } from '../support/http.js';
+import { buildTestGateway, startTestGateway, type TestGateway } from '../support/gateway.js';
 
 // Persisted operations: Apollo's automatic persisted queries with its own PersistedQueryLink (hash-only
 // first, the document once on PersistedQueryNotFound, then hashes only), the bounded APQ store, and a
@@ -26,11 +25,11 @@ const topTicks = 'query TopTicks { ticks(orderBy: HOLDERS, direction: DESC, firs
 const chains = 'query Chains {\n  chains { id chain name }\n}\n';
 
 let db: TestDatabase;
-let live: LiveGateway;
-let small: LiveGateway;
-let trusted: LiveGateway;
-let mixed: LiveGateway;
-let quota: LiveGateway;
+let live: TestGateway;
+let small: TestGateway;
+let trusted: TestGateway;
+let mixed: TestGateway;
+let quota: TestGateway;
 let dir: string;
 
 beforeAll(async () => {
@@ -41,11 +40,11 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'top.graphql'), topTicks);
   writeFileSync(join(dir, 'nested', 'chains.graphql'), chains);
   writeFileSync(join(dir, 'notes.txt'), 'not an operation');
-  live = await startGateway(db);
-  small = await startGateway(db, { APQ_MAX_ENTRIES: 2 });
-  trusted = await startGateway(db, { PERSISTED_OPERATIONS_DIR: dir, PERSISTED_OPERATIONS_ONLY: true });
-  mixed = await startGateway(db, { PERSISTED_OPERATIONS_DIR: dir });
-  quota = await startGateway(db, { APQ_MAX_ENTRIES: 4, APQ_CLIENT_MAX_ENTRIES: 2 });
+  live = await startTestGateway(db, { CACHE: true });
+  small = await startTestGateway(db, { CACHE: true, APQ_MAX_ENTRIES: 2 });
+  trusted = await startTestGateway(db, { CACHE: true, PERSISTED_OPERATIONS_DIR: dir, PERSISTED_OPERATIONS_ONLY: true });
+  mixed = await startTestGateway(db, { CACHE: true, PERSISTED_OPERATIONS_DIR: dir });
+  quota = await startTestGateway(db, { CACHE: true, APQ_MAX_ENTRIES: 4, APQ_CLIENT_MAX_ENTRIES: 2 });
 });
 afterAll(async () => {
   await Promise.all([live, small, trusted, mixed, quota].map((g) => g?.close()));
@@ -228,7 +227,7 @@ describe('a trusted manifest (PERSISTED_OPERATIONS_DIR)', () => {
     const broken = mkdtempSync(join(tmpdir(), 'igw-persisted-broken-'));
     try {
       writeFileSync(join(broken, 'bad.graphql'), 'query { chains { ');
-      expect(() => createGateway({ ...testConfig, PERSISTED_OPERATIONS_DIR: broken }, db.target)).toThrow(/bad\.graphql/);
+      expect(() => buildTestGateway(db, { PERSISTED_OPERATIONS_DIR: broken })).toThrow(/bad\.graphql/);
     } finally {
       rmSync(broken, { recursive: true, force: true });
     }

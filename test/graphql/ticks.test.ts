@@ -14,6 +14,7 @@ const gw = useGateway({
     await f.load(db.sql);
   },
 });
+
 describe('ticks', () => {
   it('lists with stats, totals and ordering', async () => {
     const res = await graphql(gw.gateway, `{

@@ -2,9 +2,9 @@ import { createClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
-import { startGateway, type LiveGateway } from '../support/ops.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
 // Live updates fed by the sync (npm run sync, polling follow) rather than by a writer of the read model:
 // the indexer flushes a block to its MariaDB, the sync applies it, and a subscriber of the gateway gets the
@@ -19,7 +19,7 @@ describe('live updates from the sync', { timeout: 180_000, ...skipUnless(server,
   let src: SourceDb;
   let w: IndexerWriter;
   let sync: SyncProcess | null = null;
-  let live: LiveGateway;
+  let live: TestGateway;
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -28,7 +28,7 @@ describe('live updates from the sync', { timeout: 180_000, ...skipUnless(server,
     w.deploy({ ...tick, hash: '0xd0d0000000000000000000000000000000000000000000000000000000000abc' });
     for (let i = 0; i < 5; i++) w.mint(tick, minter, '10');
     await w.flush('bsc');
-    live = await startGateway(db);
+    live = await startTestGateway(db, { CACHE: true });
     sync = startSyncProcess(['--source', src.url, '--database-url', db.target.url!, '--mode', 'polling', '--poll-interval-ms', '200',
       '--source-time-zone', 'Europe/Moscow', '--log-level', 'info']);
     await waitFor(async () => {

@@ -2,28 +2,25 @@ import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { alice, Fixture } from '../support/fixtures.js';
-import { indexMint, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { indexMint, waitFor } from '../support/ops.js';
 import { clientBudget } from '../../src/server/connections.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // Bounds on live streams (issue 23): a stream ends with its connection whatever was pipelined on it.
 
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'bound' };
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  f.mint(f.tick({ ...tick, total_supply: '1000000' }), alice, '10');
-  f.block('eth', '100', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
-  await f.load(db.sql);
-  // 1000 holders: a selection of their pages makes big events (~1.5 MB each with 14 aliases)
-  await db.sql`INSERT INTO balances (tick_id, address, balance, available)
-    SELECT (SELECT id FROM ticks WHERE tick = ${tick.tick}), '0x' || lpad(to_hex(g), 40, '0'), g, g FROM generate_series(1, 1000) g`;
-});
-afterAll(async () => {
-  await db?.close();
+const db = useDatabase({
+  load: async (db) => {
+    const f = new Fixture();
+    f.mint(f.tick({ ...tick, total_supply: '1000000' }), alice, '10');
+    f.block('eth', '100', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
+    await f.load(db.sql);
+    // 1000 holders: a selection of their pages makes big events (~1.5 MB each with 14 aliases)
+    await db.sql`INSERT INTO balances (tick_id, address, balance, available)
+      SELECT (SELECT id FROM ticks WHERE tick = ${tick.tick}), '0x' || lpad(to_hex(g), 40, '0'), g, g FROM generate_series(1, 1000) g`;
+  },
 });
 
 /** A raw SSE subscription request (HTTP/1.1, kept alive), to pipeline several on one socket. */
@@ -42,9 +39,9 @@ function connectTo(base: string): Promise<net.Socket> {
 }
 
 describe('a stream ends with its connection', () => {
-  let live: LiveGateway;
+  let live: TestGateway;
   beforeAll(async () => {
-    live = await startGateway(db, { SUBSCRIPTIONS_MAX_PER_CONNECTION: 10 });
+    live = await startTestGateway(db, { CACHE: true, SUBSCRIPTIONS_MAX_PER_CONNECTION: 10 });
   });
   afterAll(async () => live?.close());
 
@@ -74,9 +71,9 @@ async function post(base: string, body: unknown, stream = false) {
 }
 
 describe('argument and variable sizes', () => {
-  let live: LiveGateway;
+  let live: TestGateway;
   beforeAll(async () => {
-    live = await startGateway(db);
+    live = await startTestGateway(db, { CACHE: true });
   });
   afterAll(async () => live?.close());
 
@@ -132,7 +129,7 @@ const bigSelection = `subscription { tickActivity(chain: "eth", protocol: "erc-2
 describe('slow consumers', () => {
   it('cuts a stream that never reads with SLOW_CONSUMER, its waiting bytes bounded whatever the selection', async () => {
     const maxPending = 256 * 1024;
-    const live = await startGateway(db, { SUBSCRIPTIONS_MAX_PENDING_BYTES: maxPending });
+    const live = await startTestGateway(db, { CACHE: true, SUBSCRIPTIONS_MAX_PENDING_BYTES: maxPending });
     try {
       const host = new URL(live.base).host;
       const socket = await connectTo(live.base);
@@ -194,7 +191,7 @@ const nextEvents = (text: string) => text.split('event: next\ndata: ').slice(1).
 
 describe('fan-out', () => {
   it('executes an event once per distinct document and variables, whatever the number of subscribers', async () => {
-    const live = await startGateway(db);
+    const live = await startTestGateway(db, { CACHE: true });
     try {
       const query = 'subscription($a: String!) { addressActivity(address: $a) { amount tick { tick stats { minted } } } }';
       const same = Array.from({ length: 6 }, () => stream(live.base, query, { a: alice }));
@@ -218,7 +215,7 @@ describe('fan-out', () => {
   });
 
   it('charges stream bytes to the client byte budget as they are written, and cuts a client in debt', async () => {
-    const live = await startGateway(db, { HTTP_CLIENT_BYTES_PER_S: 1_024, HTTP_CLIENT_BURST_BYTES: 2 * 1024 * 1024 });
+    const live = await startTestGateway(db, { CACHE: true, HTTP_CLIENT_BYTES_PER_S: 1_024, HTTP_CLIENT_BURST_BYTES: 2 * 1024 * 1024 });
     try {
       const sub = stream(live.base, bigSelection);
       await waitFor(async () => live.gateway.live.hub.stats().subscriptions === 1, 5_000);
@@ -239,7 +236,7 @@ describe('fan-out', () => {
 
 describe('the streams\' share of the connection table', () => {
   it('refuses a stream past SUBSCRIPTIONS_MAX_CONNECTION_SHARE × HTTP_MAX_CONNECTIONS, with 503 and Retry-After', async () => {
-    const live = await startGateway(db, { HTTP_MAX_CONNECTIONS: 8, SUBSCRIPTIONS_MAX_CONNECTION_SHARE: 0.5 });
+    const live = await startTestGateway(db, { CACHE: true, HTTP_MAX_CONNECTIONS: 8, SUBSCRIPTIONS_MAX_CONNECTION_SHARE: 0.5 });
     try {
       const open = Array.from({ length: 4 }, () => stream(live.base, 'subscription { blocks { height } }'));
       await waitFor(async () => live.gateway.live.open() === 4, 5_000);

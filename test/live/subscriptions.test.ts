@@ -5,8 +5,9 @@ import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { alice, Fixture } from '../support/fixtures.js';
 import { startGatewayProcess } from '../support/gateway-process.js';
 import { startRedis } from '../support/redis-server.js';
-import { findRedis, indexMint, startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { findRedis, indexMint, waitFor } from '../support/ops.js';
 import { because, skipUnless } from '../support/skips.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
 // Live updates end to end: a real SSE client (graphql-sse, the protocol yoga serves) against a listening
 // gateway, and writes made the way the indexer makes them (row by row, triggers on, one transaction).
@@ -46,14 +47,14 @@ function collect(client: Client, query: string, variables: Record<string, unknow
   return { events, stop, done: () => done, failure: () => failure };
 }
 
-async function whenSubscribed(live: LiveGateway, n: number) {
+async function whenSubscribed(live: TestGateway, n: number) {
   await waitFor(async () => live.gateway.live.hub.stats().subscriptions === n, 5_000);
 }
 
 describe('subscriptions over SSE', () => {
-  let live: LiveGateway;
+  let live: TestGateway;
   beforeAll(async () => {
-    live = await startGateway(db, { CACHE: true });
+    live = await startTestGateway(db, { CACHE: true });
   });
   afterAll(async () => live?.close());
 
@@ -145,7 +146,7 @@ describe('subscriptions over SSE', () => {
 
 describe('limits', () => {
   it('caps subscriptions per client address, and frees a place when one ends', async () => {
-    const live = await startGateway(db, { SUBSCRIPTIONS_MAX_PER_CLIENT: 2 });
+    const live = await startTestGateway(db, { CACHE: true, SUBSCRIPTIONS_MAX_PER_CLIENT: 2 });
     try {
       const first = collect(sse(live.base), 'subscription { blocks { height } }');
       const second = collect(sse(live.base), 'subscription { blocks { height } }');
@@ -167,7 +168,7 @@ describe('limits', () => {
   });
 
   it('drops a subscriber that leaves more than SUBSCRIPTIONS_MAX_QUEUE events unread, with an error event', async () => {
-    const live = await startGateway(db, { SUBSCRIPTIONS_MAX_QUEUE: 5 });
+    const live = await startTestGateway(db, { CACHE: true, SUBSCRIPTIONS_MAX_QUEUE: 5 });
     try {
       const sub = collect(sse(live.base), `subscription($a: String!) { addressActivity(address: $a) { id } }`, { a: alice });
       await whenSubscribed(live, 1);
@@ -190,7 +191,7 @@ describe('limits', () => {
   });
 
   it('keeps a quiet stream open past the HTTP request and idle timeouts (heartbeats), then delivers', async () => {
-    const live = await startGateway(db, { HTTP_HEADERS_TIMEOUT_MS: 300, HTTP_REQUEST_TIMEOUT_MS: 500, HTTP_IDLE_TIMEOUT_MS: 800 });
+    const live = await startTestGateway(db, { CACHE: true, HTTP_HEADERS_TIMEOUT_MS: 300, HTTP_REQUEST_TIMEOUT_MS: 500, HTTP_IDLE_TIMEOUT_MS: 800 });
     try {
       const sub = collect(sse(live.base), 'subscription { blocks { height } }');
       await whenSubscribed(live, 1);
@@ -206,7 +207,7 @@ describe('limits', () => {
   });
 
   it('ends every subscription cleanly (complete) when the gateway closes', async () => {
-    const live = await startGateway(db);
+    const live = await startTestGateway(db, { CACHE: true });
     const subs = [collect(sse(live.base), 'subscription { blocks { height } }'),
       collect(sse(live.base), `subscription { tickActivity(chain: "eth", protocol: "erc-20", tick: "live") { tick { tick } } }`)];
     await whenSubscribed(live, 2);
@@ -217,7 +218,7 @@ describe('limits', () => {
   });
 
   it('applies the per-request row limit per event, not over the stream', async () => {
-    const live = await startGateway(db, { REQUEST_MAX_ROWS: 2 });
+    const live = await startTestGateway(db, { CACHE: true, REQUEST_MAX_ROWS: 2 });
     try {
       const sub = collect(sse(live.base), 'subscription { tickActivity(chain: "eth", protocol: "erc-20", tick: "live") { tick { tick } } }');
       await whenSubscribed(live, 1);
@@ -231,7 +232,7 @@ describe('limits', () => {
   });
 
   it('rejects a subscription whose event selection is over the cost limit', async () => {
-    const live = await startGateway(db, { GRAPHQL_MAX_COST: 5 });
+    const live = await startTestGateway(db, { CACHE: true, GRAPHQL_MAX_COST: 5 });
     try {
       const sub = collect(sse(live.base), 'subscription { blocks { height chain { name chain logo ext latestBlock { number } } } }');
       await waitFor(async () => sub.done(), 3_000);
@@ -245,8 +246,8 @@ describe('limits', () => {
 describe('shared LISTEN through Redis', async () => {
   const redisUrl = await findRedis();
   it('one LISTEN for two gateways, both deliver; a dead Redis falls back to a direct LISTEN', skipUnless(redisUrl, because.noRedis), async () => {
-    const a = await startGateway(db, { REDIS_URL: redisUrl! });
-    const b = await startGateway(db, { REDIS_URL: redisUrl! });
+    const a = await startTestGateway(db, { CACHE: true, REDIS_URL: redisUrl! });
+    const b = await startTestGateway(db, { CACHE: true, REDIS_URL: redisUrl! });
     try {
       expect([a.gateway.live.source!.mode(), b.gateway.live.source!.mode()].sort()).toEqual(['redis-follower', 'redis-leader']);
       // only the lock holder LISTENs for live events
@@ -262,7 +263,7 @@ describe('shared LISTEN through Redis', async () => {
       await a.close();
       await b.close();
     }
-    const dead = await startGateway(db, { REDIS_URL: 'redis://127.0.0.1:1' });
+    const dead = await startTestGateway(db, { CACHE: true, REDIS_URL: 'redis://127.0.0.1:1' });
     try {
       expect(dead.gateway.live.source!.mode()).toBe('listen');
       expect(dead.gateway.live.source!.listening()).toBe(true);
@@ -280,9 +281,9 @@ describe('shared LISTEN through Redis', async () => {
 describe('shared LISTEN: handover and a Redis outage', () => {
   it('a stopped holder hands the LISTEN over; when Redis dies every gateway LISTENs itself and still delivers', async () => {
     const redis = await startRedis();
-    const a = await startGateway(db, { REDIS_URL: redis.url });
-    const b = await startGateway(db, { REDIS_URL: redis.url });
-    const c = await startGateway(db, { REDIS_URL: redis.url });
+    const a = await startTestGateway(db, { CACHE: true, REDIS_URL: redis.url });
+    const b = await startTestGateway(db, { CACHE: true, REDIS_URL: redis.url });
+    const c = await startTestGateway(db, { CACHE: true, REDIS_URL: redis.url });
     try {
       const gateways = [a, b, c];
       const leader = gateways.find((g) => g.gateway.live.source!.mode() === 'redis-leader')!;

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { findServer, testConfig, } from '../support/db.js';
+import { findServer } from '../support/db.js';
 import { alice, Fixture } from '../support/fixtures.js';
-import { capturingLogger, } from '../support/ops.js';
-import { createGateway } from '../../src/app.js';
+import { capturingLogger } from '../support/ops.js';
 import { gql, listen, rpc } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
-import { useGateway } from '../support/gateway.js';
+import { buildTestGateway, useGateway } from '../support/gateway.js';
 
 // Log levels by kind: a client's mistake (NUL in text, a bad cursor or param) is not logged at error and
 // never with a stack; a database outage is one warn line without a stack; a real bug (here: a table the
@@ -71,7 +70,7 @@ describe('log levels', () => {
   it('logs a database outage at warn, once per request, without a stack', skipUnless(onServer, because.noServer), async () => {
     const outage = capturingLogger('debug');
     // nothing listens on port 1: every statement fails to connect
-    const gateway = createGateway({ ...testConfig, CACHE: false, DB_CONNECT_TIMEOUT_S: 1 }, { url: 'postgres://postgres@127.0.0.1:1/none' }, { logger: outage.logger });
+    const gateway = buildTestGateway({ target: { url: 'postgres://postgres@127.0.0.1:1/none' } }, { CACHE: false, DB_CONNECT_TIMEOUT_S: 1 }, { logger: outage.logger }).gateway;
     await gateway.ready;
     const base = await listen(gateway);
     try {

@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/observability/logger.js';
 import { alice, Fixture } from '../support/fixtures.js';
-import { capturingLogger, } from '../support/ops.js';
+import { capturingLogger } from '../support/ops.js';
 import { gql, request, rpc } from '../support/http.js';
 import { useGateway } from '../support/gateway.js';
 

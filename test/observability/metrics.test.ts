@@ -1,38 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createMetrics } from '../../src/observability/metrics.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { startGateway, type LiveGateway } from '../support/ops.js';
 import { gql, request, rpc } from '../support/http.js';
+import { startTestGateway, type TestGateway, useDatabase, useGateway } from '../support/gateway.js';
 
 // GET /metrics: prom-client exposition with the yoga Prometheus plugin's GraphQL metrics and the
 // gateway's own: requests and latency per operation and per RPC method, errors by code, DataLoader batch
 // sizes, pool in-use/waiting, cache hits/misses, indexed height per chain. One registry per gateway.
 
-let db: TestDatabase;
-let live: LiveGateway;
-let second: LiveGateway;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  for (let i = 0; i < 6; i++) {
-    const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: `met${i}` });
-    for (let h = 0; h < 3; h++) f.mint(t, `0xfeed${String(i * 10 + h).padStart(36, '0')}`, String(10 + h));
-  }
-  f.block('eth', '19000123', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:05.000Z');
-  f.block('btc', '830001', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:05.000Z');
-  await f.load(db.sql);
-  live = await startGateway(db);
-  second = await startGateway(db);
+const db = useDatabase({
+  load: async (db) => {
+    const f = new Fixture();
+    for (let i = 0; i < 6; i++) {
+      const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: `met${i}` });
+      for (let h = 0; h < 3; h++) f.mint(t, `0xfeed${String(i * 10 + h).padStart(36, '0')}`, String(10 + h));
+    }
+    f.block('eth', '19000123', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:05.000Z');
+    f.block('btc', '830001', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:05.000Z');
+    await f.load(db.sql);
+  },
 });
-afterAll(async () => {
-  await live?.close();
-  await second?.close();
-  await db?.close();
-});
+const live = useGateway({ db, config: { CACHE: true } });
+const second = useGateway({ db, config: { CACHE: true } });
 
-const scrape = async (g: LiveGateway) => {
+const scrape = async (g: TestGateway) => {
   const reply = await request(`${g.base}/metrics`);
   expect(reply.status).toBe(200);
   expect(reply.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
@@ -144,7 +135,7 @@ describe('pool gauges', () => {
   });
 
   it('see the statements of requests in flight', async () => {
-    const small = await startGateway(db, { DB_POOL_MAX: 1, CACHE: false });
+    const small = await startTestGateway(db, { DB_POOL_MAX: 1, CACHE: false });
     try {
       // a lock held by another session keeps the gateway's statements in flight until the test lets go,
       // so what the gauges show does not depend on how fast the machine is

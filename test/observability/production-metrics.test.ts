@@ -4,9 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildInfo } from '../../src/observability/build.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { startGateway, waitFor, type LiveGateway } from '../support/ops.js';
+import { waitFor } from '../support/ops.js';
 import { rpc } from '../support/http.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 
 // The metrics an operator runs production on, each read from a real gateway's /metrics with a sensible
 // value: build, data age per chain, LISTEN state, Redis state, requests in flight, the pool's real state.
@@ -15,7 +16,7 @@ const holders = Array.from({ length: 6 }, (_, i) => `0x9a9e${String(i).padStart(
 const tick = { chain: 'avalanche', protocol: 'asc-20', tick: 'mtrx' };
 const balanceCall = (address: string, id = 1) => ({ jsonrpc: '2.0', id, method: 'inds_getBalancesByAddress', params: [5, 0, address, '', '', '', '', 2] });
 
-async function scrape(g: LiveGateway): Promise<string> {
+async function scrape(g: TestGateway): Promise<string> {
   return (await fetch(`${g.base}/metrics`)).text();
 }
 
@@ -27,9 +28,9 @@ function value(text: string, series: string): number | undefined {
 describe('production metrics', () => {
   let db: TestDatabase;
   let redis: OwnRedis;
-  let g: LiveGateway;
-  let polling: LiveGateway;
-  let small: LiveGateway;
+  let g: TestGateway;
+  let polling: TestGateway;
+  let small: TestGateway;
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -41,9 +42,9 @@ describe('production metrics', () => {
     await f.load(db.sql);
     redis = await startRedis();
     [g, polling, small] = await Promise.all([
-      startGateway(db, { REDIS_URL: redis.url }),
-      startGateway(db, { DATA_VERSION_LISTEN: false, DATA_VERSION_POLL_MS: 100 }),
-      startGateway(db, { CACHE: false, DB_POOL_MAX: 2, REQUEST_MAX_CONCURRENT_STATEMENTS: 1 }),
+      startTestGateway(db, { CACHE: true, REDIS_URL: redis.url }),
+      startTestGateway(db, { CACHE: true, DATA_VERSION_LISTEN: false, DATA_VERSION_POLL_MS: 100 }),
+      startTestGateway(db, { CACHE: false, DB_POOL_MAX: 2, REQUEST_MAX_CONCURRENT_STATEMENTS: 1 }),
     ]);
   });
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { buildTestGateway } from '../support/gateway.js';
 import { Fixture, unix } from '../support/fixtures.js';
 import { call, listen } from '../support/http.js';
 
@@ -42,7 +42,7 @@ function documentedFixture(crazydogTransferType: number): Fixture {
 
 describe('documented exchanges', () => {
   let db: TestDatabase;
-  let gw: ReturnType<typeof createTestGateway>;
+  let gw: ReturnType<typeof buildTestGateway>;
   let base: string;
 
   beforeAll(async () => {
@@ -91,7 +91,7 @@ describe('documented exchanges', () => {
     ];
     for (const b of blocks) f.block(...b);
     await f.load(db.sql);
-    gw = createTestGateway(db);
+    gw = buildTestGateway(db);
     base = await listen(gw.gateway);
   });
   afterAll(async () => {
@@ -164,12 +164,12 @@ describe('documented exchange with crazydog transferred by UTXO hash', () => {
   // the balance example shows transfer_type 1 for the same tick the detail example shows with 0:
   // each is reproduced on data that says so
   let db: TestDatabase;
-  let gw: ReturnType<typeof createTestGateway>;
+  let gw: ReturnType<typeof buildTestGateway>;
   let base: string;
   beforeAll(async () => {
     db = await createTestDatabase();
     await documentedFixture(1).load(db.sql);
-    gw = createTestGateway(db);
+    gw = buildTestGateway(db);
     base = await listen(gw.gateway);
   });
   afterAll(async () => {

@@ -6,7 +6,7 @@ import type { MethodSpec, ParamSpec } from '../../src/rpc/declaration.js';
 import { isReserved, openRpcFiles, rpcPaths, type RpcInterface } from '../../src/rpc/openrpc.js';
 import { createRpcTables } from '../../src/rpc/tables.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { buildTestGateway } from '../support/gateway.js';
 import { call, listen } from '../support/http.js';
 
 // One declaration per method (src/rpc/methods/<group>.ts) is what the decoder enforces and what the
@@ -96,13 +96,13 @@ describe('the OpenRPC documents say what the declarations say', () => {
 
 describe('the decoder enforces the declarations on the wire', () => {
   let db: TestDatabase;
-  let gw: ReturnType<typeof createTestGateway>;
+  let gw: ReturnType<typeof buildTestGateway>;
   let base: string;
 
   beforeAll(async () => {
     db = await createTestDatabase();
     await loadDataset(db.sql, buildDemoDataset());
-    gw = createTestGateway(db);
+    gw = buildTestGateway(db);
     base = await listen(gw.gateway);
   });
   afterAll(async () => {

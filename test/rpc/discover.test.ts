@@ -1,28 +1,23 @@
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { rpcPaths, type RpcInterface } from '../../src/rpc/openrpc.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { buildTestGateway, useDatabase } from '../support/gateway.js';
 import { listen, post } from '../support/http.js';
 
 // rpc.discover advertises where it was asked: PUBLIC_URL when set, else http:// and the request's Host
 // header (a plain host[:port] only), never a fixed address; and its answer is never served from the
 // response cache, which is keyed on the method and params, not on the Host.
 
-let db: TestDatabase;
 const gateways: { close(): Promise<void> }[] = [];
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
+const db = useDatabase();
 afterAll(async () => {
   for (const gateway of gateways) await gateway.close();
-  await db?.close();
 });
 
 async function start(overrides: Record<string, unknown> = {}) {
-  const { gateway } = createTestGateway(db, { CACHE: true, ...overrides });
+  const { gateway } = buildTestGateway(db, { CACHE: true, ...overrides });
   gateways.push(gateway);
   return new URL(await listen(gateway));
 }

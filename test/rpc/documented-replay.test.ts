@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemoGateway, type LiveGateway } from '../support/ops.js';
+import { startDemoGateway } from '../support/ops.js';
 import { rpc } from '../support/http.js';
+import { type TestGateway } from '../support/gateway.js';
 
 // Every documented exchange (test/fixtures/documented-all.json: the v1 and v2 examples of the interface's
 // docs, 39 of them) sent as it is written to a gateway on the demo data (what `npm start` serves): each
@@ -44,7 +45,7 @@ const olderShapes: Record<number, string[]> = {
   37: ['$.holders[0].transfer_type: missing'], // tick.Holders
 };
 
-let live: LiveGateway;
+let live: TestGateway;
 
 beforeAll(async () => {
   live = await startDemoGateway();

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createRpcTables } from '../../src/rpc/tables.js';
 import type { MethodSpec, ParamSpec } from '../../src/rpc/declaration.js';
-import { testConfig, } from '../support/db.js';
+import { testConfig } from '../support/db.js';
 import { useGateway } from '../support/gateway.js';
 import { post } from '../support/http.js';
 import {
@@ -205,6 +205,7 @@ const gw = useGateway({
     await hostileFixture().load(db.sql);
   },
 });
+
 describe('JSON-RPC under hostile input', () => {
   it(`answers ${REQUESTS} generated hostile requests with documented errors only, leaking nothing`, async () => {
     const prober = startProber(async () => {

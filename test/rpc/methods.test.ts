@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MovementInput, TickInput, TransactionInput } from '../../src/db/load.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { buildTestGateway } from '../support/gateway.js';
 import { alice, bob, carol, drained, fakeHash, Fixture, unix } from '../support/fixtures.js';
 import { call, listen } from '../support/http.js';
 
@@ -10,8 +10,8 @@ import { call, listen } from '../support/http.js';
 // from the database, except record ids, which only the database assigns.
 
 let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
-let small: ReturnType<typeof createTestGateway>; // MAX_PAGE_SIZE 5
+let gw: ReturnType<typeof buildTestGateway>;
+let small: ReturnType<typeof buildTestGateway>; // MAX_PAGE_SIZE 5
 let base: string;
 let smallBase: string;
 let f: Fixture;
@@ -123,8 +123,8 @@ beforeAll(async () => {
   const txs = await db.sql<{ id: string; tx_hash: string }[]>`SELECT id, tx_hash FROM transactions`;
   txIds = new Map(txs.map((t) => [t.tx_hash, Number(t.id)]));
 
-  gw = createTestGateway(db);
-  small = createTestGateway(db, { MAX_PAGE_SIZE: 5 });
+  gw = buildTestGateway(db);
+  small = buildTestGateway(db, { MAX_PAGE_SIZE: 5 });
   base = await listen(gw.gateway);
   smallBase = await listen(small.gateway);
 });

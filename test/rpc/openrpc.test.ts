@@ -10,7 +10,7 @@ import {
 } from '../../src/rpc/openrpc.js';
 import { createRpcTables } from '../../src/rpc/tables.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { buildTestGateway } from '../support/gateway.js';
 import { call, listen } from '../support/http.js';
 
 // schema/openrpc.json (v2) and schema/openrpc-v1.json (v1) are the machine-readable contract of the two
@@ -125,14 +125,14 @@ for (const version of ['v2', 'v1'] as RpcInterface[]) {
 
   describe(`${file}: the examples on the demo dataset`, () => {
     let db: TestDatabase;
-    let gw: ReturnType<typeof createTestGateway>;
+    let gw: ReturnType<typeof buildTestGateway>;
     let base: string;
     let runs: ExampleRun[];
 
     beforeAll(async () => {
       db = await createTestDatabase();
       await loadDataset(db.sql, buildDemoDataset());
-      gw = createTestGateway(db);
+      gw = buildTestGateway(db);
       base = await listen(gw.gateway);
       runs = await runExamples(base, document, version);
     });

@@ -1,16 +1,16 @@
 import { request as httpRequest, Agent, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { createGateway, type Gateway } from '../../src/app.js';
-import { createTestDatabase, testConfig, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { type Gateway } from '../../src/app.js';
+import { createTestDatabase, type TestDatabase } from '../support/db.js';
+import { buildTestGateway } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { call, listen, post } from '../support/http.js';
 
 // JSON-RPC 2.0 over HTTP (reference notes §1) and every error row of §2, against real PostgreSQL.
 
 let db: TestDatabase;
-let gw: ReturnType<typeof createTestGateway>;
-let tight: ReturnType<typeof createTestGateway>; // RPC_MAX_BATCH 3, RPC_MAX_BODY_BYTES 512
+let gw: ReturnType<typeof buildTestGateway>;
+let tight: ReturnType<typeof buildTestGateway>; // RPC_MAX_BATCH 3, RPC_MAX_BODY_BYTES 512
 let base: string;
 let tightBase: string;
 
@@ -51,8 +51,8 @@ beforeAll(async () => {
   f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'alpha' }), '0xAaAa00000000000000000000000000000000000A', '5');
   f.block('eth', '19319706', '2024-02-27T15:12:23Z', '2024-02-27T15:14:28Z');
   await f.load(db.sql);
-  gw = createTestGateway(db);
-  tight = createTestGateway(db, { RPC_MAX_BATCH: 3, RPC_MAX_BODY_BYTES: 512 });
+  gw = buildTestGateway(db);
+  tight = buildTestGateway(db, { RPC_MAX_BATCH: 3, RPC_MAX_BODY_BYTES: 512 });
   base = await listen(gw.gateway);
   tightBase = await listen(tight.gateway);
 });
@@ -361,7 +361,7 @@ describe('-32000 Service unavailable', () => {
   let down: Gateway;
   let downBase: string;
   beforeAll(async () => {
-    down = createGateway({ ...testConfig, DB_CONNECT_TIMEOUT_S: 1 }, { url: 'postgres://postgres@127.0.0.1:1/x' });
+    down = buildTestGateway({ target: { url: 'postgres://postgres@127.0.0.1:1/x' } }, { DB_CONNECT_TIMEOUT_S: 1 }).gateway;
     downBase = await listen(down);
   });
   afterAll(async () => {
@@ -390,7 +390,7 @@ describe('-32000 on a query timeout', () => {
   // ignores statement_timeout, but it queues other connections behind an open transaction, so there
   // the application-side limit (statement timeout + 1 s) answers instead: same code, same reason.
   it('a statement that waits past DB_STATEMENT_TIMEOUT_MS is -32000 "query timed out"', async () => {
-    const slow = createTestGateway(db, { DB_STATEMENT_TIMEOUT_MS: 300 });
+    const slow = buildTestGateway(db, { DB_STATEMENT_TIMEOUT_MS: 300 });
     const slowBase = await listen(slow.gateway);
     const holder = await db.sql.reserve();
     try {
@@ -413,7 +413,7 @@ describe('-32604 Internal error', () => {
     await db.sql`ALTER TABLE ticks RENAME COLUMN minted TO minted_gone`;
     await db.sql`ALTER TABLE transactions RENAME TO transactions_gone`;
     // a gateway of its own: nothing it answers can come from an earlier request (pool, cache)
-    const broken = createTestGateway(db);
+    const broken = buildTestGateway(db);
     const brokenBase = await listen(broken.gateway);
     onTestFinished(() => broken.gateway.close());
     for (const [method, params] of [

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { buildTestGateway } from '../support/gateway.js';
 import { alice, bob, fakeHash, Fixture, unix } from '../support/fixtures.js';
 import { call, listen, post } from '../support/http.js';
 
@@ -43,7 +43,7 @@ function documentedFixture(crazydogTransferType: number): Fixture {
 async function startOn(f: Fixture) {
   const db = await createTestDatabase();
   await f.load(db.sql);
-  const gw = createTestGateway(db);
+  const gw = buildTestGateway(db);
   return { db, gw, base: await listen(gw.gateway) };
 }
 

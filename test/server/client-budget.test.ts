@@ -1,36 +1,34 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { call } from '../support/http.js';
-import { startGateway } from '../support/ops.js';
 import { exchange } from '../support/sockets.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
 
 // One client asking for big answers back to back cannot take the gateway's thread from everyone else:
 // each client address has a budget of response bytes (HTTP_CLIENT_BYTES_PER_S, burst HTTP_CLIENT_BURST_BYTES).
 // A client from 127.0.0.2 that spends it gets 429 with Retry-After and an error body of its surface, while
 // 127.0.0.1 is served; after the wait it is served again.
 
-let db: TestDatabase;
 const open: { close(): Promise<void> }[] = [];
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'bulk' };
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  const t = f.tick(tick);
-  for (let i = 0; i < 400; i++) f.mint(t, `0x${(0xb0000 + i).toString(16).padStart(40, '0')}`, '1');
-  await f.load(db.sql);
+const db = useDatabase({
+  load: async (db) => {
+    const f = new Fixture();
+    const t = f.tick(tick);
+    for (let i = 0; i < 400; i++) f.mint(t, `0x${(0xb0000 + i).toString(16).padStart(40, '0')}`, '1');
+    await f.load(db.sql);
+  },
 });
 afterAll(async () => {
   for (const gw of open) await gw.close();
-  await db?.close();
 });
 
 /** The port of a listening gateway with these settings (cache off: every answer is computed and charged). */
 async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const live = await startGateway(db, { CACHE: false, ...overrides });
+  const live = await startTestGateway(db, { CACHE: false, ...overrides });
   open.push(live);
   return Number(new URL(live.base).port);
 }

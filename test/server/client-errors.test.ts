@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
-import { capturingLogger, startGateway, type LiveGateway } from '../support/ops.js';
+import { capturingLogger } from '../support/ops.js';
 import { gql, rpc } from '../support/http.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // Client-caused limits are client errors (issue 23): a request that runs into a limit of its own (here its
 // row budget, REQUEST_MAX_ROWS) is told JSON-RPC -32005 "limit exceeded" with data.reason (EIP-1474), never
@@ -13,24 +13,23 @@ import { gql, rpc } from '../support/http.js';
 
 const TRANSACTIONS = 300;
 
-let db: TestDatabase;
-const open: LiveGateway[] = [];
+const open: TestGateway[] = [];
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  const busy = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'busy' });
-  for (let i = 0; i < TRANSACTIONS; i++) f.mint(busy, `0x${(0xbee00000 + i).toString(16).padStart(40, '0')}`, '1');
-  await f.load(db.sql);
+const db = useDatabase({
+  load: async (db) => {
+    const f = new Fixture();
+    const busy = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'busy' });
+    for (let i = 0; i < TRANSACTIONS; i++) f.mint(busy, `0x${(0xbee00000 + i).toString(16).padStart(40, '0')}`, '1');
+    await f.load(db.sql);
+  },
 });
 afterAll(async () => {
   for (const gw of open.splice(0)) await gw.close();
-  await db?.close();
 });
 
 async function gatewayWith(overrides: Partial<GatewayConfig>) {
   const log = capturingLogger('info');
-  const live = await startGateway(db, { CACHE: false, ...overrides }, { logger: log.logger });
+  const live = await startTestGateway(db, { CACHE: false, ...overrides }, { logger: log.logger });
   open.push(live);
   return { ...live, log };
 }

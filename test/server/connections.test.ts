@@ -1,10 +1,9 @@
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { clientKey } from '../../src/server/connections.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { buildTestGateway, useDatabase } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { call } from '../support/http.js';
 import { exchange, openClient, parseResponse, type RawClient } from '../support/sockets.js';
@@ -14,24 +13,23 @@ import { exchange, openClient, parseResponse, type RawClient } from '../support/
 // bodies and idle sockets are cut within the configured (here: small) timeouts with a 408 body of their
 // surface, and the total connection cap holds. Every error answer has a body, also without Host.
 
-let db: TestDatabase;
 const open: { close(): Promise<void> }[] = [];
 const clients: RawClient[] = [];
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'slow' }), '0xAAaa000000000000000000000000000000000001', '100');
-  await f.load(db.sql);
+const db = useDatabase({
+  load: async (db) => {
+    const f = new Fixture();
+    f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'slow' }), '0xAAaa000000000000000000000000000000000001', '100');
+    await f.load(db.sql);
+  },
 });
 afterAll(async () => {
   for (const client of clients) client.destroy();
   for (const gw of open) await gw.close();
-  await db?.close();
 });
 
 async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const { gateway } = createTestGateway(db, overrides);
+  const { gateway } = buildTestGateway(db, overrides);
   open.push(gateway);
   await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
   const port = (gateway.server.address() as AddressInfo).port;

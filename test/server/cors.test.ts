@@ -1,27 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { buildTestGateway, useDatabase } from '../support/gateway.js';
 import { listen } from '../support/http.js';
 
 // CORS (finding 7): with CORS_ORIGIN=* neither surface ever allows credentials (GraphQL used to echo any
 // Origin with `access-control-allow-credentials: true`); a configured list answers only listed origins,
 // echoed, and allows credentials only with CORS_CREDENTIALS=true. GraphQL and JSON-RPC agree.
 
-let db: TestDatabase;
 const open: { close(): Promise<void> }[] = [];
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-});
+const db = useDatabase();
 afterAll(async () => {
   for (const gw of open) await gw.close();
-  await db?.close();
 });
 
 async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const { gateway } = createTestGateway(db, overrides);
+  const { gateway } = buildTestGateway(db, overrides);
   open.push(gateway);
   return listen(gateway);
 }

@@ -5,8 +5,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { configSchema } from '../../src/config.js';
 import { defaultQuery } from '../../src/graphql/yoga.js';
-import { createTestDatabase, findServer, testConfig, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { findServer, testConfig } from '../support/db.js';
+import { buildTestGateway, useDatabase } from '../support/gateway.js';
 import { lockTable } from '../support/locks.js';
 import { Fixture } from '../support/fixtures.js';
 import { listen, post } from '../support/http.js';
@@ -20,23 +20,22 @@ const onServer = (await findServer()) !== null;
 const ticks = ['t1', 't2', 't3', 't4', 't5', 't6', 't7', 't8'];
 const holder = '0xAAaa000000000000000000000000000000000001';
 
-let db: TestDatabase;
 const open: { close(): Promise<void> }[] = [];
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  for (const tick of ticks) f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick }), holder, '100');
-  await f.load(db.sql);
+const db = useDatabase({
+  load: async (db) => {
+    const f = new Fixture();
+    for (const tick of ticks) f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick }), holder, '100');
+    await f.load(db.sql);
+  },
 });
 afterAll(async () => {
   for (const gw of open) await gw.close();
-  await db?.close();
 });
 
 /** A listening gateway with these settings on the test database. */
 async function gatewayWith(overrides: Partial<GatewayConfig> = {}, target = db.target) {
-  const { gateway } = createTestGateway({ ...db, target }, overrides);
+  const { gateway } = buildTestGateway({ ...db, target }, overrides);
   open.push(gateway);
   return { gateway, base: await listen(gateway) };
 }

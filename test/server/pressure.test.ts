@@ -1,13 +1,12 @@
 import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { configSchema } from '../../src/config.js';
 import { connectionTable } from '../../src/server/pressure.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { buildTestGateway, useDatabase } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { exchange, openClient, parseResponse, type RawClient } from '../support/sockets.js';
 
@@ -17,15 +16,15 @@ import { exchange, openClient, parseResponse, type RawClient } from '../support/
 // oldest connection that has not completed a request, and such connections get HTTP_PRESSURE_TIMEOUT_MS:
 // a probe from another address is answered; connections whose request completed are kept.
 
-let db: TestDatabase;
 const open: { close(): Promise<void> }[] = [];
 let clients: RawClient[] = [];
 
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'press' }), '0xAAaa000000000000000000000000000000000001', '100');
-  await f.load(db.sql);
+const db = useDatabase({
+  load: async (db) => {
+    const f = new Fixture();
+    f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'press' }), '0xAAaa000000000000000000000000000000000001', '100');
+    await f.load(db.sql);
+  },
 });
 afterEach(() => {
   for (const client of clients) client.destroy();
@@ -33,7 +32,6 @@ afterEach(() => {
 });
 afterAll(async () => {
   for (const gw of open) await gw.close();
-  await db?.close();
 });
 
 // long timeouts, no body rate: only the pressure rules can cut anything here
@@ -43,7 +41,7 @@ const patient: Partial<GatewayConfig> = {
 };
 
 async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const { gateway } = createTestGateway(db, { ...patient, ...overrides });
+  const { gateway } = buildTestGateway(db, { ...patient, ...overrides });
   open.push(gateway);
   await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
   const port = (gateway.server.address() as AddressInfo).port;

@@ -1,9 +1,8 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemo } from '../../src/db/seed/index.js';
-import { startGateway, type LiveGateway } from '../support/ops.js';
 import { openClient, parseResponse } from '../support/sockets.js';
-import { useGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useGateway } from '../support/gateway.js';
 
 // Protocol quirks found by the attack run of issue 23, each answered the way a client (or a cache, or a
 // browser) can rely on: conditional requests that never skip execution or revalidate a POST, one ETag per
@@ -38,6 +37,7 @@ const live = useGateway({
   },
   config: { CACHE: true },
 });
+
 describe('conditional requests', () => {
   it('If-None-Match: * on a cache miss executes the query: a failing one gets its errors, never 304', async () => {
     const failing = await raw(live.base, getPath('{ nope }', unique()), { headers: { ...json, 'if-none-match': '*' } });
@@ -175,9 +175,9 @@ describe('GraphQL', () => {
 });
 
 describe('GraphiQL', () => {
-  let budgeted: LiveGateway;
+  let budgeted: TestGateway;
   beforeAll(async () => {
-    budgeted = await startGateway(live.db, { HTTP_CLIENT_BYTES_PER_S: 64 * 1024, HTTP_CLIENT_BURST_BYTES: 1024 * 1024 });
+    budgeted = await startTestGateway(live.db, { CACHE: true, HTTP_CLIENT_BYTES_PER_S: 64 * 1024, HTTP_CLIENT_BURST_BYTES: 1024 * 1024 });
   });
   afterAll(async () => {
     await budgeted?.close();

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config.js';
 import { createShedder } from '../../src/server/shedding.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { buildTestGateway } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { exchange } from '../support/sockets.js';
 
@@ -73,7 +73,7 @@ describe('a gateway whose event loop is late', () => {
     const t = f.tick(tick);
     for (let i = 0; i < 500; i++) f.mint(t, `0x${(0x5ed00000 + i).toString(16).padStart(40, '0')}`, String(i + 1));
     await f.load(db.sql);
-    const { gateway } = createTestGateway(db, { SHED_EVENT_LOOP_LAG_MS: 100, SHED_CLIENT_MIN_BYTES: 100_000 });
+    const { gateway } = buildTestGateway(db, { SHED_EVENT_LOOP_LAG_MS: 100, SHED_CLIENT_MIN_BYTES: 100_000 });
     await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
     port = (gateway.server.address() as AddressInfo).port;
     close = () => gateway.close();

@@ -62,56 +62,66 @@ export async function startTestGateway(
   }
 }
 
+/**
+ * The test file's database: before its tests a fresh one with `load` run on it (fixture rows, keys …),
+ * after them closed. For files whose gateways differ per test (startTestGateway in the test); read the
+ * fields inside tests and hooks.
+ */
+export function useDatabase(options: { load?: (db: TestDatabase) => Promise<unknown> } = {}): TestDatabase {
+  let db: TestDatabase | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await options.load?.(db);
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+  const get = (): TestDatabase => {
+    if (!db) throw new Error('useDatabase: the database is read before the file\'s beforeAll ran');
+    return db;
+  };
+  return {
+    get engine() { return get().engine; },
+    get target() { return get().target; },
+    get sql() { return get().sql; },
+    close: async () => { await db?.close(); },
+  };
+}
+
 export interface FileGateway extends TestGateway {
   db: TestDatabase;
 }
 
 /**
- * The test file's database and gateway: before its tests a fresh database, `load` run on it (fixture rows,
- * keys …), then a listening gateway; after them both closed. Call at the top of a file or a describe; read
- * the fields inside tests and hooks (they are set once the beforeAll has run).
+ * The test file's gateway: before its tests a listening gateway (testConfig + `config`) on `db` (a
+ * useDatabase), or on a fresh database of its own with `load` run on it; after them all closed. Call at
+ * the top of a file or a describe; read the fields inside tests and hooks (set once the beforeAll ran).
  */
 export function useGateway(
-  options: { load?: (db: TestDatabase) => Promise<unknown>; config?: Partial<GatewayConfig> } & GatewayOptions = {},
+  options: { db?: TestDatabase; load?: (db: TestDatabase) => Promise<unknown>; config?: Partial<GatewayConfig> } & GatewayOptions = {},
 ): FileGateway {
-  let db: TestDatabase | undefined;
+  let own: TestDatabase | undefined;
   let live: TestGateway | undefined;
   beforeAll(async () => {
-    db = await createTestDatabase();
-    await options.load?.(db);
+    const db = options.db ?? (own = await createTestDatabase());
+    if (own) await options.load?.(own);
     live = await startTestGateway(db, options.config, options);
   });
   afterAll(async () => {
     await live?.close();
-    await db?.close();
+    await own?.close();
   });
   const set = <T>(value: T | undefined, name: string): T => {
     if (value === undefined) throw new Error(`useGateway: ${name} is read before the file's beforeAll ran`);
     return value;
   };
   return {
-    get db() { return set(db, 'db'); },
+    get db() { return options.db ?? set(own, 'db'); },
     get gateway() { return set(live, 'gateway').gateway; },
     get base() { return set(live, 'base').base; },
     get statements() { return set(live, 'statements').statements; },
     close: async () => { await live?.close(); },
   };
-}
-
-/** buildTestGateway under the name most files use (not listening; statements counted). */
-export function createTestGateway(db: TestDatabase, overrides: Partial<GatewayConfig> = {}) {
-  return buildTestGateway(db, overrides);
-}
-
-/**
- * createTestGateway with every pool connection opened first: a new connection makes the driver read the
- * catalog's array types once, which is not a statement of the query under test (statement counts).
- */
-export async function createWarmTestGateway(db: TestDatabase, overrides: Partial<GatewayConfig> = {}) {
-  const gw = createTestGateway(db, overrides);
-  const poolMax = overrides.DB_POOL_MAX ?? testConfig.DB_POOL_MAX;
-  await Promise.all(Array.from({ length: poolMax }, () => gw.gateway.sql`SELECT pg_sleep(0.05)`));
-  return gw;
 }
 
 /** Runs a GraphQL document in-process through yoga (no port). */

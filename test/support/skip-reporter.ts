@@ -11,6 +11,14 @@ function reasonOf(entity: TestCase | TestSuite): string | undefined {
   return result.state === 'skipped' ? result.note : undefined;
 }
 
+/** Whether a suite around the test failed (a failed beforeAll leaves its tests skipped: not a skip). */
+function inFailedSuite(test: TestCase): boolean {
+  for (let parent = test.parent; parent.type === 'suite'; parent = parent.parent) {
+    if (parent.state() === 'failed') return true;
+  }
+  return false;
+}
+
 /** The outermost skipped suite that carries a reason, or undefined. */
 function skippedSuite(test: TestCase): TestSuite | undefined {
   let found: TestSuite | undefined;
@@ -32,6 +40,7 @@ export default class SkipReporter implements Reporter {
     const lines = new Map<string, number>();
     for (const module of testModules) {
       for (const test of module.children.allTests('skipped')) {
+        if (inFailedSuite(test)) continue;
         const suite = skippedSuite(test);
         const entity = suite ?? test;
         const given = reasonOf(entity);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { buildTestGateway } from '../support/gateway.js';
 import { call, listen } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
@@ -58,7 +58,7 @@ describe.each(modes)('sync: a $mode flush is applied all at once', { timeout: 24
   afterAll(() => stopSyncSuite({ sync, src, db, maria }));
 
   it('readers of the gateway and of the read model see each flush whole or not at all', async () => {
-    const { gateway } = createTestGateway(db);
+    const { gateway } = buildTestGateway(db);
     const base = await listen(gateway);
     try {
       const stats = async () => {

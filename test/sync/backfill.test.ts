@@ -4,7 +4,7 @@ import { runSync } from '../../src/sync/run.js';
 import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
 import { createLogger } from '../../src/sync/log.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { createTestGateway, graphql } from '../support/gateway.js';
+import { buildTestGateway, graphql } from '../support/gateway.js';
 import { call, listen } from '../support/http.js';
 import { historyDifferences } from '../support/history.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
@@ -113,7 +113,7 @@ describe('sync: backfill and polling from an indexer database', skipUnless(serve
     expect(Number(n)).toBe(5); // two mints and a transfer's two legs on pepe, one mint on huge
     // the block of each change is its transaction's: the transfer's height
     const [[{ h }]] = await src.conn.query(`SELECT block_height AS h FROM txs WHERE op = 'transfer'`) as any;
-    const { gateway } = createTestGateway(db);
+    const { gateway } = buildTestGateway(db);
     try {
       const q = `query($at: BigInt) { tick(chain: "eth", protocol: "erc-20", tick: "pepe") {
         holders(atBlock: $at) { totalCount edges { node { address balance } } } } }`;
@@ -170,7 +170,7 @@ describe('sync: backfill and polling from an indexer database', skipUnless(serve
   }
 
   it('the gateway answers the synced data over v2 JSON-RPC and GraphQL', async () => {
-    const { gateway } = createTestGateway(db);
+    const { gateway } = buildTestGateway(db);
     const base = await listen(gateway);
     try {
       const balances = await call(base, 'inds_getBalancesByAddress', [10, 0, alice.toLowerCase(), '', '', '', '', 2]);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { createTestGateway, graphql } from '../support/gateway.js';
+import { buildTestGateway, graphql } from '../support/gateway.js';
 import { call, listen } from '../support/http.js';
 import { historyDifferences } from '../support/history.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
@@ -92,7 +92,7 @@ describe('sync: binlog follow', { timeout: 180_000, ...skipUnlessAll([server, be
   });
 
   it('a flush while a gateway serves: the RPC answer and GraphQL freshness change, the cache is invalidated', async () => {
-    const { gateway } = createTestGateway(db, { CACHE: true, DATA_VERSION_POLL_MS: 100 } as never);
+    const { gateway } = buildTestGateway(db, { CACHE: true, DATA_VERSION_POLL_MS: 100 } as never);
     const base = await listen(gateway);
     try {
       const newcomer = '0xFeEdFaCe00000000000000000000000000000001';

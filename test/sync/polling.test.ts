@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { createTestGateway, graphql } from '../support/gateway.js';
+import { buildTestGateway, graphql } from '../support/gateway.js';
 import { call, listen } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
@@ -55,7 +55,7 @@ describe('sync: polling follow', { timeout: 180_000, ...skipUnless(server, becau
     // (both ticks: minted and tx count differ); logged right after the backfill is marked done
     await waitFor(async () => /inscriptions_stats disagrees/.test(sync!.output()), 15_000, 'the stats cross-check');
     expect(sync!.output()).toMatch(/"ticks":2,.*inscriptions_stats disagrees with the counts derived from the rows/);
-    const { gateway } = createTestGateway(db);
+    const { gateway } = buildTestGateway(db);
     try {
       const r = await graphql(gateway, '{ tickByDeployHash(chain: "bsc", deployHash: "0xd0d0000000000000000000000000000000000000000000000000000000000001") { tick } }');
       expect(r.data?.tickByDeployHash?.tick).toBe('poll');
@@ -65,7 +65,7 @@ describe('sync: polling follow', { timeout: 180_000, ...skipUnless(server, becau
   });
 
   it('a flush while a gateway serves: the RPC answer and GraphQL freshness change', async () => {
-    const { gateway } = createTestGateway(db, { CACHE: true, DATA_VERSION_POLL_MS: 100 } as never);
+    const { gateway } = buildTestGateway(db, { CACHE: true, DATA_VERSION_POLL_MS: 100 } as never);
     const base = await listen(gateway);
     try {
       const ask = () => call(base, 'inds_getHoldersByTick', [10, 0, 'bsc', 'bsc-20', 'poll', 2]);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectSource, parseSourceUrl } from '../../src/sync/source/connection.js';
 import { verify } from '../../src/sync/verify.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { buildTestGateway } from '../support/gateway.js';
 import { historyDifferences } from '../support/history.js';
 import { call, listen } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type MariaServer, type SourceDb } from '../support/indexer.js';
@@ -94,7 +94,7 @@ function rewindSuite(mode: 'binlog' | 'polling') {
     expect(await db.sql`SELECT count(*)::int AS n FROM balance_history WHERE block_height > ${height}`.then((x) => x[0]!.n)).toBe(0);
     expect((await historyDifferences(src.conn, db.sql)).differences).toEqual([]);
 
-    const { gateway } = createTestGateway(db);
+    const { gateway } = buildTestGateway(db);
     const base = await listen(gateway);
     try {
       const holders = (await call(base, 'inds_getHoldersByTick', [50, 0, 'eth', 'erc-20', 'rewd', 2])).result;

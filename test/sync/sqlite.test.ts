@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectSource, parseSourceUrl } from '../../src/sync/source/connection.js';
 import { verify } from '../../src/sync/verify.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
+import { buildTestGateway } from '../support/gateway.js';
 import { call, listen } from '../support/http.js';
 import { IndexerWriter } from '../support/indexer.js';
 import { createSqliteSource, type SqliteSource } from '../support/indexer-sqlite.js';
@@ -100,7 +100,7 @@ describe('sync from the indexer\'s SQLite storage', { timeout: 180_000, ...skipU
     expect(r.ticks).toBe(2);
     const [[{ n }]] = (await src.conn.query('SELECT count(*) AS n FROM txs')) as any;
     expect(await db.sql`SELECT count(*)::int AS n FROM transactions`.then((x) => x[0]!.n)).toBe(Number(n));
-    const { gateway } = createTestGateway(db);
+    const { gateway } = buildTestGateway(db);
     const base = await listen(gateway);
     try {
       const answer = (await call(base, 'inds_getHoldersByTick', [50, 0, 'eth', 'erc-20', 'pepe', 2])).result;
