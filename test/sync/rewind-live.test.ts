@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { createTestGateway } from '../support/gateway.js';
-import { call, listen } from '../support/http.js';
+import { startTestGateway } from '../support/gateway.js';
+import { call } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
 import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from '../support/sync-process.js';
@@ -88,8 +88,7 @@ describe.skipIf(!server || !mariadbAvailable()).each(modes)('sync: a rewind unde
   afterAll(() => stopSyncSuite({ sync, src, db, maria }));
 
   it('the gateway and the read model show only states the source had', async () => {
-    const { gateway } = createTestGateway(db);
-    const base = await listen(gateway);
+    const { gateway, base } = await startTestGateway(db);
     try {
       const totals = async () => {
         const r = await call(base, 'inds_getTick', [tick.chain, tick.protocol, tick.tick, '']);
