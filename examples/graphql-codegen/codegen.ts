@@ -2,7 +2,7 @@
 // examples/graphql-codegen/codegen.ts` writes TypeScript types of the schema and of the operations below.
 // The custom scalars travel as JSON strings (exact decimals and block numbers beyond 2^53, ISO 8601 times),
 // so each is mapped to `string`; strictScalars makes a scalar added to the schema without a mapping an error
-// instead of `unknown`. test/clients.codegen.test.ts runs this config and type-checks its output.
+// instead of `unknown`. test/clients/graphql-codegen.test.ts runs this config and type-checks its output.
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
 const config: CodegenConfig = {

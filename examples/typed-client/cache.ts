@@ -7,7 +7,7 @@
 //   otherwise selecting different fields of `Query.balances` in two queries loses data and warns
 //   "Cache data may be lost when replacing the balances field of a Query object");
 // - urql embeds them in their parent (`keys: () => null`; otherwise it warns for each).
-// test/clients.caches.test.ts checks this list against schema/schema.graphql.
+// test/clients/caches.test.ts checks this list against schema/schema.graphql.
 
 export const embeddedTypes = [
   'ActivityChange', 'ActivityWindow', 'AddressChainTotal', 'AddressSearchResult', 'AddressTransactionConnection',

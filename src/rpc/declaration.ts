@@ -1,7 +1,7 @@
 import type { initGraphQLTada, ResultOf } from 'gql.tada';
 import { isLosslessNumber } from 'lossless-json';
 // the one introspection of schema/schema.graphql that gql.tada reads, generated beside it (kept fresh by
-// `npm run example:types`; test/clients.example.test.ts fails when it is stale): types only, nothing of it
+// `npm run example:types`; test/clients/typed-client.test.ts fails when it is stale): types only, nothing of it
 // runs. It lives in schema/, not in examples/: the image's build stage compiles src/ with schema/ only
 import type { introspection } from '../../schema/graphql-env.js';
 import { rpcErrors } from './errors.js';

@@ -209,7 +209,7 @@ function readOpenRpcDocument(version: RpcInterface): Json {
 }
 
 /**
- * rpc.discover: the checked-in document of its endpoint (kept fresh by test/openrpc.test.ts), its server URL
+ * rpc.discover: the checked-in document of its endpoint (kept fresh by test/rpc/openrpc.test.ts), its server URL
  * where the request was sent (PUBLIC_URL, else the Host header). Never cached: the answer depends on the request.
  */
 export function discoverMethod(version: RpcInterface): MethodSpec {
