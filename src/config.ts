@@ -107,6 +107,12 @@ export const configSchema = z.object({
     'load shedding: while the event loop is later than this (`perf_hooks.monitorEventLoopDelay`, read every 250 ms), the clients whose recent answers cost the most (response bytes per address, half-life 10 s) are refused first, most expensive first: 429 with `Retry-After`, JSON-RPC `-32005` "limit exceeded", GraphQL `LIMIT_EXCEEDED`; probes exempt. `0`: off'),
   SHED_CLIENT_MIN_BYTES: int(0, 10_000_000_000).default(8_388_608).describe(
     'load shedding never refuses a client whose recent answers (decayed, half-life 10 s) total less than this: cheap clients are always served (a steady 20 requests/s of 5 KB pages is about 1.4 MB; a client pulling 5 MB answers passes it in two)'),
+  SHED_TOTAL_BYTES_PER_S: int(0, 10_000_000_000).default(33_554_432).describe(
+    'load shedding by summed cost: answer bytes per second over all client addresses together past which the clients whose recent answers cost the most are refused first (as for `SHED_EVENT_LOOP_LAG_MS`), so many addresses each within `HTTP_CLIENT_BYTES_PER_S` cannot together take the one thread. `0`: no such bound'),
+  SHED_NEW_CONNECTIONS_PER_S: int(0, 1_000_000).default(1_000).describe(
+    'load shedding of connections: new connections per second over all client addresses together past which (or while the event loop is later than `SHED_EVENT_LOOP_LAG_MS`) the addresses that opened the most recently are answered 429 with `Retry-After` on accept, before any request is read, most first, never one under `SHED_CLIENT_MIN_CONNECTIONS`. Off when `HTTP_MAX_CONNECTIONS_PER_CLIENT` is `0` (behind a proxy). `0`: off'),
+  SHED_CLIENT_MIN_CONNECTIONS: int(1, 1_000_000).default(128).describe(
+    'connection shedding never refuses an address whose recent new connections (decayed, half-life 10 s) number less than this: about 9 new connections a second sustained; a client that keeps its connections alive stays far below it'),
   HTTP_MAX_INCOMPLETE_PER_CLIENT: int(0, 1_000_000).default(8).describe(
     'connections one client address may hold that have not completed a request (still sending headers or a body); one more waits, accepted but unread, until one of them completes or closes (at most `HTTP_MAX_CONNECTIONS` wait in all; past that it is closed on accept). `0`: no limit (behind a proxy, whose one address carries everyone)'),
   HTTP_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000).default(64).describe(

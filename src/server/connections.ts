@@ -16,7 +16,7 @@ export type HttpSettings = Pick<Config,
   // the connection table under pressure (src/server/pressure.ts); defaults 90 % and 2 s
   Partial<Pick<Config, 'HTTP_PRESSURE_THRESHOLD_PERCENT' | 'HTTP_PRESSURE_TIMEOUT_MS' | 'HTTP_MAX_INCOMPLETE_PER_CLIENT'>> &
   // load shedding by cost (src/server/shedding.ts); default off here, on in the gateway's config
-  Partial<Pick<Config, 'SHED_EVENT_LOOP_LAG_MS' | 'SHED_CLIENT_MIN_BYTES'>>;
+  Partial<Pick<Config, 'SHED_EVENT_LOOP_LAG_MS' | 'SHED_CLIENT_MIN_BYTES' | 'SHED_TOTAL_BYTES_PER_S' | 'SHED_NEW_CONNECTIONS_PER_S' | 'SHED_CLIENT_MIN_CONNECTIONS'>>;
 
 /**
  * How often timeouts and body rates are checked: a quarter of the shortest limit, between 0.1 and 1 s
@@ -55,8 +55,10 @@ interface Receiving {
 }
 
 export interface ConnectionHooks {
-  /** A connection over the per-client cap: answer it (without reading a request) and close it. */
-  refuse(socket: Socket): void;
+  /** A connection over the per-client cap, or shed: answer it (without reading a request) and close it. */
+  refuse(socket: Socket, reason: string, retryAfterS: number): void;
+  /** Load shedding of connections (src/server/shedding.ts): seconds to refuse this new one for, 0 to keep it. */
+  shed?(socket: Socket): number;
   /** A request body slower than the minimum rate, or not received within the request timeout. */
   cut(req: IncomingMessage, res: ServerResponse, path: string, reason: string): void;
 }
@@ -185,9 +187,11 @@ function capPerClient(server: Server, cap: number, hooks: ConnectionHooks, refus
     if (socket.remoteAddress === undefined) return void socket.destroy(); // already gone
     const key = clientKey(socket.remoteAddress);
     const open = perClient.get(key) ?? 0;
-    if (open >= cap) {
+    const shedFor = hooks.shed?.(socket) ?? 0;
+    if (open >= cap || shedFor > 0) {
       refused.add(socket);
-      hooks.refuse(socket);
+      if (shedFor > 0) hooks.refuse(socket, `server busy and this client address opens new connections among the most: retry after ${shedFor} s`, shedFor);
+      else hooks.refuse(socket, 'too many connections from this client address', 1);
       return;
     }
     perClient.set(key, open + 1);

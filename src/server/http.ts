@@ -132,9 +132,9 @@ function cutRequest(surfaceError: SurfaceError) {
  * A connection over the per-client cap, answered at once without reading its request (its surface is not
  * known yet): 429 with a plain error body, then closed.
  */
-function refuseConnection(socket: Socket) {
+function refuseConnection(socket: Socket, reason: string, retryAfterS: number) {
   socket.on('error', () => socket.destroy());
-  rawReply(socket, 429, { status: 'error', reason: 'too many connections from this client address' }, 'retry-after: 1\r\n');
+  rawReply(socket, 429, { status: 'error', reason }, `retry-after: ${retryAfterS}\r\n`);
   socket.once('finish', () => socket.destroy());
   setTimeout(() => socket.destroy(), 1_000).unref(); // a client that does not even take the reply
 }
@@ -163,7 +163,14 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
   // rendered, split and compressed at start (in the background), not on the first load
   if (deps.warmGraphiql) listener.graphiql?.warm().catch(() => {}); // (a failure is tried again by the first load)
   const budget = deps.budget ?? clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
-  const shedder = createShedder({ lagMs: limits.SHED_EVENT_LOOP_LAG_MS ?? 0, minBytes: limits.SHED_CLIENT_MIN_BYTES ?? 8_388_608 });
+  const shedder = createShedder({
+    lagMs: limits.SHED_EVENT_LOOP_LAG_MS ?? 0,
+    minBytes: limits.SHED_CLIENT_MIN_BYTES ?? 8_388_608,
+    totalBytesPerS: limits.SHED_TOTAL_BYTES_PER_S ?? 0,
+    // behind a proxy (no per-address cap) one address carries everyone: its connections are never shed
+    newConnectionsPerS: limits.HTTP_MAX_CONNECTIONS_PER_CLIENT === 0 ? 0 : limits.SHED_NEW_CONNECTIONS_PER_S ?? 0,
+    minConnections: limits.SHED_CLIENT_MIN_CONNECTIONS ?? 128,
+  });
   const handle = (deps.wrap ?? ((handler) => handler))((req, res) => handleRequest(listener, server, req, res));
   const server = createServer({
     headersTimeout: limits.HTTP_HEADERS_TIMEOUT_MS,
@@ -186,7 +193,9 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     handle(req, res);
   });
   server.once('close', () => shedder.stop());
-  const tracker = trackConnections(server, limits, { refuse: refuseConnection, cut: cutRequest(listener.surfaceError) });
+  const tracker = trackConnections(server, limits, {
+    refuse: refuseConnection, cut: cutRequest(listener.surfaceError), shed: (socket) => shedder.connectionRetryAfterS(socket),
+  });
   server.on('clientError', answerClientError(tracker, listener.surfaceError));
   trackForDrain(server);
   return server;

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config.js';
 import { createShedder } from '../../src/server/shedding.js';
@@ -55,9 +55,57 @@ describe('the shedding order (one sample at a time)', () => {
     shedder.stop();
   });
 
-  it('SHED_EVENT_LOOP_LAG_MS and SHED_CLIENT_MIN_BYTES have documented defaults', () => {
+  it('answers summed over many addresses past SHED_TOTAL_BYTES_PER_S shed the most expensive, though the loop is on time and each is cheap alone', () => {
+    let t = 0;
+    const shedder = createShedder({ lagMs: 100, minBytes: 1_000_000, totalBytesPerS: 10_000_000 }, { now: () => t, lagMs: () => 0 });
+    // 20 addresses, 3 MB each in one second: 60 MB/s in all, six times the summed bound
+    for (let i = 0; i < 20; i++) answered(shedder, `127.0.1.${i}`, 3_000_000 + i);
+    answered(shedder, '127.0.0.250', 20_000); // a cheap client beside them
+    t = 1_000;
+    shedder.sample();
+    expect(shedder.state().bar).toBeLessThan(Infinity);
+    expect(refusal(shedder, '127.0.1.19')).toBeGreaterThanOrEqual(1);
+    expect(refusal(shedder, '127.0.0.250')).toBe(0);
+    t = 2_000;
+    shedder.sample(); // nothing answered since: under the bound, the bar goes back up
+    shedder.sample();
+    expect(shedder.state().bar).toBe(Infinity);
+    expect(refusal(shedder, '127.0.1.19')).toBe(0);
+  });
+
+  it('new connections summed over many addresses past SHED_NEW_CONNECTIONS_PER_S refuse the addresses opening the most, never one under SHED_CLIENT_MIN_CONNECTIONS', () => {
+    let t = 0;
+    const shedder = createShedder({ lagMs: 100, minBytes: 1_000_000, newConnectionsPerS: 500, minConnections: 50 }, { now: () => t, lagMs: () => 0 });
+    const connect = (address: string) => shedder.connectionRetryAfterS({ remoteAddress: address } as unknown as Socket);
+    // 100 addresses reconnecting 80 times in a second each (8,000/s in all); a client opening 4 a second
+    for (let i = 0; i < 100; i++) for (let n = 0; n < 80; n++) expect(connect(`127.0.2.${i}`)).toBe(0); // no pressure read yet
+    for (let n = 0; n < 4; n++) connect('127.0.0.250');
+    t = 1_000;
+    shedder.sample();
+    expect(shedder.state().connectionBar).toBe(50); // half the top (about 37) is under the floor: the floor
+    expect(connect('127.0.2.7')).toBeGreaterThanOrEqual(1);
+    expect(connect('127.0.0.250')).toBe(0);
+    expect(connect('10.0.0.1')).toBe(0); // never seen
+    // the flood stops: the bar rises back past the top and shedding ends
+    t = 2_000;
+    for (let i = 0; i < 8; i++) shedder.sample();
+    expect(shedder.state().connectionBar).toBe(Infinity);
+    expect(connect('127.0.2.7')).toBe(0);
+  });
+
+  it('connections are not shed when SHED_NEW_CONNECTIONS_PER_S is 0 (behind a proxy), however late the loop', () => {
+    const shedder = createShedder({ lagMs: 100, minBytes: 1, newConnectionsPerS: 0, minConnections: 1 }, { now: () => 0, lagMs: () => 1_000 });
+    const socket = { remoteAddress: '127.0.0.9' } as unknown as Socket;
+    for (let i = 0; i < 100; i++) shedder.connectionRetryAfterS(socket);
+    shedder.sample();
+    shedder.sample();
+    expect(shedder.connectionRetryAfterS(socket)).toBe(0);
+  });
+
+  it('the shedding settings have documented defaults', () => {
     const defaults = configSchema.parse({});
-    expect([defaults.SHED_EVENT_LOOP_LAG_MS, defaults.SHED_CLIENT_MIN_BYTES]).toEqual([200, 8_388_608]);
+    expect([defaults.SHED_EVENT_LOOP_LAG_MS, defaults.SHED_CLIENT_MIN_BYTES, defaults.SHED_TOTAL_BYTES_PER_S, defaults.SHED_NEW_CONNECTIONS_PER_S, defaults.SHED_CLIENT_MIN_CONNECTIONS])
+      .toEqual([200, 8_388_608, 33_554_432, 1_000, 128]);
   });
 });
 
