@@ -127,15 +127,3 @@ export function useGateway(
     close: async () => { await live?.close(); },
   };
 }
-
-/** Runs a GraphQL document in-process through yoga (no port). */
-export async function graphql<T = any>(
-  gateway: Gateway, query: string, variables: Record<string, unknown> = {},
-): Promise<{ data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] }> {
-  const response = await gateway.yoga.fetch('http://test/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  return (await response.json()) as any;
-}

@@ -1,7 +1,8 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyChunksInto } from '../../src/sync/target/copy.js';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, findServer } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { startSyncProcess, waitFor } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
@@ -13,16 +14,14 @@ import { because, skipUnless } from '../support/skips.js';
 const server = await findServer();
 
 describe('sync: failures end the run', skipUnless(server, because.noServerForChild), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
   });
   afterAll(async () => {
     await src?.close();
-    await db?.close();
   });
 
   it('a COPY the server fails after its last chunk rejects with the server error', async () => {
@@ -95,7 +94,7 @@ describe('sync: failures end the run', skipUnless(server, because.noServerForChi
 // protocol/metadata.go), so `zebra` and `ZEBRA` are one tick to it; the first inscription is kept, the
 // later one and the rows spelled like it are bad rows — named, counted, skipped with --skip-bad-rows.
 describe('sync: ticks that differ only in case', skipUnless(server, because.noServerForChild), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   let w: IndexerWriter;
   const zebra = { chain: 'eth', protocol: 'erc-20', tick: 'zebra' };
@@ -110,7 +109,6 @@ describe('sync: ticks that differ only in case', skipUnless(server, because.noSe
     .map((l) => JSON.parse(l) as { table: string; id: string; column?: string });
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
     w = new IndexerWriter(src.conn, 0);
     w.deploy(zebra).mint(zebra, alice, '10');
@@ -119,7 +117,6 @@ describe('sync: ticks that differ only in case', skipUnless(server, because.noSe
   });
   afterAll(async () => {
     await src?.close();
-    await db?.close();
   });
 
   it('the preflight warns about them', async () => {

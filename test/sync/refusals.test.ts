@@ -2,6 +2,7 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultServerId } from '../../src/sync/run.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
 import { freePort } from '../support/ports.js';
@@ -27,7 +28,7 @@ const noStack = (output: string) => !/"stack"|\n\s+at /.test(output);
 interface Refusal { refused: string; args: () => string[]; line: () => RegExp }
 
 describe('sync: refusals (D8, D6)', skipUnless(server, because.noServerForChild), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   let admin: postgres.Sql;
   let closedPort = 0;
@@ -36,7 +37,6 @@ describe('sync: refusals (D8, D6)', skipUnless(server, because.noServerForChild)
   const empty = `igw_empty_${process.pid}`;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
     closedPort = await freePort();
     admin = postgres(new URL('/postgres', db.target.url!).toString(), { max: 1, onnotice: () => {} });
@@ -49,7 +49,6 @@ describe('sync: refusals (D8, D6)', skipUnless(server, because.noServerForChild)
     await admin?.unsafe(`DROP ROLE IF EXISTS ${role}`).catch(() => {});
     await admin?.end({ timeout: 1 });
     await src?.close();
-    await db?.close();
   });
 
   /** The test database's URL with one part changed. */
@@ -101,16 +100,14 @@ describe('sync: refusals (D8, D6)', skipUnless(server, because.noServerForChild)
 });
 
 describe('sync: updatedAt of inserted rows (D7)', skipUnless(server, because.noServerForChild), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
   });
   afterAll(async () => {
     await src?.close();
-    await db?.close();
   });
 
   it('reads an inserted tick\'s and balance\'s updated_at in --source-time-zone, a database-stamped one as UTC', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { startTestGateway } from '../support/gateway.js';
+import { findServer } from '../support/db.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
 import { call } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
@@ -27,7 +27,7 @@ const modes = [
 
 describe.skipIf(!server || !mariadbAvailable()).each(modes)('sync: a rewind under a writing indexer, $mode', { timeout: 300_000 }, ({ serverId, args }) => {
   let maria: MariaInstance;
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   let sync: SyncProcess | null = null;
   let height = 0;
@@ -72,7 +72,6 @@ describe.skipIf(!server || !mariadbAvailable()).each(modes)('sync: a rewind unde
 
   beforeAll(async () => {
     maria = await startMariaInstance(serverId);
-    db = await createTestDatabase();
     src = await createSourceDatabase({ host: maria.host, port: maria.port, user: maria.user });
     const w = new IndexerWriter(src.conn, 0);
     w.deploy({ ...tick, totalSupply: '100000000' });
@@ -85,7 +84,7 @@ describe.skipIf(!server || !mariadbAvailable()).each(modes)('sync: a rewind unde
       return b?.backfill_done && Number(h?.h) === baseHeight + height;
     }, 60_000, 'the backfill');
   }, 180_000);
-  afterAll(() => stopSyncSuite({ sync, src, db, maria }));
+  afterAll(() => stopSyncSuite({ sync, src, maria }));
 
   it('the gateway and the read model show only states the source had', async () => {
     const { gateway, base } = await startTestGateway(db);

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/sync/log.js';
 import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
 import { runSync } from '../../src/sync/run.js';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { findServer } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { startSyncProcess } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
@@ -17,7 +18,7 @@ const alice = '0xA11cE00000000000000000000000000000000001';
 const bob = '0x00000000000000000000000000000000000000b0';
 
 describe('sync --verify: values', { timeout: 120_000, ...skipUnless(server, because.noServerForChild) }, () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   const verify = async (extra: string[] = []) => {
     const p = startSyncProcess(['--source', src.url, '--database-url', db.target.url!, '--source-time-zone', '+08:00', '--verify',
@@ -32,7 +33,6 @@ describe('sync --verify: values', { timeout: 120_000, ...skipUnless(server, beca
   });
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
     const w = new IndexerWriter(src.conn, 8 * 60);
     w.deploy(eth);
@@ -45,7 +45,6 @@ describe('sync --verify: values', { timeout: 120_000, ...skipUnless(server, beca
   }, 120_000);
   afterAll(async () => {
     await src?.close();
-    await db?.close();
   });
 
   it('an identical pair compares every value and exits 0', async () => {
