@@ -5,6 +5,7 @@ import { call } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
 import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from '../support/sync-process.js';
+import { because, skipUnlessAll } from '../support/skips.js';
 
 // A rewind while the indexer keeps writing shows only states the source had. The writer commits flushes
 // back to back, each one mint to a new holder at the next height (so every source state has as many rows
@@ -25,7 +26,9 @@ const modes = [
   { mode: 'polling', serverId: 4612, args: ['--mode', 'polling', '--poll-interval-ms', '200', '--reconcile-interval-s', '3600'] },
 ] as const;
 
-describe.skipIf(!server || !mariadbAvailable()).each(modes)('sync: a rewind under a writing indexer, $mode', { timeout: 300_000 }, ({ serverId, args }) => {
+const available = skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]);
+
+describe.each(modes)('sync: a rewind under a writing indexer, $mode', { timeout: 300_000, ...available }, ({ serverId, args }) => {
   let maria: MariaInstance;
   const db = useDatabase();
   let src: SourceDb;
