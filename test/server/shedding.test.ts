@@ -7,7 +7,7 @@ import { useGateway } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { exchange } from '../support/sockets.js';
 
-// Load shedding by cost (issue 23): while the event loop is late (SHED_EVENT_LOOP_LAG_MS), the clients whose
+// Load shedding by cost: while the event loop is late (SHED_EVENT_LOOP_LAG_MS), the clients whose
 // recent answers cost the most are refused first (429 + Retry-After, JSON-RPC -32005 "limit exceeded",
 // GraphQL LIMIT_EXCEEDED), a cheap client is served whatever the load, and shedding ends once the loop is on
 // time again. The lag is made here (the gateway runs in this process: a busy loop delays its event loop),

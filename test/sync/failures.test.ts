@@ -7,9 +7,9 @@ import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/i
 import { startSyncProcess, waitFor } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
 
-// Every failure ends (issue 25, D1): a row the read model refuses never hangs the sync. Before, a COPY the
-// server failed after its last chunk was sent waited for ever (postgres.js resolves the COPY with its stream
-// and drops the error), the session `idle in transaction (aborted)`, `--once` never returning.
+// Every failure ends: a row the read model refuses never hangs the sync, even when the server fails a COPY
+// after its last chunk was sent (postgres.js resolves the COPY with its stream and drops the error, which
+// would leave the session `idle in transaction (aborted)` and `--once` never returning).
 
 const server = await findServer();
 
@@ -90,7 +90,7 @@ describe('sync: failures end the run', skipUnless(server, because.noServerForChi
   }, 90_000);
 });
 
-// Ticks that differ only in case (D2): the indexer lower-cases every tick it parses (uxuycom/indexer
+// Ticks that differ only in case: the indexer lower-cases every tick it parses (uxuycom/indexer
 // protocol/metadata.go), so `zebra` and `ZEBRA` are one tick to it; the first inscription is kept, the
 // later one and the rows spelled like it are bad rows — named, counted, skipped with --skip-bad-rows.
 describe('sync: ticks that differ only in case', skipUnless(server, because.noServerForChild), () => {

@@ -9,9 +9,9 @@ import { freePort } from '../support/ports.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
 import { because, skipUnless, skipUnlessAll } from '../support/skips.js';
 
-// Issue 25: a refused connection is one REFUSED line (D8); --dry-run checks the target (D6); the binlog
-// server id is unique by default and a clash is refused or retried (D5); updatedAt of rows the indexer
-// inserts is read in --source-time-zone (D7).
+// A refused connection is one REFUSED line; --dry-run checks the target; the binlog server id is unique by
+// default and a clash is refused or retried; updatedAt of rows the indexer inserts is read in
+// --source-time-zone.
 
 const server = await findServer();
 
@@ -27,7 +27,7 @@ const noStack = (output: string) => !/"stack"|\n\s+at /.test(output);
 /** One refused run: what is wrong, the arguments that meet it, the REFUSED line expected. */
 interface Refusal { refused: string; args: () => string[]; line: () => RegExp }
 
-describe('sync: refusals (D8, D6)', skipUnless(server, because.noServerForChild), () => {
+describe('sync: refusals', skipUnless(server, because.noServerForChild), () => {
   const db = useDatabase();
   let src: SourceDb;
   let admin: postgres.Sql;
@@ -99,7 +99,7 @@ describe('sync: refusals (D8, D6)', skipUnless(server, because.noServerForChild)
   }, 120_000);
 });
 
-describe('sync: updatedAt of inserted rows (D7)', skipUnless(server, because.noServerForChild), () => {
+describe('sync: updatedAt of inserted rows', skipUnless(server, because.noServerForChild), () => {
   const db = useDatabase();
   let src: SourceDb;
 
@@ -129,7 +129,7 @@ describe('sync: updatedAt of inserted rows (D7)', skipUnless(server, because.noS
   }, 90_000);
 });
 
-describe('sync: the default --server-id (D5)', () => {
+describe('sync: the default --server-id', () => {
   it('is derived from the target: the same for one read model, another for another', () => {
     const a = defaultServerId('postgres://igw@db1:5432/igw');
     expect(defaultServerId('postgres://igw@db1:5432/igw')).toBe(a);
@@ -140,7 +140,7 @@ describe('sync: the default --server-id (D5)', () => {
   });
 });
 
-describe('sync: two syncs on one source (D5)', { timeout: 180_000, ...skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]) }, () => {
+describe('sync: two syncs on one source', { timeout: 180_000, ...skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]) }, () => {
   let maria: MariaInstance;
   let src: SourceDb;
   let dbs: TestDatabase[] = [];

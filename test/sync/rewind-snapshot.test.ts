@@ -6,7 +6,7 @@ import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../sup
 import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from '../support/sync-process.js';
 import { because, skipUnlessAll } from '../support/skips.js';
 
-// A rewind's re-sync shows only real states (issue 25, D3): it reads one source snapshot and commits in
+// A rewind's re-sync shows only real states: it reads one source snapshot and commits in
 // one read-model transaction. Rows the binlog never carried (written with sql_log_bin = 0) are found by
 // the re-sync a lowered height starts; before, it copied them page by page and table by table (5,000 rows
 // per transaction, address_txs before txs), and a reader saw counts the source never had.

@@ -8,9 +8,9 @@ import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/i
 import { startSyncProcess } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
 
-// --verify compares values (issue 25, D4): a balance 150 → 155, a transaction's block time +8 h and amount
-// +1, a history row's balance +1 all matched the old per-chain counts. Now each is named (table, source
-// id, column, both values); --verify writes nothing; --verify --repair re-copies exactly those rows.
+// --verify compares values, not only per-chain counts: a balance 150 → 155, a transaction's block time
+// +8 h and amount +1, a history row's balance +1 are each named (table, source id, column, both values);
+// --verify writes nothing; --verify --repair re-copies exactly those rows.
 
 const server = await findServer();
 const eth = { chain: 'eth', protocol: 'erc-20', tick: 'vals' };
