@@ -1,8 +1,8 @@
-import { connect } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import type { Sql } from '../../src/db/client.js';
+import { portAnswers } from './ports.js';
 
 // Helpers of the observability and cache tests: a logger whose lines the test can read, an indexer-like
 // writer, Redis discovery.
@@ -64,15 +64,6 @@ export async function indexMint(
     await tx`INSERT INTO balances (tick_id, address, balance, available) VALUES (${tick!.id}, ${address}, ${amount}, ${amount})
              ON CONFLICT (tick_id, address_key) DO UPDATE
                SET balance = balances.balance + EXCLUDED.balance, available = balances.available + EXCLUDED.available`;
-  });
-}
-
-function portAnswers(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port, timeout: 500 });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => { socket.destroy(); resolve(false); });
   });
 }
 
