@@ -5,7 +5,7 @@
 // stream attacks and the slow-body attacks of the soak (bench/lib/soak-streams.ts, soak-pressure.ts); a keyed
 // client on 127.0.0.251 asks a cheap question every 100 ms over a kept-alive connection, and an anonymous
 // probe on 127.0.0.250 does the same every 250 ms for comparison; both run in a process of their own, so
-// the attackers' thousands of sockets in this one do not delay their measurements. Target (issue 27): the keyed client's
+// the attackers' thousands of sockets in this one do not delay their measurements. Target: the keyed client's
 // answers ≥ 99 % successful, p99 ≤ 100 ms. Writes bench/results/<stamp>-keyed-under-attack.{json,md}.
 import { execFileSync, fork } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -1,8 +1,8 @@
 // npm run bench:slow -- [--server postgres://postgres@127.0.0.1:5432/postgres] [--one 2000] [--many 6000] [--addresses 100]
 //
 // Slow clients against the real gateway process, started with the `start` command of package.json (its heap
-// limit included) on a fresh database with the demo data: what finding 4 did (connections sending a byte
-// every 5 s) from one address, then spread over many addresses. While they are held, a client on 127.0.0.1
+// limit included) on a fresh database with the demo data: connections sending a byte
+// every 5 s, from one address, then spread over many addresses. While they are held, a client on 127.0.0.1
 // asks a real question every 250 ms on a new connection. Records what each slow connection got (408 with
 // a body, 429, closed on accept), how long the last one was held, whether the probe was served, the
 // gateway's open file descriptors and its RSS before, during and after. Writes

@@ -3,6 +3,7 @@ import pino from 'pino';
 
 export type Logger = pino.Logger;
 
-export function createLogger(level: string): Logger {
+/** The sync process's logger (the gateway's is createLogger in src/observability/logger.ts). */
+export function createSyncLogger(level: string): Logger {
   return pino({ level, base: { service: 'igw-sync' }, timestamp: pino.stdTimeFunctions.isoTime });
 }

@@ -1,18 +1,6 @@
-// Follow by polling, for sources whose binlog is off or not readable. Each cycle reads one consistent
-// snapshot of the source and applies what changed as one PostgreSQL transaction, with the watermarks:
-// - insert-only tables: rows above the id watermark, plus the ids below it not seen yet (gaps: a row whose
-//   transaction committed after a higher id's did); a gap is forgotten after --gap-expiry-s (a rolled-back
-//   insert never fills its id);
-// - balances (updated in place; the indexer does not index updated_at, so reading them by it scans the whole
-//   table): the rows keyed by the (chain, protocol, tick, address) of the new address_txs and txs rows, read
-//   by the source's unique key (the indexer writes a balance in the flush that adds its movements);
-// - balances and utxos, as a safety net for changes that derivation misses (a hand edit, an indexer that
-//   writes a balance without a movement): a sweep that reads --poll-sweep-ids ids per cycle, by primary-key
-//   range, keeping the rows whose updated_at (on both clocks) is at or after the start of the previous
-//   sweep pass minus --poll-overlap-s (statement time is not commit time); a pass ends at the highest id;
-// - chain_info and block: read whole (a lowered or deleted block row is seen too).
-// Balances equal to the read model's are left out (writing them would bump the data version). Deletes of
-// other rows are invisible here; see docs/sync.md.
+// Follow by polling, for sources whose binlog is off or not readable: each cycle reads one consistent
+// snapshot of the source and applies what changed, with the watermarks, as one PostgreSQL transaction.
+// What each table is read by (id watermark and gaps, derived balances, the sweep) is in docs/sync.md.
 import type { Sql } from '../db/client.js';
 import type { Tx } from '../db/writes.js';
 import { chainFingerprints, changedBalances, indexedFingerprints } from './target/compare.js';

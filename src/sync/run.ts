@@ -9,7 +9,7 @@ import { recordSource } from './target/state.js';
 import type { ApplyOptions } from './apply.js';
 import { backfill } from './backfill.js';
 import { followBinlog } from './binlog.js';
-import { createLogger, type Logger } from './log.js';
+import { createSyncLogger, type Logger } from './log.js';
 import { BadRowError, parseZone } from './mapping.js';
 import { createSyncMetrics, serveMetrics, type SyncMetrics } from './metrics.js';
 import type { SyncOptions } from './options.js';
@@ -210,7 +210,7 @@ function exitFor(r: SyncRun, error: unknown): number | null {
   return null;
 }
 
-export async function runSync(options: SyncOptions, log: Logger = createLogger(options['log-level'])): Promise<number> {
+export async function runSync(options: SyncOptions, log: Logger = createSyncLogger(options['log-level'])): Promise<number> {
   const target = parseSourceUrl(options.source);
   if (options.verify) return runVerify(options, target);
   const metrics = createSyncMetrics();

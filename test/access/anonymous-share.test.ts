@@ -2,13 +2,13 @@ import { createClient, type Client } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/access/key-format.js';
 import { insertApiKey } from '../../src/db/api-keys.js';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { findServer } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { lockTable } from '../support/locks.js';
 import { waitFor } from '../support/ops.js';
 import { gql } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // ANONYMOUS_SHARE: while any API key exists, requests without a key hold at most that share of the
 // database pool and of the open subscriptions together, so a keyed client finds a connection and a stream
@@ -19,12 +19,11 @@ import { startTestGateway, type TestGateway } from '../support/gateway.js';
 const onServer = (await findServer()) !== null;
 
 describe('the anonymous share of the database pool (real PostgreSQL)', skipUnless(onServer, because.noServer), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let gateway: TestGateway;
   let key: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     const f = new Fixture();
     f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'lock' }), '0x1111111111111111111111111111111111111111', '1');
     await f.load(db.sql);
@@ -38,7 +37,6 @@ describe('the anonymous share of the database pool (real PostgreSQL)', skipUnles
 
   afterAll(async () => {
     await gateway?.close();
-    await db?.close();
   });
 
   /** The gateway's statements waiting for the lock (each holds one pool connection). */
@@ -74,13 +72,12 @@ describe('the anonymous share of the database pool (real PostgreSQL)', skipUnles
 });
 
 describe('the anonymous share of the open subscriptions', skipUnless(onServer, because.noServer), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let gateway: TestGateway;
   let key: string;
   const clients: Client[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     const g = generateKey();
     await insertApiKey(db.sql, { name: 'partner', prefix: g.prefix, secretSha256: g.secretSha256, ratePerS: 1_000, burst: 1_000, maxStreams: 10 });
     key = g.key;
@@ -90,7 +87,6 @@ describe('the anonymous share of the open subscriptions', skipUnless(onServer, b
   afterAll(async () => {
     for (const c of clients) c.dispose();
     await gateway?.close();
-    await db?.close();
   });
 
   async function openStreams(): Promise<number> {

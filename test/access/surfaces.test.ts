@@ -3,12 +3,11 @@ import { createClient, type Client } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/access/key-format.js';
 import { insertApiKey, revokeApiKey } from '../../src/db/api-keys.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { capturingLogger, waitFor } from '../support/ops.js';
 import { gql, request, rpc } from '../support/http.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // API keys on every surface of two listening gateways sharing one PostgreSQL database and one private
 // Redis: 401 in each surface's shape for unknown, revoked and expired keys, 429 over the quota (GraphQL
@@ -16,7 +15,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.js';
 // answers, one quota shared by both gateways, a key created and revoked reaching the second gateway,
 // ANONYMOUS_ACCESS=deny, the per-key overrides (page size, cost, streams), and no key in any log line.
 
-let db: TestDatabase;
+const db = useDatabase();
 let redis: OwnRedis;
 let a: TestGateway;
 let b: TestGateway;
@@ -52,7 +51,6 @@ function subscribe(client: Client) {
 }
 
 beforeAll(async () => {
-  db = await createTestDatabase();
   const f = new Fixture();
   for (const tick of ['aaa', 'bbb', 'ccc']) f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick, total_supply: '1000' }), '0xAbCd000000000000000000000000000000000001', '1');
   f.block('eth', '100', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
@@ -77,7 +75,6 @@ afterAll(async () => {
   await a?.close();
   await b?.close();
   await redis?.stop();
-  await db?.close();
 });
 
 describe('API keys on the surfaces', () => {

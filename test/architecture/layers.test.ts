@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
-// The layer order of src/ (.dependency-cruiser.cjs, issue 16 item 4): no import from a lower layer to a
+// The layer order of src/ (.dependency-cruiser.cjs): no import from a lower layer to a
 // higher one, no import cycle, nothing of src/sync on the gateway's read path. `npm run lint:deps` runs
 // the same check before the suite; this test names each violation in its failure.
 

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, launchChromium, screenshot, type Browser } from '../support/browser.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { alice, Fixture } from '../support/fixtures.js';
 import { indexMint, waitFor } from '../support/ops.js';
 import { because, skipUnless } from '../support/skips.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // A subscription in GraphiQL, in headless Chromium: GraphiQL opens with a `blocks` subscription (the
 // ?query= parameter), runs it over SSE, the test commits a block as the indexer would, and the result
@@ -27,12 +26,11 @@ subscription NewBlocks {
 `;
 
 describe('a subscription in GraphiQL (headless Chromium)', skipUnless(hasChromium, because.noChromium), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let live: TestGateway;
   let browser: Browser;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     const f = new Fixture();
     f.mint(f.tick(tick), alice, '10');
     f.block('eth', '19000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
@@ -43,7 +41,6 @@ describe('a subscription in GraphiQL (headless Chromium)', skipUnless(hasChromiu
   afterAll(async () => {
     await browser?.close();
     await live?.close();
-    await db?.close();
   });
 
   it('runs a blocks subscription and shows the block committed after it started', async () => {

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasChromium, launchChromium, screenshot, type Browser } from '../support/browser.js';
-import { startDemoGateway } from '../support/ops.js';
 import { because, skipUnless } from '../support/skips.js';
-import { type TestGateway } from '../support/gateway.js';
+import { loadDemo, useGateway } from '../support/gateway.js';
 
 // GraphiQL in a real browser: headless Chromium (Debian's package, driven by playwright-core) loads
 // /graphql from the running gateway, runs the pre-filled example query and must show data. The
@@ -12,16 +11,14 @@ import { type TestGateway } from '../support/gateway.js';
 
 
 describe('GraphiQL in headless Chromium', skipUnless(hasChromium, because.noChromium), () => {
-  let live: TestGateway;
+  const live = useGateway({ load: loadDemo, config: { CACHE: true } });
   let browser: Browser;
 
   beforeAll(async () => {
-    live = await startDemoGateway();
     browser = await launchChromium();
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
-    await live?.close();
   });
 
   it('loads GraphiQL at /graphql, runs the pre-filled example query and shows data', async () => {

@@ -2,9 +2,8 @@ import { request as httpRequest } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDemo } from '../../src/db/seed/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { sameData } from '../support/ops.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // HTTP caching a CDN can use, and compression, on the demo data over real sockets (node:http, so the
 // bytes on the wire are seen as sent: fetch would decompress them): quoted strong ETags, If-None-Match
@@ -39,13 +38,12 @@ const getPath = (q: string, variables?: object) =>
   `/graphql?query=${encodeURIComponent(q)}${variables ? `&variables=${encodeURIComponent(JSON.stringify(variables))}` : ''}`;
 const json = { accept: 'application/json' };
 
-let db: TestDatabase;
+const db = useDatabase();
 let live: TestGateway;
 let other: TestGateway;
 let custom: TestGateway;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
   await seedDemo(db.sql);
   live = await startTestGateway(db, { CACHE: true });
   other = await startTestGateway(db, { CACHE: true }); // another replica: its own (empty) response cache
@@ -55,7 +53,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all([live?.close(), other?.close(), custom?.close()]);
-  await db?.close();
 });
 
 describe('ETag and If-None-Match', () => {

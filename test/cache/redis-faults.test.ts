@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { capturingLogger, waitFor } from '../support/ops.js';
 import { gql, rpc } from '../support/http.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // The shared cache fails soft: a real redis-server of the test's own, frozen with SIGSTOP (hung: the port
 // accepts, nothing answers) or killed. The gateway answers every request correctly without it (x-cache:
@@ -23,7 +22,7 @@ async function metric(g: TestGateway, name: string): Promise<number | undefined>
 }
 
 describe('shared cache failing soft', () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let redis: OwnRedis;
   let g: TestGateway;
   let plain: TestGateway;
@@ -31,7 +30,6 @@ describe('shared cache failing soft', () => {
   const truth = new Map<string, string>();
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     const f = new Fixture();
     const t = f.tick(tick);
     holders.forEach((address, i) => f.mint(t, address, String(10 * (i + 1))));
@@ -48,7 +46,6 @@ describe('shared cache failing soft', () => {
   afterAll(async () => {
     await Promise.all([g?.close(), plain?.close()]);
     await redis?.stop();
-    await db?.close();
   });
 
   /** One JSON-RPC call and one GraphQL query for `address`, both checked against the cache-less gateway. */

@@ -5,7 +5,7 @@ import { Fixture } from '../support/fixtures.js';
 import { findRedis, indexMint, sameData, waitFor } from '../support/ops.js';
 import { gql, rpc } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, useDatabase, type TestGateway } from '../support/gateway.js';
 
 // Two gateway replicas on one Redis: one cache (an entry stored by one is a hit on the other) and one
 // invalidation (each learns the new data version from the database). Skipped without a Redis.
@@ -16,25 +16,23 @@ const tick = { chain: 'avalanche', protocol: 'asc-20', tick: 'shrd' };
 const balancesQuery = 'query B($address: String!) { balances(address: $address, first: 5) { edges { node { balance tick { tick } } } } }';
 const balanceCall = (address: string, id = 1) => ({ jsonrpc: '2.0', id, method: 'inds_getBalancesByAddress', params: [5, 0, address, '', '', '', '', 2] });
 
-async function seeded(offset: number): Promise<TestDatabase> {
-  const db = await createTestDatabase();
+/** The holders' balances, each `offset` above 100, 200 …; a `load` for useDatabase. */
+const rows = (offset: number) => (db: TestDatabase): Promise<void> => {
   const f = new Fixture();
   const t = f.tick(tick);
   holders.forEach((address, i) => f.mint(t, address, String(100 * (i + 1) + offset)));
   f.block('avalanche', '42000000', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:02.000Z');
-  await f.load(db.sql);
-  return db;
-}
+  return f.load(db.sql);
+};
 
 describe('response cache on Redis, shared by two gateways', skipUnless(redisUrl, because.noRedis), () => {
-  let db: TestDatabase;
+  const db = useDatabase({ load: rows(0) });
   let a: TestGateway;
   let b: TestGateway;
   let plain: TestGateway;
   let redis: Redis;
 
   beforeAll(async () => {
-    db = await seeded(0);
     const config = { REDIS_URL: redisUrl!, CACHE_TTL_MS: 30_000 };
     [a, b, plain] = await Promise.all([startTestGateway(db, { CACHE: true, ...config }), startTestGateway(db, { CACHE: true, ...config }), startTestGateway(db, { CACHE: false })]);
     redis = new Redis(redisUrl!);
@@ -42,7 +40,6 @@ describe('response cache on Redis, shared by two gateways', skipUnless(redisUrl,
   afterAll(async () => {
     await Promise.all([a?.close(), b?.close(), plain?.close()]);
     redis?.disconnect();
-    await db?.close();
   });
 
   it('uses Redis', () => {
@@ -99,7 +96,8 @@ describe('response cache on Redis, shared by two gateways', skipUnless(redisUrl,
   });
 
   it('two databases on one Redis do not share entries', async () => {
-    const other = await seeded(1); // same rows, every balance one higher
+    const other = await createTestDatabase();
+    await rows(1)(other); // same rows, every balance one higher
     const g = await startTestGateway(other, { CACHE: true, REDIS_URL: redisUrl!, CACHE_TTL_MS: 30_000 });
     try {
       await gql(a.base, balancesQuery, { address: holders[3] });
@@ -114,16 +112,14 @@ describe('response cache on Redis, shared by two gateways', skipUnless(redisUrl,
 });
 
 describe('response cache with Redis unreachable', () => {
-  let db: TestDatabase;
+  const db = useDatabase({ load: rows(0) });
   let g: TestGateway;
   beforeAll(async () => {
-    db = await seeded(0);
     // no local level in front: what reaches the database when Redis cannot be used (the local level: test/cache/two-level.test.ts)
     g = await startTestGateway(db, { CACHE: true, REDIS_URL: 'redis://127.0.0.1:1', CACHE_LOCAL_MAX_BYTES: 0 });
   });
   afterAll(async () => {
     await g?.close();
-    await db?.close();
   });
 
   it('answers correctly without it and counts the failures', async () => {

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { indexMint, waitFor } from '../support/ops.js';
 import { gql, rpc } from '../support/http.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // The two-level cache: an in-process level in front of a real redis-server of the test's own. Answers go
 // to both levels, a Redis hit is copied into the local one, and while Redis is killed or frozen the local
@@ -23,13 +22,12 @@ async function counter(g: TestGateway, name: string): Promise<number> {
 }
 
 describe('two-level response cache (in-process in front of Redis)', () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let redis: OwnRedis;
   let a: TestGateway;
   let b: TestGateway;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     const f = new Fixture();
     const t = f.tick(tick);
     holders.forEach((address, i) => f.mint(t, address, String(10 * (i + 1))));
@@ -42,7 +40,6 @@ describe('two-level response cache (in-process in front of Redis)', () => {
   afterAll(async () => {
     await Promise.all([a?.close(), b?.close()]);
     await redis?.stop();
-    await db?.close();
   });
 
   /**

@@ -5,8 +5,7 @@ import { buildSchema, introspectionFromSchema, isObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddedTypes, graphcacheKeys, possibleTypes, typePolicies } from '../../examples/typed-client/cache.js';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
-import { startDemoGateway } from '../support/ops.js';
-import { type TestGateway } from '../support/gateway.js';
+import { loadDemo, useGateway } from '../support/gateway.js';
 
 // Normalising client caches against a started gateway (demo data): Apollo Client's InMemoryCache (its
 // development build: warnings on) and urql's graphcache. The same tick reached by two paths is one cached
@@ -34,18 +33,16 @@ const crazydog = { chain: 'avalanche', protocol: 'asc-20', tick: 'crazydog' };
 const holder = DEMO_NOTABLE.scriptedAddress;
 const crazydogHolder = '0xF2f9D2575023D320475ed7875FCDCB9b52787E59'; // its deployer, who minted
 
-let live: TestGateway;
+const live = useGateway({ load: loadDemo, config: { CACHE: true } });
 let warnings: string[] = [];
 const original = { warn: console.warn, error: console.error };
 
-beforeAll(async () => {
-  live = await startDemoGateway();
+beforeAll(() => {
   console.warn = (...args: unknown[]) => void warnings.push(format(...args));
   console.error = (...args: unknown[]) => void warnings.push(format(...args));
 });
 afterAll(async () => {
   Object.assign(console, original);
-  await live?.close();
 });
 
 const gql = apollo.gql;

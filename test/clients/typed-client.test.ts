@@ -3,24 +3,16 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createClient, main } from '../../examples/typed-client/main.js';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
-import { startDemoGateway } from '../support/ops.js';
-import { type TestGateway } from '../support/gateway.js';
+import { loadDemo, useGateway } from '../support/gateway.js';
 
 // The typed client example (examples/typed-client: Apollo Client + gql.tada) run against a gateway on the
 // demo data; its type-check is `npm run example:check`, part of `npm test`.
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-let live: TestGateway;
-
-beforeAll(async () => {
-  live = await startDemoGateway();
-});
-afterAll(async () => {
-  await live?.close();
-});
+const live = useGateway({ load: loadDemo, config: { CACHE: true } });
 
 describe('examples/typed-client', () => {
   it('lists ticks, refetches one by node(id) and lists balances, over persisted GET requests', async () => {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildTestGateway, graphql, useDatabase } from '../support/gateway.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
+import { gqlJson } from '../support/http.js';
 import { alice, bob, carol, fakeHash, Fixture } from '../support/fixtures.js';
 import { upsertBalances, upsertMovements, upsertTransactions, type Tx } from '../../src/db/writes.js';
 
@@ -391,9 +392,9 @@ describe('counters stay equal to the real counts', () => {
   });
 
   it('the gateway serves the maintained counters', async () => {
-    const gw = buildTestGateway(db);
+    const gw = await startTestGateway(db);
     try {
-      const res = await graphql(gw.gateway, `{
+      const res = await gqlJson(gw.base, `{
         ticks(first: 100) { totalCount edges { node { id: recordId chainName protocol tick stats { minted holders txCount }
           holders(first: 0) { totalCount } transactions(first: 0) { totalCount } } } }
         eth: ticks(chain: "eth", first: 0) { totalCount }
@@ -448,7 +449,7 @@ describe('counters stay equal to the real counts', () => {
       expect(res.data.bEthBalances.totalCount).toBe(await count(db.sql`
         SELECT count(*) AS n FROM balances x JOIN ticks t ON t.id = x.tick_id WHERE x.address_key = ${b} AND x.balance > 0 AND t.chain = 'eth'`));
     } finally {
-      await gw.gateway.close();
+      await gw.close();
     }
   });
 });

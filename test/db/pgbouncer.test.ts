@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Gateway, type GatewayConfig } from '../../src/app.js';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { findServer } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { gql, request, rpc } from '../support/http.js';
 import { capturingLogger, waitFor } from '../support/ops.js';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
 import { because, skipUnlessAll } from '../support/skips.js';
-import { startTestGateway } from '../support/gateway.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
 
 // The gateway behind a real PgBouncer in transaction pooling mode. With DB_POOLER=pgbouncer: it connects
 // (no startup parameters), answers, cannot write, has its statements cut at DB_STATEMENT_TIMEOUT_MS, sends
@@ -19,7 +19,7 @@ const server = await findServer();
 const figures: string[] = [];
 
 describe('behind PgBouncer (transaction pooling)', skipUnlessAll([bouncerBinary, because.noPgbouncer], [server, because.noServer]), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let bouncer: PgBouncer;
   let dropping: PgBouncer;
   const gateways: Gateway[] = [];
@@ -31,7 +31,6 @@ describe('behind PgBouncer (transaction pooling)', skipUnlessAll([bouncerBinary,
   }
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     const fixture = new Fixture();
     for (const name of ['alpha', 'beta', 'gamma']) {
       const t = fixture.tick({ chain: 'eth', protocol: 'erc-20', tick: name });
@@ -48,7 +47,6 @@ describe('behind PgBouncer (transaction pooling)', skipUnlessAll([bouncerBinary,
     for (const gateway of gateways) await gateway.close().catch(() => {});
     await bouncer?.stop();
     await dropping?.stop();
-    await db?.close();
     if (figures.length) console.info(`[poolers.pgbouncer]\n  ${figures.join('\n  ')}`);
   }, 60_000);
 

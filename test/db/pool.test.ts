@@ -108,7 +108,7 @@ describe('fair use of the pool (real PostgreSQL)', skipUnless(onServer, because.
   it('four 100-element batches of 1000-row pages: no "query timed out", a clear budget error past REQUEST_MAX_ROWS, a cheap request answered first', async () => {
     const log = capturingLogger('info');
     // statement_timeout 1 s (backup timer 2 s): far more than a page takes in PostgreSQL, far less than
-    // four such batches take on a pool of 4 (queue time used to count against it)
+    // four such batches take on a pool of 4 (queue time does not count against it)
     // (the database time budget, DB_REQUEST_TIME_BUDGET_MS, is the row budget's sibling: out of the way here)
     const { base, statements } = await gatewayWith({ DB_POOL_MAX: 4, DB_STATEMENT_TIMEOUT_MS: 1_000, REQUEST_MAX_ROWS: 10_000, DB_REQUEST_TIME_BUDGET_MS: 3_600_000 }, log);
     let heavyDone = 0;

@@ -12,7 +12,8 @@ import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { findServer } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 import { listFiles, parseDockerfile, replayDockerfile, type BuiltStage } from '../support/dockerfile.js';
 import { IndexerWriter } from '../support/indexer.js';
 import { createSqliteSource, type SqliteSource } from '../support/indexer-sqlite.js';
@@ -165,11 +166,10 @@ describe('the Dockerfile, replayed', skipIfMissing(missing), () => {
   }, 200_000);
 
   describe('the SQLite sync (`npm run sync`) in the image', skipUnless(onServer, because.noServerForChild), () => {
-    let db: TestDatabase;
+    const db = useDatabase();
     let src: SqliteSource;
 
     beforeAll(async () => {
-      db = await createTestDatabase();
       src = createSqliteSource();
       // the image's user reads the indexer's file (and its WAL index)
       chmodSync(dirname(src.path), 0o777);
@@ -185,7 +185,6 @@ describe('the Dockerfile, replayed', skipIfMissing(missing), () => {
     });
     afterAll(async () => {
       await src?.close();
-      await db?.close();
     });
 
     it('backfills the read model from the SQLite file and exits (--once)', async () => {

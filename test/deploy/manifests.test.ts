@@ -22,9 +22,9 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
 const require = createRequire(import.meta.url);
 
-// Variables of the deployment contract that other branches are adding to src/config.ts (issue #15). The
-// lead removes each entry once its variable is in configSchema (the test below says which already are).
-const CONTRACT_PENDING = new Set<string>([]); // every contract name has landed in src/config.ts
+// Variables of the deployment contract not yet in src/config.ts's configSchema (the test below says which
+// already are).
+const CONTRACT_PENDING = new Set<string>([]);
 // Read by the sync command (src/cli/sync.ts options), not by the gateway's config.
 const SYNC_VARIABLES = new Set(['SYNC_SOURCE_URL']);
 // Read by Node itself or its packages; the commit by src/observability/build.ts (igw_build_info).

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { graphql, useGateway } from '../support/gateway.js';
+import { useGateway } from '../support/gateway.js';
+import { gqlJson } from '../support/http.js';
 import { alice, chainRows, Fixture } from '../support/fixtures.js';
 
 // The no-N+1 proof: a list of N parents with nested fields costs the same (small) number of SQL
@@ -31,7 +32,7 @@ const isDriverInternal = (s: string) => /pg_catalog\.pg_type/.test(s);
 
 async function measure(query: string, variables: Record<string, unknown>) {
   gw.statements.length = 0;
-  const res = await graphql(gw.gateway, query, variables);
+  const res = await gqlJson(gw.base, query, variables);
   expect(res.errors).toBeUndefined();
   const statements = gw.statements.filter((s) => !isDriverInternal(s)).map((s) => s.replace(/\s+/g, ' ').trim());
   return { data: res.data, statements, count: statements.length };
@@ -100,7 +101,7 @@ describe('no N+1', () => {
   it('the batched nested pages equal the pages fetched one tick at a time', async () => {
     const { data } = await measure(ticksQuery, { n: 50 });
     for (const { node } of data.ticks.edges.filter((_: unknown, k: number) => k % 7 === 0)) {
-      const one = await graphql(gw.gateway, `query($id: String!) { ticks(tick: $id) { edges { node {
+      const one = await gqlJson(gw.base, `query($id: String!) { ticks(tick: $id) { edges { node {
         holders(first: 3) { totalCount edges { node { address balance tick { tick } } } }
         transactions(first: 2) { totalCount edges { node { txHash op tick { tick } chain { name } } } } } } } }`, { id: node.tick });
       expect(one.errors).toBeUndefined();
@@ -147,7 +148,7 @@ describe('no N+1', () => {
   });
 
   it('one tick by deploy hash with its holders and their tick: 2 statements', async () => {
-    const { data } = await graphql(gw.gateway, `{ tick(chain: "${chainRows[3 % chainRows.length]!.chain}", protocol: "p-20", tick: "k3") { deployHash } }`);
+    const { data } = await gqlJson(gw.base, `{ tick(chain: "${chainRows[3 % chainRows.length]!.chain}", protocol: "p-20", tick: "k3") { deployHash } }`);
     const q = `query($c: String!, $h: String!) { tickByDeployHash(chain: $c, deployHash: $h) {
       tick holders(first: 5) { edges { node { tick { tick } } } } } }`;
     const one = await measure(q, { c: chainRows[3 % chainRows.length]!.chain, h: data.tick.deployHash });

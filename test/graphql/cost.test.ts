@@ -2,10 +2,9 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
-import { seedDemo } from '../../src/db/seed/index.js';
 import { defaultQuery } from '../../src/graphql/yoga.js';
-import { buildTestGateway, useDatabase } from '../support/gateway.js';
-import { listen, post } from '../support/http.js';
+import { loadDemo, startTestGateway, useDatabase } from '../support/gateway.js';
+import { post } from '../support/http.js';
 
 // The attacks of the "variables bypass the cost limit" finding, on the demo dataset (300 ticks, the
 // biggest with 1,456 holders): page sizes sent as variables, nested through Holder.tick → Tick.holders.
@@ -16,19 +15,15 @@ import { listen, post } from '../support/http.js';
 
 const open: { close(): Promise<void> }[] = [];
 
-const db = useDatabase({
-  load: async (db) => {
-    await seedDemo(db.sql);
-  },
-});
+const db = useDatabase({ load: loadDemo });
 afterAll(async () => {
   for (const gw of open) await gw.close();
 });
 
 async function gatewayWith(overrides: Partial<GatewayConfig> = {}) {
-  const { gateway, statements } = buildTestGateway(db, overrides);
-  open.push(gateway);
-  return { gateway, statements, base: await listen(gateway) };
+  const live = await startTestGateway(db, overrides, { ready: false });
+  open.push(live);
+  return live;
 }
 
 const graphql = async (base: string, query: string, variables?: Record<string, unknown>, operationName?: string) => {

@@ -7,7 +7,7 @@ import { capturingLogger } from '../support/ops.js';
 import { gql } from '../support/http.js';
 import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
-// History scans bounded (issue 23): a list at a block height (atBlock) scans every history entry its
+// History scans bounded: a list at a block height (atBlock) scans every history entry its
 // offset skips, so a deep offset is refused (HISTORY_MAX_OFFSET, a client error before any statement) and
 // counts in the cost; and a request's database time is capped (DB_REQUEST_TIME_BUDGET_MS), so 15 aliases
 // of (height, offset, totalCount) cannot multiply it: past the budget its further statements are refused

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildTestGateway, graphql, useGateway } from '../support/gateway.js';
+import { startTestGateway, useGateway } from '../support/gateway.js';
+import { gqlJson } from '../support/http.js';
 import { alice, bob, carol, dave, erin, Fixture } from '../support/fixtures.js';
 
 // Balances at a block height (atBlock): Tick.holders, Tick.balanceOf and balances(address, chain) answered
@@ -56,7 +57,7 @@ const holdersQuery = `query($at: BigInt, $first: Int, $after: String) {
 }`;
 
 async function holdersAt(at: number | null, first = 10, after?: string) {
-  const res = await graphql(gw.gateway, holdersQuery, { at: at === null ? null : String(at), first, after });
+  const res = await gqlJson(gw.base, holdersQuery, { at: at === null ? null : String(at), first, after });
   expect(res.errors).toBeUndefined();
   return res.data.tick.holders;
 }
@@ -108,7 +109,7 @@ describe('Tick.holders(atBlock)', () => {
     const q2 = await holdersAt(at, 2, q1.pageInfo.endCursor);
     expect([...pairs(q1), ...pairs(q2)]).toEqual(pairs(await holdersAt(at, 10)));
     // backwards too
-    const res = await graphql(gw.gateway, `query($at: BigInt, $before: String) { tick(chain: "eth", protocol: "erc-20", tick: "hist") {
+    const res = await gqlJson(gw.base, `query($at: BigInt, $before: String) { tick(chain: "eth", protocol: "erc-20", tick: "hist") {
       holders(atBlock: $at, last: 2, before: $before) { edges { node { address } } } } }`, { at: String(at), before: p2.edges[0].cursor });
     expect(res.errors).toBeUndefined();
     expect(res.data.tick.holders.edges.map((e: any) => e.node.address)).toEqual([alice, carol]);
@@ -117,7 +118,7 @@ describe('Tick.holders(atBlock)', () => {
   it('node(id) of a past holder answers the balance at that height', async () => {
     const c = await holdersAt(h.a2c!);
     const idOfA = c.edges.find((e: any) => e.node.address === alice).node.id;
-    const res = await graphql(gw.gateway, `query($id: ID!) { node(id: $id) { ... on Holder { address balance } } }`, { id: idOfA });
+    const res = await gqlJson(gw.base, `query($id: ID!) { node(id: $id) { ... on Holder { address balance } } }`, { id: idOfA });
     expect(res.errors).toBeUndefined();
     expect(res.data.node).toEqual({ address: alice, balance: '70' });
   });
@@ -127,7 +128,7 @@ describe('Tick.balanceOf(address, atBlock)', () => {
   const q = `query($a: String!, $at: BigInt) { tick(chain: "eth", protocol: "erc-20", tick: "hist") {
     balanceOf(address: $a, atBlock: $at) { id address balance } } }`;
   const at = async (address: string, height: number | null) => {
-    const res = await graphql(gw.gateway, q, { a: address, at: height === null ? null : String(height) });
+    const res = await gqlJson(gw.base, q, { a: address, at: height === null ? null : String(height) });
     expect(res.errors).toBeUndefined();
     return res.data.tick.balanceOf?.balance ?? null;
   };
@@ -183,7 +184,7 @@ describe('balances(address, chain, atBlock)', () => {
     balances(address: $a, chain: $chain, atBlock: $at, first: $first, after: $after) {
       totalCount edges { node { balance tick { tick } } } pageInfo { hasNextPage endCursor } } }`;
   const list = async (vars: Record<string, unknown>) => {
-    const res = await graphql(gw.gateway, q, { a: alice, chain: 'eth', ...vars });
+    const res = await gqlJson(gw.base, q, { a: alice, chain: 'eth', ...vars });
     expect(res.errors).toBeUndefined();
     return res.data.balances;
   };
@@ -204,7 +205,7 @@ describe('balances(address, chain, atBlock)', () => {
   });
 
   it('takes the tick filters of the current list', async () => {
-    const res = await graphql(gw.gateway, `query($a: String!, $at: BigInt) {
+    const res = await gqlJson(gw.base, `query($a: String!, $at: BigInt) {
       byTick: balances(address: $a, chain: "eth", tick: "TWIN", atBlock: $at) { totalCount edges { node { balance } } }
       bySearch: balances(address: $a, chain: "eth", search: "is", atBlock: $at) { edges { node { tick { tick } } } }
       byProtocol: balances(address: $a, chain: "eth", protocol: "bsc-20", atBlock: $at) { totalCount } }`, { a: alice, at: String(indexed) });
@@ -224,7 +225,7 @@ describe('balances(address, chain, atBlock)', () => {
   });
 
   it('a zero balance at that height is left out', async () => {
-    const res = await graphql(gw.gateway, q, { a: bob, chain: 'eth', at: String(h.b2e!) });
+    const res = await gqlJson(gw.base, q, { a: bob, chain: 'eth', at: String(h.b2e!) });
     expect(res.errors).toBeUndefined();
     expect(res.data.balances.edges).toEqual([]);
     expect(res.data.balances.totalCount).toBe(0);
@@ -233,7 +234,7 @@ describe('balances(address, chain, atBlock)', () => {
 
 describe('bad input', () => {
   const code = (res: any) => res.errors?.[0]?.extensions?.code;
-  const run = (query: string, variables: Record<string, unknown> = {}) => graphql(gw.gateway, query, variables);
+  const run = (query: string, variables: Record<string, unknown> = {}) => gqlJson(gw.base, query, variables);
 
   it('a negative or non-numeric atBlock is refused before any statement', async () => {
     for (const v of ['-1', 'abc', '1.5', '', '0x10']) {
@@ -294,7 +295,7 @@ describe('cost and batching', () => {
   } } } }`;
   async function measure(n: number) {
     gw.statements.length = 0;
-    const res = await graphql(gw.gateway, q, { n, at: String(h.b2e!) });
+    const res = await gqlJson(gw.base, q, { n, at: String(h.b2e!) });
     expect(res.errors).toBeUndefined();
     return { data: res.data, statements: gw.statements.filter((s) => !isDriverInternal(s)) };
   }
@@ -319,25 +320,25 @@ describe('cost and batching', () => {
   it('a list at a height costs more than the same list now, and the cost limit counts it', async () => {
     const doc = (at: string) => `{ tick(chain: "eth", protocol: "erc-20", tick: "hist") { holders(first: 10${at}) { edges { node { address } } } } }`;
     // the cost each one is reported with by a gateway that takes nothing
-    const probe = buildTestGateway(gw.db, { GRAPHQL_MAX_COST: 1 });
-    const costOf = async (d: string) => Number(/found (\d+)/.exec((await graphql(probe.gateway, d)).errors![0]!.message)![1]);
+    const probe = await startTestGateway(gw.db, { GRAPHQL_MAX_COST: 1 });
+    const costOf = async (d: string) => Number(/found (\d+)/.exec((await gqlJson(probe.base, d)).errors![0]!.message)![1]);
     let nowCost: number;
     let pastCost: number;
     try {
       nowCost = await costOf(doc(''));
       pastCost = await costOf(doc(`, atBlock: "${h.b2e}"`));
     } finally {
-      await probe.gateway.close();
+      await probe.close();
     }
     expect(pastCost).toBeGreaterThan(nowCost);
-    const gwSmall = buildTestGateway(gw.db, { GRAPHQL_MAX_COST: nowCost });
+    const gwSmall = await startTestGateway(gw.db, { GRAPHQL_MAX_COST: nowCost });
     try {
-      const now = await graphql(gwSmall.gateway, doc(''));
+      const now = await gqlJson(gwSmall.base, doc(''));
       expect(now.errors).toBeUndefined();
-      const past = await graphql(gwSmall.gateway, doc(`, atBlock: "${h.b2e}"`));
+      const past = await gqlJson(gwSmall.base, doc(`, atBlock: "${h.b2e}"`));
       expect(past.errors?.[0]?.message).toMatch(new RegExp(`Query Cost limit of ${nowCost} exceeded, found ${pastCost}`));
     } finally {
-      await gwSmall.gateway.close();
+      await gwSmall.close();
     }
   });
 });

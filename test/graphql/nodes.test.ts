@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
 import { seedDemo } from '../../src/db/seed/index.js';
-import { buildTestGateway, graphql, useGateway } from '../support/gateway.js';
+import { startTestGateway, useGateway } from '../support/gateway.js';
+import { gqlJson } from '../support/http.js';
 
 // Relay's Node interface: every node type's global id refetches the same object through node(id) and
 // nodes(ids) (batched through the DataLoaders), and ids that are not ours are the client's error.
@@ -12,7 +13,7 @@ const gw = useGateway({
   },
 });
 const q = async (query: string, variables: Record<string, unknown> = {}) => {
-  const result = await graphql(gw.gateway, query, variables);
+  const result = await gqlJson(gw.base, query, variables);
   expect(result.errors).toBeUndefined();
   return result.data;
 };
@@ -72,13 +73,13 @@ describe('node(id) and nodes(ids)', () => {
   it('loads the ticks of nodes(ids) in one statement', async () => {
     const list = await q('{ ticks(first: 30) { edges { node { id } } } }');
     const ids = list.ticks.edges.map((e: any) => e.node.id);
-    const fresh = buildTestGateway(gw.db);
+    const fresh = await startTestGateway(gw.db);
     try {
-      const result = await graphql(fresh.gateway, 'query($ids: [ID!]!) { nodes(ids: $ids) { id ... on Tick { tick } } }', { ids });
+      const result = await gqlJson(fresh.base, 'query($ids: [ID!]!) { nodes(ids: $ids) { id ... on Tick { tick } } }', { ids });
       expect(result.data.nodes.map((n: any) => n.id)).toEqual(ids);
       expect(fresh.statements.filter((s) => /FROM ticks/i.test(s))).toHaveLength(1);
     } finally {
-      await fresh.gateway.close();
+      await fresh.close();
     }
   });
 
@@ -87,12 +88,12 @@ describe('node(id) and nodes(ids)', () => {
       encode('Tick:99999999999999999999'), encode('Balance:1'), encode('Balance:x:0xabc'), encode('__Schema:1')];
     const before = gw.statements.length;
     for (const id of bad) {
-      const result = await graphql(gw.gateway, 'query($id: ID!) { node(id: $id) { id } }', { id });
+      const result = await gqlJson(gw.base, 'query($id: ID!) { node(id: $id) { id } }', { id });
       expect(result.errors?.[0]?.extensions?.code, id).toBe('BAD_USER_INPUT');
       expect(result.errors?.[0]?.message).toMatch(/^Invalid global id/);
     }
     expect(gw.statements.length).toBe(before);
-    const many = await graphql(gw.gateway, 'query($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: Array(101).fill(encode('Chain:btc')) });
+    const many = await gqlJson(gw.base, 'query($ids: [ID!]!) { nodes(ids: $ids) { id } }', { ids: Array(101).fill(encode('Chain:btc')) });
     expect(many.errors?.[0]).toMatchObject({ message: 'at most 100 ids', extensions: { code: 'BAD_USER_INPUT' } });
   });
 });

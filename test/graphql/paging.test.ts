@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TransactionInput } from '../../src/db/load.js';
-import { graphql, useDatabase, useGateway } from '../support/gateway.js';
+import { useDatabase, useGateway } from '../support/gateway.js';
+import { gqlJson } from '../support/http.js';
 import { alice, fakeHash, Fixture } from '../support/fixtures.js';
 
 // Relay connections: cursor walks in both directions, offsets, page-size limits, page info, argument
@@ -87,14 +88,14 @@ function list(name: string, body: string, path: string[], fragment: string, key:
 
 interface PageArgs { first?: number | null; after?: string | null; last?: number | null; before?: string | null; offset?: number | null }
 
-async function page(spec: ListSpec, args: PageArgs, gateway = gw.gateway): Promise<Conn> {
-  const res = await graphql(gateway, spec.doc, { first: null, after: null, last: null, before: null, offset: null, ...args });
+async function page(spec: ListSpec, args: PageArgs, base = gw.base): Promise<Conn> {
+  const res = await gqlJson(base, spec.doc, { first: null, after: null, last: null, before: null, offset: null, ...args });
   expect(res.errors, `${spec.name} ${JSON.stringify(args)}`).toBeUndefined();
   return spec.pick(res.data);
 }
 
 async function errorOf(spec: ListSpec, args: PageArgs) {
-  const res = await graphql(gw.gateway, spec.doc, { first: null, after: null, last: null, before: null, offset: null, ...args });
+  const res = await gqlJson(gw.base, spec.doc, { first: null, after: null, last: null, before: null, offset: null, ...args });
   expect(res.errors, `${spec.name} ${JSON.stringify(args)} should fail`).toBeDefined();
   return res.errors![0]!;
 }
@@ -249,7 +250,7 @@ describe('offset and page sizes', () => {
   }
 
   it('first: 0 on an empty list has no next page', async () => {
-    const res = await graphql(gw.gateway, `{ ticks(first: 0, chain: "fantom") { totalCount edges { cursor } pageInfo { hasNextPage hasPreviousPage } } }`);
+    const res = await gqlJson(gw.base, `{ ticks(first: 0, chain: "fantom") { totalCount edges { cursor } pageInfo { hasNextPage hasPreviousPage } } }`);
     expect(res.errors).toBeUndefined();
     expect(res.data.ticks).toEqual({ totalCount: 0, edges: [], pageInfo: { hasNextPage: false, hasPreviousPage: false } });
   });
@@ -264,21 +265,21 @@ describe('offset and page sizes', () => {
   it('first/last above MAX_PAGE_SIZE are clamped to it (top level and nested)', async () => {
     for (const spec of [ticksById, txs, holders, lists.find((l) => l.name === 'ticks of eth by holders')!]) {
       const { keys } = await full(spec);
-      const c = await page(spec, { first: 50 }, gwSmall.gateway);
+      const c = await page(spec, { first: 50 }, gwSmall.base);
       expect(keysOf(spec, c), spec.name).toEqual(keys.slice(0, 5));
       expect(c.pageInfo.hasNextPage).toBe(true);
       if (spec.hasTotal) expect(c.totalCount).toBe(keys.length);
-      const back = await page(spec, { last: 50 }, gwSmall.gateway);
+      const back = await page(spec, { last: 50 }, gwSmall.base);
       expect(keysOf(spec, back), spec.name).toEqual(keys.slice(-5));
       expect(back.pageInfo.hasPreviousPage).toBe(true);
       // the default page size (10) is clamped too
-      const dflt = await page(spec, {}, gwSmall.gateway);
+      const dflt = await page(spec, {}, gwSmall.base);
       expect(keysOf(spec, dflt), spec.name).toEqual(keys.slice(0, 5));
       // walking with the clamped size still covers the list exactly
       const seen: string[] = [];
       let after: string | null = null;
       for (;;) {
-        const p = await page(spec, { first: 1000, after }, gwSmall.gateway);
+        const p = await page(spec, { first: 1000, after }, gwSmall.base);
         seen.push(...keysOf(spec, p));
         if (!p.pageInfo.hasNextPage) break;
         expect(p.edges).toHaveLength(5);
@@ -378,7 +379,7 @@ describe('argument errors', () => {
   });
 
   it('an error in a nested connection is BAD_USER_INPUT at its path', async () => {
-    const res = await graphql(gw.gateway, `{ ticks(first: 2) { edges { node { tick holders(first: -1) { totalCount } } } } }`);
+    const res = await gqlJson(gw.base, `{ ticks(first: 2) { edges { node { tick holders(first: -1) { totalCount } } } } }`);
     expect(res.errors?.length).toBeGreaterThan(0);
     for (const e of res.errors!) expect(e.extensions?.code).toBe('BAD_USER_INPUT');
     expect(res.errors!.map((e: any) => e.path)).toContainEqual(['ticks', 'edges', 0, 'node', 'holders']);
@@ -394,7 +395,7 @@ describe('totalCount equals the real count', () => {
     const data: Record<string, any> = {};
     for (let start = 0; start < fields.length; start += size) {
       const doc = fields.slice(start, start + size).map((field, k) => `c${start + k}: ${field}`).join('\n');
-      const res = await graphql(gw.gateway, `{ ${doc} }`);
+      const res = await gqlJson(gw.base, `{ ${doc} }`);
       expect(res.errors, doc).toBeUndefined();
       Object.assign(data, res.data);
     }
@@ -455,7 +456,7 @@ describe('totalCount equals the real count', () => {
   });
 
   it('for nested connections and the other lists', async () => {
-    const res = await graphql(gw.gateway, `query($w: String!) {
+    const res = await gqlJson(gw.base, `query($w: String!) {
       chains { chain ticks(first: 1) { totalCount } }
       ticks(first: 100) { edges { node { id: recordId holders(first: 1) { totalCount } transactions(first: 1) { totalCount } } } }
       balances(address: $w, first: 1) { totalCount }

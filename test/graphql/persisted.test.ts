@@ -9,9 +9,8 @@ import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { PersistedQueryLink } from '@apollo/client/link/persisted-queries';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { seedDemo } from '../../src/db/seed/index.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { request } from '../support/http.js';
-import { buildTestGateway, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { buildTestGateway, startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // Persisted operations: Apollo's automatic persisted queries with its own PersistedQueryLink (hash-only
 // first, the document once on PersistedQueryNotFound, then hashes only), the bounded APQ store, and a
@@ -24,7 +23,7 @@ const subtleSha256 = async (text: string) =>
 const topTicks = 'query TopTicks { ticks(orderBy: HOLDERS, direction: DESC, first: 3) { edges { node { id tick stats { id holders } } } } }';
 const chains = 'query Chains {\n  chains { id chain name }\n}\n';
 
-let db: TestDatabase;
+const db = useDatabase();
 let live: TestGateway;
 let small: TestGateway;
 let trusted: TestGateway;
@@ -33,7 +32,6 @@ let quota: TestGateway;
 let dir: string;
 
 beforeAll(async () => {
-  db = await createTestDatabase();
   await seedDemo(db.sql);
   dir = mkdtempSync(join(tmpdir(), 'igw-persisted-'));
   mkdirSync(join(dir, 'nested'));
@@ -48,7 +46,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all([live, small, trusted, mixed, quota].map((g) => g?.close()));
-  await db?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { TickInput, TransactionInput } from '../../src/db/load.js';
-import { graphql, useGateway } from '../support/gateway.js';
+import { useGateway } from '../support/gateway.js';
+import { gqlJson } from '../support/http.js';
 import { alice, bob, carol, fakeHash, Fixture } from '../support/fixtures.js';
 
 // Every query field of the schema against one hand-built dataset whose expected answers are computed
@@ -18,7 +19,7 @@ const searchTicks = ['a%b', 'a_b', 'a\\b', 'axb', 'ab'];
 const manualTx: Record<string, TransactionInput> = {};
 
 async function q<T = any>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const res = await graphql<T>(gw.gateway, query, variables);
+  const res = await gqlJson<T>(gw.base, query, variables);
   expect(res.errors).toBeUndefined();
   return res.data!;
 }

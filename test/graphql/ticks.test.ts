@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { graphql, useGateway } from '../support/gateway.js';
+import { useGateway } from '../support/gateway.js';
+import { gqlJson } from '../support/http.js';
 import { Fixture } from '../support/fixtures.js';
 
 const gw = useGateway({
@@ -17,7 +18,7 @@ const gw = useGateway({
 
 describe('ticks', () => {
   it('lists with stats, totals and ordering', async () => {
-    const res = await graphql(gw.gateway, `{
+    const res = await gqlJson(gw.base, `{
       ticks(orderBy: HOLDERS, direction: DESC) {
         totalCount
         edges { cursor node { chainName protocol tick totalSupply stats { minted holders txCount progress status } } }

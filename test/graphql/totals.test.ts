@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { graphql, useGateway } from '../support/gateway.js';
+import { useGateway } from '../support/gateway.js';
+import { gqlJson } from '../support/http.js';
 import { Fixture } from '../support/fixtures.js';
 import { waitFor } from '../support/ops.js';
 
@@ -28,7 +29,7 @@ describe('a connection total beside its page', () => {
     try {
       await reserved`BEGIN`;
       await reserved`LOCK TABLE ticks IN ACCESS EXCLUSIVE MODE`;
-      answer = graphql(gw.gateway, '{ ticks(first: 2) { totalCount edges { node { tick } } } }');
+      answer = gqlJson(gw.base, '{ ticks(first: 2) { totalCount edges { node { tick } } } }');
       await waitFor(async () => gw.statements.some(isTotal), 5_000, 10);
       expect(gw.statements.filter((s) => /FROM ticks/.test(s) && !isTotal(s))).toHaveLength(1); // the page, waiting
     } finally {
@@ -47,7 +48,7 @@ describe('a connection total beside its page', () => {
       '{ ticks(first: 2) { totalCount @include(if: false) edges { node { tick } } } }',
     ]) {
       gw.statements.length = 0;
-      const result = await graphql(gw.gateway, query);
+      const result = await gqlJson(gw.base, query);
       expect(result.errors, query).toBeUndefined();
       expect(result.data.ticks.edges, query).toHaveLength(2);
       expect(gw.statements.some(isTotal), query).toBe(false);

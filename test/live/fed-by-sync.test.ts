@@ -1,10 +1,10 @@
 import { createClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { findServer } from '../support/db.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // Live updates fed by the sync (npm run sync, polling follow) rather than by a writer of the read model:
 // the indexer flushes a block to its MariaDB, the sync applies it, and a subscriber of the gateway gets the
@@ -15,14 +15,13 @@ const tick = { chain: 'bsc', protocol: 'bsc-20', tick: 'live' };
 const minter = '0x00000000000000000000000000000000000Ab0b1';
 
 describe('live updates from the sync', { timeout: 180_000, ...skipUnless(server, because.noServerForChild) }, () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   let w: IndexerWriter;
   let sync: SyncProcess | null = null;
   let live: TestGateway;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
     w = new IndexerWriter(src.conn, 3 * 60);
     w.deploy({ ...tick, hash: '0xd0d0000000000000000000000000000000000000000000000000000000000abc' });
@@ -40,7 +39,6 @@ describe('live updates from the sync', { timeout: 180_000, ...skipUnless(server,
     await sync?.kill();
     await live?.close();
     await src?.close();
-    await db?.close();
   });
 
   it('a block the indexer flushes reaches the subscribers of its tick and chain', async () => {

@@ -7,7 +7,7 @@ import { indexMint, waitFor } from '../support/ops.js';
 import { clientBudget } from '../../src/server/connections.js';
 import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
-// Bounds on live streams (issue 23): a stream ends with its connection whatever was pipelined on it.
+// Bounds on live streams: a stream ends with its connection whatever was pipelined on it.
 
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'bound' };
 

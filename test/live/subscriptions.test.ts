@@ -1,29 +1,25 @@
 import http from 'node:http';
 import { createClient, type Client } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { alice, Fixture } from '../support/fixtures.js';
 import { startGatewayProcess } from '../support/gateway-process.js';
 import { startRedis } from '../support/redis-server.js';
 import { findRedis, indexMint, waitFor } from '../support/ops.js';
 import { because, skipUnless } from '../support/skips.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // Live updates end to end: a real SSE client (graphql-sse, the protocol yoga serves) against a listening
 // gateway, and writes made the way the indexer makes them (row by row, triggers on, one transaction).
 
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'live' };
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await createTestDatabase();
-  const f = new Fixture();
-  f.mint(f.tick({ ...tick, total_supply: '1000000' }), alice, '10');
-  f.block('eth', '100', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
-  await f.load(db.sql);
-});
-afterAll(async () => {
-  await db?.close();
+const db = useDatabase({
+  load: (fresh) => {
+    const f = new Fixture();
+    f.mint(f.tick({ ...tick, total_supply: '1000000' }), alice, '10');
+    f.block('eth', '100', '2024-01-15T09:00:00.000Z', '2024-01-15T09:00:01.000Z');
+    return f.load(fresh.sql);
+  },
 });
 
 const clients: Client[] = [];

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { findServer } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 import { alice, Fixture } from '../support/fixtures.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
 import { gql, gqlGet, request, rpc } from '../support/http.js';
@@ -13,11 +14,10 @@ import { because, skipUnless } from '../support/skips.js';
 const onServer = (await findServer()) !== null;
 
 describe('the gateway process logs JSON lines only', skipUnless(onServer, because.noServerForChild), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let gateway: GatewayProcess;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     const f = new Fixture();
     const t = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'json' });
     for (let i = 0; i < 20; i++) f.mint(t, `0x150a${String(i).padStart(36, '0')}`, String(100 + i));
@@ -28,7 +28,6 @@ describe('the gateway process logs JSON lines only', skipUnless(onServer, becaus
   });
   afterAll(async () => {
     if (gateway?.child.exitCode === null) await gateway.stop();
-    await db?.close();
   });
 
   it('answers a spread of requests and shuts down writing nothing but JSON objects', async () => {

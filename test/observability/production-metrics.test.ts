@@ -2,12 +2,11 @@ import { connect } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildInfo } from '../../src/observability/build.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { waitFor } from '../support/ops.js';
 import { rpc } from '../support/http.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
-import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
 // The metrics an operator runs production on, each read from a real gateway's /metrics with a sensible
 // value: build, data age per chain, LISTEN state, Redis state, requests in flight, the pool's real state.
@@ -26,14 +25,13 @@ function value(text: string, series: string): number | undefined {
 }
 
 describe('production metrics', () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let redis: OwnRedis;
   let g: TestGateway;
   let polling: TestGateway;
   let small: TestGateway;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     const f = new Fixture();
     const t = f.tick(tick);
     holders.forEach((address, i) => f.mint(t, address, String(i + 1)));
@@ -50,7 +48,6 @@ describe('production metrics', () => {
   afterAll(async () => {
     await Promise.all([g?.close(), polling?.close(), small?.close()]);
     await redis?.stop();
-    await db?.close();
   });
 
   it('igw_build_info: the package version and the commit', async () => {

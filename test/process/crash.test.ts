@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { findServer } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 import { startGatewayProcess } from '../support/gateway-process.js';
 import { because, skipUnless } from '../support/skips.js';
 
@@ -33,14 +34,7 @@ describe('heap limit', () => {
 });
 
 describe('the real process', skipUnless(onServer, because.noServerForChild), () => {
-  let db: TestDatabase;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await db?.close();
-  });
+  const db = useDatabase();
 
   for (const kind of ['exception', 'rejection'] as const) {
     it(`an uncaught ${kind} writes one fatal line with the error and exits 70`, async () => {

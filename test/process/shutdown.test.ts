@@ -1,7 +1,8 @@
 import { Agent, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { findServer } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 import { startGatewayProcess, type GatewayProcess } from '../support/gateway-process.js';
 import { hostileFixture } from '../support/hostile.js';
 import { classify, exchange, sleep, startLoad, summarise } from '../support/load.js';
@@ -49,16 +50,14 @@ const refused = (base: string) => new Promise<string>((resolve) => {
 });
 
 describe('SIGTERM under load', skipUnless(onServer, because.noServerForChild), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let gateway: GatewayProcess | undefined;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     await hostileFixture().load(db.sql);
   });
   afterAll(async () => {
     if (gateway && gateway.child.exitCode === null) await gateway.stop(5_000);
-    await db?.close();
   });
 
   it('finishes in-flight requests, answers 503 on kept-alive connections, refuses new ones, closes the pool, exits 0', async () => {

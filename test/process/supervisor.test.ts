@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { findServer } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 import { because, skipUnless } from '../support/skips.js';
 
 // `npm start` under a supervisor (systemd, supervisord, a container runtime running npm): the supervisor
@@ -70,16 +71,14 @@ async function gone(pid: number, withinMs: number): Promise<boolean> {
 const refused = (base: string) => fetch(`${base}/healthz`).then(() => false, () => true);
 
 describe('npm start under a supervisor', skipUnless(onServer, because.noServerForChild), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   const started: Started[] = [];
 
   beforeAll(async () => {
-    db = await createTestDatabase();
   });
   afterAll(async () => {
     // nothing left behind, whatever a failed assertion skipped
     for (const s of started) for (const pid of [s.gatewayPid, s.npm.pid!]) if (alive(pid)) process.kill(pid, 'SIGKILL');
-    await db?.close();
   });
 
   it('SIGTERM to npm\'s pid drains and stops the gateway; npm exits with it', async () => {

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { percentChange } from '../../src/graphql/types/activity.js';
-import { graphql, useGateway } from '../support/gateway.js';
+import { useGateway } from '../support/gateway.js';
+import { gqlJson } from '../support/http.js';
 import { crazydogDeployer, loadRecords, lobbyDeployer, lobbyHash, type Records, scripted, tomrayHash } from '../support/records.js';
 import { expectExact, rpcCalls } from '../support/rpc.js';
 
@@ -156,7 +157,7 @@ describe('inds_chainBlockStat', () => {
 
 describe('GraphQL fields behind the methods', () => {
   it('decodeCallData, search (a union), findTick, transaction { movements }, chain { figures activity recentBlocks }', async () => {
-    const res = await graphql(env.gateway, `query($data: String!, $hash: String!) {
+    const res = await gqlJson(env.base, `query($data: String!, $hash: String!) {
       decodeCallData(chain: "avalanche", data: $data) { protocol operation tickName amount tick { deployHash } }
       ticks: search(keyword: "sat") { __typename ... on TickSearchResult { totalCount ticks { tick } } }
       address: search(keyword: "${scripted}") { __typename ... on AddressSearchResult { chains { chainName balance } } }
@@ -176,9 +177,9 @@ describe('GraphQL fields behind the methods', () => {
   });
 
   it('bad input surfaces as BAD_USER_INPUT', async () => {
-    const res = await graphql(env.gateway, '{ decodeCallData(chain: "avalanche", data: "0xzz") { protocol } }');
+    const res = await gqlJson(env.base, '{ decodeCallData(chain: "avalanche", data: "0xzz") { protocol } }');
     expect(res.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
-    const none = await graphql(env.gateway, '{ decodeCallData(chain: "avalanche", data: "0xa9059cbb") { protocol } }');
+    const none = await gqlJson(env.base, '{ decodeCallData(chain: "avalanche", data: "0xa9059cbb") { protocol } }');
     expect(none.errors).toBeUndefined();
     expect(none.data).toEqual({ decodeCallData: null });
   });

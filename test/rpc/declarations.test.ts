@@ -1,13 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadDataset } from '../../src/db/load.js';
-import { buildDemoDataset } from '../../src/db/seed/demo.js';
+import { describe, expect, it } from 'vitest';
 import type { MethodSpec, ParamSpec } from '../../src/rpc/declaration.js';
 import { isReserved, openRpcFiles, rpcPaths, type RpcInterface } from '../../src/rpc/openrpc.js';
 import { createRpcTables } from '../../src/rpc/tables.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { buildTestGateway } from '../support/gateway.js';
-import { call, listen } from '../support/http.js';
+import { loadDemo, useGateway } from '../support/gateway.js';
+import { call } from '../support/http.js';
 
 // One declaration per method (src/rpc/methods/<group>.ts) is what the decoder enforces and what the
 // OpenRPC documents say: this walks every method of both interfaces, every layout and every param, and
@@ -95,20 +92,7 @@ describe('the OpenRPC documents say what the declarations say', () => {
 });
 
 describe('the decoder enforces the declarations on the wire', () => {
-  let db: TestDatabase;
-  let gw: ReturnType<typeof buildTestGateway>;
-  let base: string;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    await loadDataset(db.sql, buildDemoDataset());
-    gw = buildTestGateway(db);
-    base = await listen(gw.gateway);
-  });
-  afterAll(async () => {
-    await gw?.gateway.close();
-    await db?.close();
-  });
+  const live = useGateway({ load: loadDemo });
 
   const invalid = (position: number, name: string) => ({
     code: -32602,
@@ -121,7 +105,7 @@ describe('the decoder enforces the declarations on the wire', () => {
     for (const { version, name, spec, layout } of cases) {
       const path = rpcPaths[version];
       const params = validParams(spec, layout);
-      const ok = await call(base, name, params, path);
+      const ok = await call(live.base, name, params, path);
       // with every required param given, no param is refused for being empty
       expect(ok.error?.message ?? '', `${name} ${JSON.stringify(params)}`).not.toMatch(/must not be empty/);
       for (const [i, p] of layout.entries()) {
@@ -132,7 +116,7 @@ describe('the decoder enforces the declarations on the wire', () => {
         const cut = params.slice(0, i);
         for (const sent of [emptied, nulled, cut]) {
           if (sent === cut && spec.layouts.some((l) => l !== layout && l.length === cut.length)) continue;
-          expect((await call(base, name, sent, path)).error, `${name} ${JSON.stringify(sent)}`).toEqual(invalid(i + 1, p.name));
+          expect((await call(live.base, name, sent, path)).error, `${name} ${JSON.stringify(sent)}`).toEqual(invalid(i + 1, p.name));
           checked++;
         }
       }
@@ -147,7 +131,7 @@ describe('the decoder enforces the declarations on the wire', () => {
       for (const [i, p] of layout.entries()) {
         if (p.required || p.type !== 'string') continue;
         const sent = params.map((v, j) => (j === i ? '' : v));
-        const reply = await call(base, name, sent, rpcPaths[version]);
+        const reply = await call(live.base, name, sent, rpcPaths[version]);
         expect(reply.error?.data?.param, `${name} ${JSON.stringify(sent)}`).not.toBe(p.name);
         expect(reply.error?.message ?? '', `${name} ${JSON.stringify(sent)}`).not.toMatch(/must not be empty/);
         checked++;

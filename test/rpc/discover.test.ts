@@ -2,8 +2,8 @@ import { request } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { rpcPaths, type RpcInterface } from '../../src/rpc/openrpc.js';
-import { buildTestGateway, useDatabase } from '../support/gateway.js';
-import { listen, post } from '../support/http.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
+import { post } from '../support/http.js';
 
 // rpc.discover advertises where it was asked: PUBLIC_URL when set, else http:// and the request's Host
 // header (a plain host[:port] only), never a fixed address; and its answer is never served from the
@@ -17,9 +17,9 @@ afterAll(async () => {
 });
 
 async function start(overrides: Record<string, unknown> = {}) {
-  const { gateway } = buildTestGateway(db, { CACHE: true, ...overrides });
-  gateways.push(gateway);
-  return new URL(await listen(gateway));
+  const live = await startTestGateway(db, { CACHE: true, ...overrides }, { ready: false });
+  gateways.push(live);
+  return new URL(live.base);
 }
 
 /** rpc.discover over a raw HTTP/1.1 request with the Host header given (fetch does not let a caller set it). */

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDemoGateway } from '../support/ops.js';
+import { describe, expect, it } from 'vitest';
+import { loadDemo, useGateway } from '../support/gateway.js';
 import { rpc } from '../support/http.js';
-import { type TestGateway } from '../support/gateway.js';
 
 // Every documented exchange (test/fixtures/documented-all.json: the v1 and v2 examples of the interface's
 // docs, 39 of them) sent as it is written to a gateway on the demo data (what `npm start` serves): each
@@ -11,8 +10,8 @@ import { type TestGateway } from '../support/gateway.js';
 // we add beyond the documented ones are allowed. Three documented results show an older shape than the
 // interface's (the fixture's notes say so); the members they lack here are listed below with where they
 // live now, and the test expects exactly those differences. Values differ (the demo data is not the docs' snapshot);
-// the exact values are asserted elsewhere on fixtures built from the documented records (rpc.v1, rpc.more,
-// rpc.contract).
+// the exact values are asserted elsewhere on fixtures built from the documented records (test/rpc/v1,
+// test/rpc/lookups, test/rpc/contract).
 
 interface Exchange { method: string; params: unknown[]; endpoint: string; response_result: unknown }
 const exchanges: Exchange[] = JSON.parse(readFileSync(new URL('../fixtures/documented-all.json', import.meta.url), 'utf8'));
@@ -35,7 +34,7 @@ function shapeDifferences(documented: unknown, actual: unknown, path = '$'): str
     key in object ? shapeDifferences(value, object[key], `${path}.${key}`) : [`${path}.${key}: missing`]);
 }
 
-/** Documented members this gateway places elsewhere, per exchange number (asserted in rpc.more and rpc.v1). */
+/** Documented members this gateway places elsewhere, per exchange number (asserted in test/rpc/lookups and test/rpc/v1). */
 const olderShapes: Record<number, string[]> = {
   // the pre-2024-03 transaction{protocol,tick,deploy_hash,from,to,amount}: deploy_hash is in
   // inscriptions.deploy_hash, amount in data.amt
@@ -45,14 +44,7 @@ const olderShapes: Record<number, string[]> = {
   37: ['$.holders[0].transfer_type: missing'], // tick.Holders
 };
 
-let live: TestGateway;
-
-beforeAll(async () => {
-  live = await startDemoGateway();
-}, 120_000);
-afterAll(async () => {
-  await live?.close();
-});
+const live = useGateway({ load: loadDemo, config: { CACHE: true } });
 
 describe('the documented exchanges, replayed on the demo data', () => {
   it('holds all 39 of them', () => {

@@ -1,19 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { MovementInput, TickInput, TransactionInput } from '../../src/db/load.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { buildTestGateway } from '../support/gateway.js';
+import type { TestDatabase } from '../support/db.js';
+import { useDatabase, useGateway } from '../support/gateway.js';
 import { alice, bob, carol, drained, fakeHash, Fixture, unix } from '../support/fixtures.js';
-import { call, listen } from '../support/http.js';
+import { call } from '../support/http.js';
 
 // Every v2 method against real PostgreSQL: each filter, sort, direction, paging edge, arity, alias and
 // default. Expected answers are computed from the fixture's own rows (plain JS over the input), never
 // from the database, except record ids, which only the database assigns.
 
-let db: TestDatabase;
-let gw: ReturnType<typeof buildTestGateway>;
-let small: ReturnType<typeof buildTestGateway>; // MAX_PAGE_SIZE 5
-let base: string;
-let smallBase: string;
 let f: Fixture;
 
 const deployer = '0xDeAd00000000000000000000000000000000dEaD';
@@ -62,20 +57,20 @@ function rawTx(spec: Partial<TransactionInput> & Pick<TransactionInput, 'chain'>
   };
 }
 
-async function ok(method: string, params: unknown[], url = base): Promise<any> {
+async function ok(method: string, params: unknown[], url = main.base): Promise<any> {
   const reply = await call(url, method, params);
   expect(reply.error, `${method} ${JSON.stringify(params)}`).toBeUndefined();
   return reply.result;
 }
 
 async function fails(method: string, params: unknown[]): Promise<{ code: number; message: string; data?: any }> {
-  const reply = await call(base, method, params);
+  const reply = await call(main.base, method, params);
   expect(reply.result).toBeUndefined();
   return reply.error;
 }
 
-beforeAll(async () => {
-  db = await createTestDatabase();
+/** The fixture's rows loaded into `db`, and the record ids the database assigned to them. */
+async function loadRows(db: TestDatabase): Promise<void> {
   f = new Fixture();
   T.ethAlpha = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'alpha', deploy_by: deployer, total_supply: '1000000' });
   T.ethBeta = f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'beta', deploy_by: otherDeployer, total_supply: '1000000' });
@@ -122,18 +117,11 @@ beforeAll(async () => {
   tickIds = new Map(ticks.map((t) => [tkey(t), Number(t.id)]));
   const txs = await db.sql<{ id: string; tx_hash: string }[]>`SELECT id, tx_hash FROM transactions`;
   txIds = new Map(txs.map((t) => [t.tx_hash, Number(t.id)]));
+}
 
-  gw = buildTestGateway(db);
-  small = buildTestGateway(db, { MAX_PAGE_SIZE: 5 });
-  base = await listen(gw.gateway);
-  smallBase = await listen(small.gateway);
-});
-
-afterAll(async () => {
-  await gw?.gateway.close();
-  await small?.gateway.close();
-  await db?.close();
-});
+const db = useDatabase({ load: loadRows });
+const main = useGateway({ db });
+const small = useGateway({ db, config: { MAX_PAGE_SIZE: 5 } });
 
 // ---- oracles over the fixture rows ----
 
@@ -325,10 +313,10 @@ describe.each(listMethods)('paging of $method', ({ method, key, params }) => {
   });
 
   it('limit above MAX_PAGE_SIZE is clamped and the effective limit echoed', async () => {
-    const r = await ok(method, params(100, 0), smallBase);
+    const r = await ok(method, params(100, 0), small.base);
     expect(r[key]).toEqual(full.slice(0, 5));
     expect([r.total, r.limit, r.offset]).toEqual([total, 5, 0]);
-    const r2 = await ok(method, params(6, 1), smallBase);
+    const r2 = await ok(method, params(6, 1), small.base);
     expect(r2[key]).toEqual(full.slice(1, 6));
     expect(r2.limit).toBe(5);
   });

@@ -1,17 +1,14 @@
 import { readFileSync } from 'node:fs';
 import * as metaSchemaPackage from '@open-rpc/meta-schema';
 import { Ajv } from 'ajv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { loadDataset } from '../../src/db/load.js';
-import { buildDemoDataset } from '../../src/db/seed/demo.js';
 import {
   buildOpenRpcDocument, isReserved, openRpcFiles, recordedResults, rpcPaths, runExamples, type ExampleRun, type RpcInterface,
 } from '../../src/rpc/openrpc.js';
 import { createRpcTables } from '../../src/rpc/tables.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { buildTestGateway } from '../support/gateway.js';
-import { call, listen } from '../support/http.js';
+import { loadDemo, useGateway } from '../support/gateway.js';
+import { call } from '../support/http.js';
 
 // schema/openrpc.json (v2) and schema/openrpc-v1.json (v1) are the machine-readable contract of the two
 // RPC interfaces, one document each. Each must be exactly what its method table builds (fresh), a valid
@@ -124,21 +121,10 @@ for (const version of ['v2', 'v1'] as RpcInterface[]) {
   });
 
   describe(`${file}: the examples on the demo dataset`, () => {
-    let db: TestDatabase;
-    let gw: ReturnType<typeof buildTestGateway>;
-    let base: string;
+    const live = useGateway({ load: loadDemo });
     let runs: ExampleRun[];
-
     beforeAll(async () => {
-      db = await createTestDatabase();
-      await loadDataset(db.sql, buildDemoDataset());
-      gw = buildTestGateway(db);
-      base = await listen(gw.gateway);
-      runs = await runExamples(base, document, version);
-    });
-    afterAll(async () => {
-      await gw?.gateway.close();
-      await db?.close();
+      runs = await runExamples(live.base, document, version);
     });
 
     it('every example succeeds', () => {
@@ -177,13 +163,13 @@ for (const version of ['v2', 'v1'] as RpcInterface[]) {
     it('rpc.discover answers with its own endpoint\'s document, at the address it was asked on', async () => {
       const paths = version === 'v2' ? ['/v2/rpc', '/v2/rpc/rpc.discover'] : ['/v1/rpc', '/v1/'];
       for (const path of paths) {
-        const reply = await call(base, 'rpc.discover', [], path);
+        const reply = await call(live.base, 'rpc.discover', [], path);
         expect(reply.error).toBeUndefined();
         expect({ ...reply.result, servers: document.servers }, path).toEqual(document);
-        expect(reply.result.servers, path).toEqual([{ ...document.servers[0], url: `${base}${rpcPaths[version]}` }]);
+        expect(reply.result.servers, path).toEqual([{ ...document.servers[0], url: `${live.base}${rpcPaths[version]}` }]);
       }
-      expect((await call(base, 'rpc.discover', [1], rpcPaths[version])).error.code).toBe(-32602);
-      expect((await call(base, 'rpc.other', [], rpcPaths[version])).error.code).toBe(-32601);
+      expect((await call(live.base, 'rpc.discover', [1], rpcPaths[version])).error.code).toBe(-32602);
+      expect((await call(live.base, 'rpc.other', [], rpcPaths[version])).error.code).toBe(-32601);
     });
   });
 }

@@ -1,18 +1,11 @@
 import { request as httpRequest, Agent, type IncomingHttpHeaders } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { type Gateway } from '../../src/app.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { buildTestGateway } from '../support/gateway.js';
+import type { TestDatabase } from '../support/db.js';
+import { startTestGateway, useDatabase, useGateway, type TestGateway } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
-import { call, listen, post } from '../support/http.js';
+import { call, post } from '../support/http.js';
 
-// JSON-RPC 2.0 over HTTP (reference notes §1) and every error row of §2, against real PostgreSQL.
-
-let db: TestDatabase;
-let gw: ReturnType<typeof buildTestGateway>;
-let tight: ReturnType<typeof buildTestGateway>; // RPC_MAX_BATCH 3, RPC_MAX_BODY_BYTES 512
-let base: string;
-let tightBase: string;
+// JSON-RPC 2.0 over HTTP and every error the gateway answers with, against real PostgreSQL.
 
 /** Every error reply text seen in this file, checked for leaks at the end. */
 const errorTexts: string[] = [];
@@ -36,7 +29,7 @@ function raw(url: string, method: string, body?: string | Buffer, headers: Recor
   });
 }
 
-async function rpcError(body: unknown, url = base, path = '/v2/rpc') {
+async function rpcError(body: unknown, url = main.base, path = '/v2/rpc') {
   const reply = await post(url, body, path);
   expect(reply.status).toBe(200);
   errorTexts.push(reply.text);
@@ -44,35 +37,31 @@ async function rpcError(body: unknown, url = base, path = '/v2/rpc') {
   return reply.json as { jsonrpc: string; id: unknown; error: { code: number; message: string; data?: any } };
 }
 
-beforeAll(async () => {
-  db = await createTestDatabase();
+/** One tick with one mint and a block. */
+function loadRows(db: TestDatabase): Promise<void> {
   const f = new Fixture();
-  // a dataset needs one transaction: refresh_counters() fails on an empty transactions table (see report)
+  // a dataset needs one transaction: refresh_counters() fails on an empty transactions table
   f.mint(f.tick({ chain: 'eth', protocol: 'erc-20', tick: 'alpha' }), '0xAaAa00000000000000000000000000000000000A', '5');
   f.block('eth', '19319706', '2024-02-27T15:12:23Z', '2024-02-27T15:14:28Z');
-  await f.load(db.sql);
-  gw = buildTestGateway(db);
-  tight = buildTestGateway(db, { RPC_MAX_BATCH: 3, RPC_MAX_BODY_BYTES: 512 });
-  base = await listen(gw.gateway);
-  tightBase = await listen(tight.gateway);
-});
+  return f.load(db.sql);
+}
 
-afterAll(async () => {
+const db = useDatabase({ load: loadRows });
+const main = useGateway({ db });
+const tight = useGateway({ db, config: { RPC_MAX_BATCH: 3, RPC_MAX_BODY_BYTES: 512 } });
+afterAll(() => {
   agent.destroy();
-  await gw?.gateway.close();
-  await tight?.gateway.close();
-  await db?.close();
 });
 
 describe('paths and verbs', () => {
   it('POST /v2/rpc, /v2/rpc/, /v2/rpc/<anything>, /v2/ and /v2 all dispatch on the body method', async () => {
     const paths = ['/v2/rpc', '/v2/rpc/', '/v2/rpc/inds_getAllChains', '/v2/rpc/inds_getTicks', '/v2/rpc/anything/deeper', '/v2/', '/v2', '/v2/rpc?x=1'];
     for (const path of paths) {
-      const chains = await post(base, good(1), path);
+      const chains = await post(main.base, good(1), path);
       expect(chains.status, path).toBe(200);
       expect(chains.json.result.map((c: any) => c.chain), path).toEqual(['eth']);
       // the URL says getAllChains, the body says getTicks: the body wins
-      const ticks = await call(base, 'inds_getTicks', [], path.replace('inds_getTicks', 'inds_getAllChains'));
+      const ticks = await call(main.base, 'inds_getTicks', [], path.replace('inds_getTicks', 'inds_getAllChains'));
       expect(ticks.result.inscriptions.map((t: any) => t.tick), path).toEqual(['alpha']);
     }
   });
@@ -80,7 +69,7 @@ describe('paths and verbs', () => {
   it('GET, PUT, DELETE → 405 with an Allow header and a JSON-RPC error body', async () => {
     for (const method of ['GET', 'PUT', 'DELETE', 'PATCH']) {
       // (no body on GET/DELETE: Node's client mis-frames a DELETE body on a kept-alive socket)
-      const r = await raw(`${base}/v2/rpc`, method, ['GET', 'DELETE'].includes(method) ? undefined : '{}');
+      const r = await raw(`${main.base}/v2/rpc`, method, ['GET', 'DELETE'].includes(method) ? undefined : '{}');
       expect(r.status, method).toBe(405);
       expect(r.headers.allow).toMatch(/\bPOST\b/);
       expect(r.headers.allow).toMatch(/\bOPTIONS\b/);
@@ -91,7 +80,7 @@ describe('paths and verbs', () => {
   });
 
   it('OPTIONS → 204 with CORS headers and no body', async () => {
-    const r = await raw(`${base}/v2/rpc/inds_getTicks`, 'OPTIONS', undefined, {
+    const r = await raw(`${main.base}/v2/rpc/inds_getTicks`, 'OPTIONS', undefined, {
       origin: 'https://example.org', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type',
     });
     expect(r.status).toBe(204);
@@ -103,7 +92,7 @@ describe('paths and verbs', () => {
 
   it('normal replies: 200, JSON content type, exact Content-Length, keep-alive, CORS origin', async () => {
     for (const body of [JSON.stringify(good(1)), JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'nope' }), '[' + JSON.stringify(good('ü')) + ']']) {
-      const r = await raw(`${base}/v2/rpc`, 'POST', body);
+      const r = await raw(`${main.base}/v2/rpc`, 'POST', body);
       expect(r.status).toBe(200);
       expect(r.headers['content-type']).toMatch(/^application\/json/);
       expect(Number(r.headers['content-length'])).toBe(Buffer.byteLength(r.text));
@@ -116,9 +105,9 @@ describe('paths and verbs', () => {
 
 describe('envelopes and ids', () => {
   it('member order: jsonrpc, result | error, id', async () => {
-    const ok = await post(base, good(7));
+    const ok = await post(main.base, good(7));
     expect(ok.text).toMatch(/^\{"jsonrpc":"2\.0","result":\[.*\],"id":7\}$/);
-    const bad = await post(base, { jsonrpc: '2.0', id: 8, method: 'nope', params: [] });
+    const bad = await post(main.base, { jsonrpc: '2.0', id: 8, method: 'nope', params: [] });
     expect(bad.text).toMatch(/^\{"jsonrpc":"2\.0","error":\{"code":-32601,.*\},"id":8\}$/);
     expect(Object.keys(ok.json)).toEqual(['jsonrpc', 'result', 'id']);
     expect(Object.keys(bad.json)).toEqual(['jsonrpc', 'error', 'id']);
@@ -132,15 +121,15 @@ describe('envelopes and ids', () => {
     ];
     for (const [sent, echoed] of cases) {
       const body = `{"jsonrpc":"2.0","method":"inds_getAllChains","params":[["eth"]],"id":${sent}}`;
-      const r = await post(base, body);
+      const r = await post(main.base, body);
       expect(r.status, sent).toBe(200);
       expect(r.text.endsWith(`,"id":${echoed}}`), `${sent} → ${r.text.slice(-40)}`).toBe(true);
       expect(r.json.result, sent).toBeDefined();
     }
     // in an error reply and inside a batch as well
-    const err = await post(base, '{"jsonrpc":"2.0","method":"nope","id":12345678901234567890123}');
+    const err = await post(main.base, '{"jsonrpc":"2.0","method":"nope","id":12345678901234567890123}');
     expect(err.text.endsWith(',"id":12345678901234567890123}')).toBe(true);
-    const batch = await post(base, `[{"jsonrpc":"2.0","method":"inds_getAllChains","params":[["eth"]],"id":98765432109876543210},
+    const batch = await post(main.base, `[{"jsonrpc":"2.0","method":"inds_getAllChains","params":[["eth"]],"id":98765432109876543210},
       {"jsonrpc":"2.0","method":"nope","id":"x"}]`);
     expect(batch.text).toContain(',"id":98765432109876543210}');
     expect(batch.json.map((r: any) => r.id)).toEqual([98765432109876543210, 'x']);
@@ -166,7 +155,7 @@ describe('notifications and batches', () => {
       { jsonrpc: '2.0', method: 'index_getInscriptionByTick', params: ['eth', 'erc-20', 'nope'] },
     ];
     for (const n of notes) {
-      const r = await raw(`${base}/v2/rpc`, 'POST', JSON.stringify(n));
+      const r = await raw(`${main.base}/v2/rpc`, 'POST', JSON.stringify(n));
       expect(r.status, JSON.stringify(n)).toBe(204);
       expect(r.text).toBe('');
       expect(r.headers['content-type']).toBeUndefined();
@@ -187,7 +176,7 @@ describe('notifications and batches', () => {
       { id: 6, method: 'inds_getTicks' },
       good(7),
     ];
-    const r = await post(base, batch);
+    const r = await post(main.base, batch);
     expect(r.status).toBe(200);
     expect(Array.isArray(r.json)).toBe(true);
     errorTexts.push(r.text);
@@ -203,7 +192,7 @@ describe('notifications and batches', () => {
   });
 
   it('a batch of only notifications → 204, empty body', async () => {
-    const r = await raw(`${base}/v2/rpc`, 'POST', JSON.stringify([
+    const r = await raw(`${main.base}/v2/rpc`, 'POST', JSON.stringify([
       { jsonrpc: '2.0', method: 'inds_getAllChains', params: [[]] }, { jsonrpc: '2.0', method: 'nope' },
     ]));
     expect(r.status).toBe(204);
@@ -211,13 +200,13 @@ describe('notifications and batches', () => {
   });
 
   it('a batch of one is answered with an array of one', async () => {
-    const r = await post(base, [good(1)]);
+    const r = await post(main.base, [good(1)]);
     expect(r.json).toHaveLength(1);
     expect(r.text.startsWith('[{"jsonrpc":"2.0","result":')).toBe(true);
   });
 });
 
-describe('errors (reference notes §2)', () => {
+describe('errors', () => {
   it('-32700 Parse error, id null: invalid JSON, empty body, whitespace, invalid UTF-8', async () => {
     const bodies: (string | Buffer)[] = [
       '{"jsonrpc":"2.0",', 'not json', '{"jsonrpc":"2.0","id":1,"method":"inds_getTicks",}', "{'a':1}", '', '   \n',
@@ -226,7 +215,7 @@ describe('errors (reference notes §2)', () => {
       '[1,2', 'NaN', '{"id":1}{"id":2}',
     ];
     for (const body of bodies) {
-      const r = await raw(`${base}/v2/rpc`, 'POST', body);
+      const r = await raw(`${main.base}/v2/rpc`, 'POST', body);
       expect(r.status, String(body)).toBe(200);
       errorTexts.push(r.text);
       const reply = JSON.parse(r.text);
@@ -255,28 +244,28 @@ describe('errors (reference notes §2)', () => {
     const empty = await rpcError([]);
     expect(empty).toMatchObject({ id: null, error: { code: -32600, message: 'Invalid request' } });
     expect(empty.error.data.reason).toMatch(/empty batch/);
-    const over = await rpcError([good(1), good(2), good(3), good(4)], tightBase);
+    const over = await rpcError([good(1), good(2), good(3), good(4)], tight.base);
     expect(Array.isArray(over)).toBe(false);
     expect(over).toMatchObject({ id: null, error: { code: -32600 } });
     expect(over.error.data.reason).toMatch(/batch exceeds 3/);
-    const fits = await post(tightBase, [good(1), good(2), good(3)]);
+    const fits = await post(tight.base, [good(1), good(2), good(3)]);
     expect(fits.json.map((x: any) => x.id)).toEqual([1, 2, 3]);
   });
 
   it('an oversized body → HTTP 413 with a JSON-RPC error body', async () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'inds_getTicks', params: [10, 0, 'x'.repeat(600)] });
-    const r = await raw(`${tightBase}/v2/rpc`, 'POST', body, { connection: 'close' });
+    const r = await raw(`${tight.base}/v2/rpc`, 'POST', body, { connection: 'close' });
     expect(r.status).toBe(413);
     errorTexts.push(r.text);
     const reply = JSON.parse(r.text);
     expect(reply).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request' } });
     expect(reply.error.data.reason).toMatch(/512 bytes/);
     // a large body in many chunks as well
-    const big = await post(tightBase, `[${Array.from({ length: 200 }, () => JSON.stringify(good(1))).join(',')}]`);
+    const big = await post(tight.base, `[${Array.from({ length: 200 }, () => JSON.stringify(good(1))).join(',')}]`);
     expect(big.status).toBe(413);
     expect(big.json.error.code).toBe(-32600);
     // the server still answers afterwards
-    expect((await post(tightBase, good(1))).json.result).toHaveLength(1);
+    expect((await post(tight.base, good(1))).json.result).toHaveLength(1);
   });
 
   it('-32601 Method not found, naming the method', async () => {
@@ -358,11 +347,11 @@ describe('errors (reference notes §2)', () => {
 });
 
 describe('-32000 Service unavailable', () => {
-  let down: Gateway;
+  let down: TestGateway;
   let downBase: string;
   beforeAll(async () => {
-    down = buildTestGateway({ target: { url: 'postgres://postgres@127.0.0.1:1/x' } }, { DB_CONNECT_TIMEOUT_S: 1 }).gateway;
-    downBase = await listen(down);
+    down = await startTestGateway({ target: { url: 'postgres://postgres@127.0.0.1:1/x' } }, { DB_CONNECT_TIMEOUT_S: 1 }, { ready: false });
+    downBase = down.base;
   });
   afterAll(async () => {
     await down?.close();
@@ -390,8 +379,8 @@ describe('-32000 on a query timeout', () => {
   // ignores statement_timeout, but it queues other connections behind an open transaction, so there
   // the application-side limit (statement timeout + 1 s) answers instead: same code, same reason.
   it('a statement that waits past DB_STATEMENT_TIMEOUT_MS is -32000 "query timed out"', async () => {
-    const slow = buildTestGateway(db, { DB_STATEMENT_TIMEOUT_MS: 300 });
-    const slowBase = await listen(slow.gateway);
+    const slow = await startTestGateway(db, { DB_STATEMENT_TIMEOUT_MS: 300 });
+    const slowBase = slow.base;
     const holder = await db.sql.reserve();
     try {
       await holder`BEGIN`;
@@ -401,7 +390,7 @@ describe('-32000 on a query timeout', () => {
     } finally {
       await holder`ROLLBACK`;
       holder.release();
-      await slow.gateway.close();
+      await slow.close();
     }
   });
 });
@@ -413,9 +402,9 @@ describe('-32604 Internal error', () => {
     await db.sql`ALTER TABLE ticks RENAME COLUMN minted TO minted_gone`;
     await db.sql`ALTER TABLE transactions RENAME TO transactions_gone`;
     // a gateway of its own: nothing it answers can come from an earlier request (pool, cache)
-    const broken = buildTestGateway(db);
-    const brokenBase = await listen(broken.gateway);
-    onTestFinished(() => broken.gateway.close());
+    const broken = await startTestGateway(db, {}, { ready: false });
+    const brokenBase = broken.base;
+    onTestFinished(() => broken.close());
     for (const [method, params] of [
       ['inds_getAllChains', [[]]], ['inds_getTicks', []], ['inds_getTransactions', []], ['index_getInscriptionByTick', ['eth', 'erc-20', 'alpha']],
     ] as [string, unknown[]][]) {

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase } from '../support/db.js';
-import { buildTestGateway } from '../support/gateway.js';
+import { describe, expect, it } from 'vitest';
+import { useGateway } from '../support/gateway.js';
 import { alice, bob, fakeHash, Fixture, unix } from '../support/fixtures.js';
-import { call, listen, post } from '../support/http.js';
+import { call, post } from '../support/http.js';
 
 // The v1 interface on /v1/rpc (and /v1/): the ten dotted names, each answering as its v2 twin with the
 // v1 positional list, on real PostgreSQL; their not-found and bad-input paths; and the documented v1
@@ -40,15 +39,38 @@ function documentedFixture(crazydogTransferType: number): Fixture {
   return f;
 }
 
-async function startOn(f: Fixture) {
-  const db = await createTestDatabase();
-  await f.load(db.sql);
-  const gw = buildTestGateway(db);
-  return { db, gw, base: await listen(gw.gateway) };
+/** The documented records with transfer type 0 and the ticks the v1 twins of v2 read. */
+function typeZeroFixture(): Fixture {
+  const f = documentedFixture(0);
+  f.tick({
+    chain: 'polygon', protocol: 'brc-20', tick: 'ggang', name: 'ggang', limit_per_mint: '500',
+    deploy_by: '0x53B4daF4a49bB1a91D8Adfca584529f69e5211F5', total_supply: '5000',
+    deploy_hash: '0x0a2672352f59b27b29a2cbbd043930441daed984af2a73cd94e2ee2d77e9041c',
+    deploy_time: unix(1704532932), created_at: unix(1704532932), updated_at: unix(1704532932),
+    stats: { holders: 2, minted: '2500', tx_cnt: 6 },
+  });
+  const tomray = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'tomray', total_supply: '1000', limit_per_mint: '1', transfer_type: 2, deploy_hash: tomrayHash });
+  f.mint(tomray, alice, '3').mint(tomray, bob, '5').mint(tomray, alice, '4').transfer(tomray, alice, bob, '1'); // alice 6, bob 6: tie broken by address
+  const avas = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'avas', deploy_hash: avasHash });
+  f.mint(avas, alice, '1000');
+  const lobby = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'lobby', deploy_hash: lobbyHash, deploy_by: lobbyDeployer, transfer_type: 1 });
+  const deployed = '2023-12-27T08:02:50.000Z';
+  f.data.transactions.push({
+    chain: 'avalanche', protocol: 'asc-20', block_height: 39585640, position_in_block: 56, block_time: deployed, tx_hash: lobbyHash,
+    from_address: lobbyDeployer, to_address: lobbyDeployer, op: 'deploy', tick: 'lobby', amt: '0', gas: 1, gas_price: 1, status: 1,
+    created_at: deployed, updated_at: deployed,
+  });
+  f.data.movements.push({
+    chain: 'avalanche', protocol: 'asc-20', tick: 'lobby', address: lobbyDeployer, tx_hash: lobbyHash, amount: '0', event: 1,
+    operate: 'deploy', created_at: deployed, updated_at: deployed,
+  });
+  f.mint(lobby, alice, '10');
+  f.block('avalanche', '40433785', '2024-01-16T10:18:46Z', '2024-01-16T10:19:00Z');
+  return f;
 }
 
 describe('v1 on data where crazydog has transfer type 0', () => {
-  let env: Awaited<ReturnType<typeof startOn>>;
+  const env = useGateway({ load: (db) => typeZeroFixture().load(db.sql) });
   const v1 = (method: string, params: unknown[], path = '/v1/rpc') => call(env.base, method, params, path);
   const v2 = (method: string, params: unknown[]) => call(env.base, method, params, '/v2/rpc');
   async function same(v1Method: string, v1Params: unknown[], v2Method: string, v2Params: unknown[]) {
@@ -65,38 +87,6 @@ describe('v1 on data where crazydog has transfer type 0', () => {
     return reply.error;
   }
 
-  beforeAll(async () => {
-    const f = documentedFixture(0);
-    f.tick({
-      chain: 'polygon', protocol: 'brc-20', tick: 'ggang', name: 'ggang', limit_per_mint: '500',
-      deploy_by: '0x53B4daF4a49bB1a91D8Adfca584529f69e5211F5', total_supply: '5000',
-      deploy_hash: '0x0a2672352f59b27b29a2cbbd043930441daed984af2a73cd94e2ee2d77e9041c',
-      deploy_time: unix(1704532932), created_at: unix(1704532932), updated_at: unix(1704532932),
-      stats: { holders: 2, minted: '2500', tx_cnt: 6 },
-    });
-    const tomray = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'tomray', total_supply: '1000', limit_per_mint: '1', transfer_type: 2, deploy_hash: tomrayHash });
-    f.mint(tomray, alice, '3').mint(tomray, bob, '5').mint(tomray, alice, '4').transfer(tomray, alice, bob, '1'); // alice 6, bob 6: tie broken by address
-    const avas = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'avas', deploy_hash: avasHash });
-    f.mint(avas, alice, '1000');
-    const lobby = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'lobby', deploy_hash: lobbyHash, deploy_by: lobbyDeployer, transfer_type: 1 });
-    const deployed = '2023-12-27T08:02:50.000Z';
-    f.data.transactions.push({
-      chain: 'avalanche', protocol: 'asc-20', block_height: 39585640, position_in_block: 56, block_time: deployed, tx_hash: lobbyHash,
-      from_address: lobbyDeployer, to_address: lobbyDeployer, op: 'deploy', tick: 'lobby', amt: '0', gas: 1, gas_price: 1, status: 1,
-      created_at: deployed, updated_at: deployed,
-    });
-    f.data.movements.push({
-      chain: 'avalanche', protocol: 'asc-20', tick: 'lobby', address: lobbyDeployer, tx_hash: lobbyHash, amount: '0', event: 1,
-      operate: 'deploy', created_at: deployed, updated_at: deployed,
-    });
-    f.mint(lobby, alice, '10');
-    f.block('avalanche', '40433785', '2024-01-16T10:18:46Z', '2024-01-16T10:19:00Z');
-    env = await startOn(f);
-  });
-  afterAll(async () => {
-    await env?.gw.gateway.close();
-    await env?.db.close();
-  });
 
   describe('each v1 method answers as its v2 twin', () => {
     it('inscription.All (7 params: no sort_mode, descending) = inds_getTicks', async () => {
@@ -286,14 +276,7 @@ describe('v1 on data where crazydog has transfer type 0', () => {
 });
 
 describe('v1 on data where crazydog has transfer type 1', () => {
-  let env: Awaited<ReturnType<typeof startOn>>;
-  beforeAll(async () => {
-    env = await startOn(documentedFixture(1));
-  });
-  afterAll(async () => {
-    await env?.gw.gateway.close();
-    await env?.db.close();
-  });
+  const env = useGateway({ load: (db) => documentedFixture(1).load(db.sql) });
 
   it('address.Balances: the documented 6-param request (trailing key left out) is the documented reply', async () => {
     const e = v1Exchange('address.Balances');

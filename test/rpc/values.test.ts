@@ -4,7 +4,7 @@ import { useGateway } from '../support/gateway.js';
 import { alice, bob, carol, dave, fakeHash, Fixture } from '../support/fixtures.js';
 import { call, post } from '../support/http.js';
 
-// v2 value formats (reference notes §4) through every method that renders them, on real PostgreSQL:
+// v2 value formats through every method that renders them, on real PostgreSQL:
 // exact big and fractional decimals, minted_percent/status/progress at the edges, zero times, unix seconds.
 
 const BIG = '340282366920938463463374607431768211455'; // 2^128 - 1

@@ -5,7 +5,7 @@ import { capturingLogger } from '../support/ops.js';
 import { gql, rpc } from '../support/http.js';
 import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
 
-// Client-caused limits are client errors (issue 23): a request that runs into a limit of its own (here its
+// Client-caused limits are client errors: a request that runs into a limit of its own (here its
 // row budget, REQUEST_MAX_ROWS) is told JSON-RPC -32005 "limit exceeded" with data.reason (EIP-1474), never
 // -32000 "Service unavailable" with retryable: true, and GraphQL LIMIT_EXCEEDED, never SERVICE_UNAVAILABLE.
 // The log says it once, on the request's own line, at info with failure "client": not one warn line

@@ -1,12 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { buildTestGateway, useDatabase } from '../support/gateway.js';
-import { listen } from '../support/http.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
 
-// CORS (finding 7): with CORS_ORIGIN=* neither surface ever allows credentials (GraphQL used to echo any
-// Origin with `access-control-allow-credentials: true`); a configured list answers only listed origins,
-// echoed, and allows credentials only with CORS_CREDENTIALS=true. GraphQL and JSON-RPC agree.
+// CORS: with CORS_ORIGIN=* neither surface ever allows credentials (nor echoes the Origin with
+// `access-control-allow-credentials: true`); a configured list answers only listed origins, echoed, and
+// allows credentials only with CORS_CREDENTIALS=true. GraphQL and JSON-RPC agree.
 
 const open: { close(): Promise<void> }[] = [];
 
@@ -16,9 +15,9 @@ afterAll(async () => {
 });
 
 async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const { gateway } = buildTestGateway(db, overrides);
-  open.push(gateway);
-  return listen(gateway);
+  const live = await startTestGateway(db, overrides, { ready: false });
+  open.push(live);
+  return live.base;
 }
 
 const surfaces = {

@@ -6,10 +6,10 @@ import type { GatewayConfig } from '../../src/app.js';
 import { configSchema } from '../../src/config.js';
 import { defaultQuery } from '../../src/graphql/yoga.js';
 import { findServer, testConfig } from '../support/db.js';
-import { buildTestGateway, useDatabase } from '../support/gateway.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
 import { lockTable } from '../support/locks.js';
 import { Fixture } from '../support/fixtures.js';
-import { listen, post } from '../support/http.js';
+import { post } from '../support/http.js';
 import { because, skipUnless } from '../support/skips.js';
 
 // Every limit is configurable and proven here with a small setting: body size, batch size, page size,
@@ -35,9 +35,9 @@ afterAll(async () => {
 
 /** A listening gateway with these settings on the test database. */
 async function gatewayWith(overrides: Partial<GatewayConfig> = {}, target = db.target) {
-  const { gateway } = buildTestGateway({ ...db, target }, overrides);
-  open.push(gateway);
-  return { gateway, base: await listen(gateway) };
+  const live = await startTestGateway({ target }, overrides, { ready: false });
+  open.push(live);
+  return live;
 }
 
 const rpcBody = (method: string, params: unknown[], id: unknown = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });

@@ -4,7 +4,7 @@ import { seedDemo } from '../../src/db/seed/index.js';
 import { openClient, parseResponse } from '../support/sockets.js';
 import { startTestGateway, type TestGateway, useGateway } from '../support/gateway.js';
 
-// Protocol quirks found by the attack run of issue 23, each answered the way a client (or a cache, or a
+// Protocol quirks, each answered the way a client (or a cache, or a
 // browser) can rely on: conditional requests that never skip execution or revalidate a POST, one ETag per
 // representation, a reply to a JSON-RPC request followed by a stray byte, node(id) at a height refused like
 // atBlock, no internals in the invalid-JSON error, and no form-encoded POST executed (CSRF).

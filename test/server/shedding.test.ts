@@ -1,15 +1,14 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Socket } from 'node:net';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config.js';
 import { createShedder } from '../../src/server/shedding.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { buildTestGateway } from '../support/gateway.js';
+import { useGateway } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { exchange } from '../support/sockets.js';
 
-// Load shedding by cost (issue 23): while the event loop is late (SHED_EVENT_LOOP_LAG_MS), the clients whose
+// Load shedding by cost: while the event loop is late (SHED_EVENT_LOOP_LAG_MS), the clients whose
 // recent answers cost the most are refused first (429 + Retry-After, JSON-RPC -32005 "limit exceeded",
 // GraphQL LIMIT_EXCEEDED), a cheap client is served whatever the load, and shedding ends once the loop is on
 // time again. The lag is made here (the gateway runs in this process: a busy loop delays its event loop),
@@ -110,25 +109,19 @@ describe('the shedding order (one sample at a time)', () => {
 });
 
 describe('a gateway whose event loop is late', () => {
-  let db: TestDatabase;
-  let close = async () => {};
-  let port = 0;
   const tick = { chain: 'eth', protocol: 'erc-20', tick: 'shed' };
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    const f = new Fixture();
-    const t = f.tick(tick);
-    for (let i = 0; i < 500; i++) f.mint(t, `0x${(0x5ed00000 + i).toString(16).padStart(40, '0')}`, String(i + 1));
-    await f.load(db.sql);
-    const { gateway } = buildTestGateway(db, { SHED_EVENT_LOOP_LAG_MS: 100, SHED_CLIENT_MIN_BYTES: 100_000 });
-    await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
-    port = (gateway.server.address() as AddressInfo).port;
-    close = () => gateway.close();
+  const live = useGateway({
+    load: (db) => {
+      const f = new Fixture();
+      const t = f.tick(tick);
+      for (let i = 0; i < 500; i++) f.mint(t, `0x${(0x5ed00000 + i).toString(16).padStart(40, '0')}`, String(i + 1));
+      return f.load(db.sql);
+    },
+    config: { SHED_EVENT_LOOP_LAG_MS: 100, SHED_CLIENT_MIN_BYTES: 100_000 },
   });
-  afterAll(async () => {
-    await close();
-    await db?.close();
+  let port = 0;
+  beforeAll(() => {
+    port = Number(new URL(live.base).port);
   });
 
   const rpcPost = (body: string) =>

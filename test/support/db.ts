@@ -1,9 +1,9 @@
-import { connect } from 'node:net';
 import postgres from 'postgres';
 import type { GatewayConfig } from '../../src/app.js';
 import { createSql, type Sql } from '../../src/db/client.js';
 import { startEmbedded, type EmbeddedDatabase } from '../../src/db/embedded.js';
 import { migrate } from '../../src/db/migrate.js';
+import { portAnswers } from './ports.js';
 
 // Every test file gets its own fresh database: on a server (DATABASE_URL, else 127.0.0.1:5432 if it
 // answers) a new database per file; otherwise an in-memory embedded engine per file.
@@ -11,15 +11,6 @@ import { migrate } from '../../src/db/migrate.js';
 export type Engine = 'server' | 'embedded';
 
 const localUrl = 'postgres://postgres@127.0.0.1:5432/postgres';
-
-function portAnswers(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port, timeout: 500 });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => { socket.destroy(); resolve(false); });
-  });
-}
 
 let serverUrl: Promise<string | null> | undefined;
 /** The server the tests use, or null when only the embedded engine is available. */

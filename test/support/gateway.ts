@@ -1,12 +1,16 @@
 import type { Logger } from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 import { createGateway, type Gateway, type GatewayConfig } from '../../src/app.js';
+import { seedDemo } from '../../src/db/seed/index.js';
 import { createTestDatabase, testConfig, type TestDatabase } from './db.js';
 import { listen } from './http.js';
 
 // The one way a test builds a gateway in its own process: testConfig plus the test's settings, every
 // statement its pool sends recorded, listening on an ephemeral loopback port. useGateway adds the test
 // file's database around it and tears both down after the file.
+
+/** A `load` for useDatabase/useGateway: the demo dataset (what `npm start` serves). */
+export const loadDemo = (db: Pick<TestDatabase, 'sql'>): Promise<void> => seedDemo(db.sql);
 
 export interface TestGateway {
   gateway: Gateway;
@@ -122,16 +126,4 @@ export function useGateway(
     get statements() { return set(live, 'statements').statements; },
     close: async () => { await live?.close(); },
   };
-}
-
-/** Runs a GraphQL document in-process through yoga (no port). */
-export async function graphql<T = any>(
-  gateway: Gateway, query: string, variables: Record<string, unknown> = {},
-): Promise<{ data?: T; errors?: { message: string; extensions?: Record<string, unknown> }[] }> {
-  const response = await gateway.yoga.fetch('http://test/graphql', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query, variables }),
-  });
-  return (await response.json()) as any;
 }

@@ -2,8 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Gateway } from '../../src/app.js';
 
-// The tests' HTTP client over real sockets: request (any method, timed), gql/gqlGet (GraphQL), rpc/post (a
-// JSON-RPC body as is), call (one JSON-RPC call, its reply object).
+// The tests' HTTP client over real sockets: request (any method, timed), gql/gqlGet (GraphQL), gqlJson (a
+// GraphQL reply's body), rpc/post (a JSON-RPC body as is), call (one JSON-RPC call, its reply object).
 
 /** Starts the gateway's HTTP server on an ephemeral loopback port; returns its base URL. */
 export async function listen(gateway: Gateway): Promise<string> {
@@ -39,6 +39,17 @@ export function gql(base: string, query: string, variables?: Record<string, unkn
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(variables ? { query, variables } : { query }),
   });
+}
+
+/** A GraphQL POST's reply body: data, errors, extensions. */
+export async function gqlJson<T = any>(base: string, query: string, variables: Record<string, unknown> = {}): Promise<GraphqlBody<T>> {
+  return (await gql(base, query, variables)).json as GraphqlBody<T>;
+}
+
+export interface GraphqlBody<T> {
+  data?: T;
+  errors?: { message: string; extensions?: Record<string, unknown> }[];
+  extensions?: Record<string, any>;
 }
 
 /** The same query as a GET (what a cache revalidates: If-None-Match on a POST is ignored). */

@@ -1,28 +1,11 @@
-import { connect } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import type { GatewayConfig } from '../../src/app.js';
 import type { Sql } from '../../src/db/client.js';
-import { seedDemo } from '../../src/db/seed/index.js';
-import { createTestDatabase } from './db.js';
-import { startTestGateway, type TestGateway } from './gateway.js';
+import { portAnswers } from './ports.js';
 
-// Helpers of the observability and cache tests: a gateway on the demo data, a logger whose
-// lines the test can read, an indexer-like writer, Redis discovery.
-
-/** A gateway on a test database of its own holding the demo data (what `npm start` serves); close drops both. */
-export async function startDemoGateway(overrides: Partial<GatewayConfig> = {}): Promise<TestGateway> {
-  const db = await createTestDatabase();
-  try {
-    await seedDemo(db.sql);
-    const live = await startTestGateway(db, { CACHE: true, ...overrides });
-    return { ...live, close: async () => { await live.close(); await db.close(); } };
-  } catch (error) {
-    await db.close();
-    throw error;
-  }
-}
+// Helpers of the observability and cache tests: a logger whose lines the test can read, an indexer-like
+// writer, Redis discovery.
 
 /** A pino logger writing JSON lines into an array. */
 export function capturingLogger(level: 'debug' | 'info' = 'info') {
@@ -81,15 +64,6 @@ export async function indexMint(
     await tx`INSERT INTO balances (tick_id, address, balance, available) VALUES (${tick!.id}, ${address}, ${amount}, ${amount})
              ON CONFLICT (tick_id, address_key) DO UPDATE
                SET balance = balances.balance + EXCLUDED.balance, available = balances.available + EXCLUDED.available`;
-  });
-}
-
-function portAnswers(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port, timeout: 500 });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('error', () => resolve(false));
-    socket.once('timeout', () => { socket.destroy(); resolve(false); });
   });
 }
 

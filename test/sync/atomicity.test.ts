@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { buildTestGateway } from '../support/gateway.js';
-import { call, listen } from '../support/http.js';
+import { findServer } from '../support/db.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
+import { call } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
 import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from '../support/sync-process.js';
@@ -35,14 +35,13 @@ describe.each(modes)('sync: a $mode flush is applied all at once', { timeout: 24
   /** the rows one flush adds to each read-model table (a transfer is one txs row and two legs) */
   const perFlush = { transactions: mints + transfers, address_txs: mints + 2 * transfers, balances: mints, balance_history: mints + 2 * transfers };
   let maria: MariaInstance;
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   let w: IndexerWriter;
   let sync: SyncProcess | null = null;
 
   beforeAll(async () => {
     maria = await startMariaInstance(port);
-    db = await createTestDatabase();
     src = await createSourceDatabase({ host: maria.host, port: maria.port, user: maria.user });
     w = new IndexerWriter(src.conn, 0);
     w.deploy({ ...tick, totalSupply: '100000000' });
@@ -55,11 +54,10 @@ describe.each(modes)('sync: a $mode flush is applied all at once', { timeout: 24
       return b?.backfill_done && t!.n === 2;
     }, 60_000, 'the backfill');
   }, 180_000);
-  afterAll(() => stopSyncSuite({ sync, src, db, maria }));
+  afterAll(() => stopSyncSuite({ sync, src, maria }));
 
   it('readers of the gateway and of the read model see each flush whole or not at all', async () => {
-    const { gateway } = buildTestGateway(db);
-    const base = await listen(gateway);
+    const { gateway, base } = await startTestGateway(db);
     try {
       const stats = async () => {
         const r = await call(base, 'inds_getTick', [tick.chain, tick.protocol, tick.tick, '']);

@@ -2,10 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
 import { runSync } from '../../src/sync/run.js';
 import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
-import { createLogger } from '../../src/sync/log.js';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { buildTestGateway, graphql } from '../support/gateway.js';
-import { call, listen } from '../support/http.js';
+import { createSyncLogger } from '../../src/sync/log.js';
+import { createTestDatabase, findServer } from '../support/db.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
+import { call, gqlJson } from '../support/http.js';
 import { historyDifferences } from '../support/history.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { because, skipUnless } from '../support/skips.js';
@@ -14,14 +14,14 @@ import { because, skipUnless } from '../support/skips.js';
 // then the v2 answers the gateway gives for it; polling picks up flushes and a row committed late.
 
 const server = await findServer();
-const silent = createLogger('silent');
+const silent = createSyncLogger('silent');
 const eth = { chain: 'eth', protocol: 'erc-20', tick: 'Pepe' }; // the source keeps the tick's case
 const big = { chain: 'avalanche', protocol: 'asc-20', tick: 'huge' };
 const alice = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
 const bob = '0x4273173187f1108007b1C1ABE5301eFa03f7fc8A';
 
 describe('sync: backfill and polling from an indexer database', skipUnless(server, because.noServerForChild), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   let w: IndexerWriter;
   const options = (extra: string[] = []): SyncOptions => parseOptions([
@@ -30,7 +30,6 @@ describe('sync: backfill and polling from an indexer database', skipUnless(serve
   ], {}) as SyncOptions;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
     w = new IndexerWriter(src.conn, 8 * 60);
     w.deploy({ ...eth, deployBy: alice, totalSupply: '1000000' });
@@ -44,7 +43,6 @@ describe('sync: backfill and polling from an indexer database', skipUnless(serve
   });
   afterAll(async () => {
     await src?.close();
-    await db?.close();
   });
 
   it('rejects a bad option by name', () => {
@@ -113,14 +111,14 @@ describe('sync: backfill and polling from an indexer database', skipUnless(serve
     expect(Number(n)).toBe(5); // two mints and a transfer's two legs on pepe, one mint on huge
     // the block of each change is its transaction's: the transfer's height
     const [[{ h }]] = await src.conn.query(`SELECT block_height AS h FROM txs WHERE op = 'transfer'`) as any;
-    const { gateway } = buildTestGateway(db);
+    const { gateway, base } = await startTestGateway(db);
     try {
       const q = `query($at: BigInt) { tick(chain: "eth", protocol: "erc-20", tick: "pepe") {
         holders(atBlock: $at) { totalCount edges { node { address balance } } } } }`;
-      const before = await graphql(gateway, q, { at: String(Number(h) - 1) });
+      const before = await gqlJson(base, q, { at: String(Number(h) - 1) });
       expect(before.errors).toBeUndefined();
       expect(before.data.tick.holders.edges.map((e: any) => [e.node.address, e.node.balance])).toEqual([[alice, '1500.25']]);
-      const at = await graphql(gateway, q, { at: String(h) });
+      const at = await gqlJson(base, q, { at: String(h) });
       expect(at.data.tick.holders.edges.map((e: any) => [e.node.address, e.node.balance])).toEqual([[alice, '1199.75'], [bob, '300.5']]);
     } finally {
       await gateway.close();
@@ -170,8 +168,7 @@ describe('sync: backfill and polling from an indexer database', skipUnless(serve
   }
 
   it('the gateway answers the synced data over v2 JSON-RPC and GraphQL', async () => {
-    const { gateway } = buildTestGateway(db);
-    const base = await listen(gateway);
+    const { gateway, base } = await startTestGateway(db);
     try {
       const balances = await call(base, 'inds_getBalancesByAddress', [10, 0, alice.toLowerCase(), '', '', '', '', 2]);
       expect(balances.result.total).toBe(1);
@@ -202,7 +199,7 @@ describe('sync: backfill and polling from an indexer database', skipUnless(serve
       expect(JSON.stringify(detail.result)).toContain('99999999999999999999.999999999999999999');
       const holders = await call(base, 'inds_getHoldersByTick', [10, 0, 'eth', 'erc-20', 'pepe', 2]);
       expect(holders.result.total).toBe(2);
-      const q = await graphql(gateway, '{ chain(name: "eth") { latestBlock { number } } }');
+      const q = await gqlJson(base, '{ chain(name: "eth") { latestBlock { number } } }');
       expect(q.errors).toBeUndefined();
     } finally {
       await gateway.close();
@@ -244,7 +241,7 @@ describe('sync: backfill and polling from an indexer database', skipUnless(serve
       updated_at) VALUES ('eth', 'erc-20', 2, ?, 'pepe', 1, 0, 1, ?, '2024-03-02 00:00:00', '2024-03-02 00:00:00')`, [bob, Buffer.alloc(32, 0xcd)]);
     const [[{ id }]] = await src.conn.query('SELECT max(id) AS id FROM balance_txn') as any;
     const lines: string[] = [];
-    const log = createLogger('error');
+    const log = createSyncLogger('error');
     const capture = Object.assign(Object.create(log), { error: (o: unknown, msg: string) => lines.push(JSON.stringify({ o, msg })) });
     expect(await runSync(options(), capture)).toBe(1);
     expect(lines.join('\n')).toContain(`balance_txn row ${id}: no txs row of its chain and tx_hash`);
@@ -256,7 +253,7 @@ describe('sync: backfill and polling from an indexer database', skipUnless(serve
     await src.conn.query(`INSERT INTO address_txs (chain, event, protocol, operate, tx_hash, address, related_address, amount, tick,
       created_at, updated_at) VALUES ('eth', 9, 'erc-20', 'odd', NULL, ?, '', 1, 'pepe', '2024-03-02 00:00:00', '2024-03-02 00:00:00')`, [bob]);
     const lines: string[] = [];
-    const log = createLogger('error');
+    const log = createSyncLogger('error');
     const capture = Object.assign(Object.create(log), { error: (o: unknown, msg: string) => lines.push(JSON.stringify({ o, msg })) });
     expect(await runSync(options(), capture)).toBe(1);
     expect(lines.join('\n')).toMatch(/"table":"address_txs".*event 9/);

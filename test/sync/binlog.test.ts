@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { buildTestGateway, graphql } from '../support/gateway.js';
-import { call, listen } from '../support/http.js';
+import { findServer } from '../support/db.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
+import { call, gqlJson } from '../support/http.js';
 import { historyDifferences } from '../support/history.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
@@ -18,7 +18,7 @@ const holders = Array.from({ length: 20 }, (_, i) => `0x${(i + 1).toString(16).p
 
 describe('sync: binlog follow', { timeout: 180_000, ...skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]) }, () => {
   let maria: MariaInstance;
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   let w: IndexerWriter;
   let sync: SyncProcess | null = null;
@@ -53,7 +53,6 @@ describe('sync: binlog follow', { timeout: 180_000, ...skipUnlessAll([server, be
 
   beforeAll(async () => {
     maria = await startMariaInstance(4401);
-    db = await createTestDatabase();
     src = await createSourceDatabase({ host: maria.host, port: maria.port, user: maria.user });
     w = new IndexerWriter(src.conn, -5 * 60);
     w.deploy({ ...tick, totalSupply: '100000000' });
@@ -64,7 +63,7 @@ describe('sync: binlog follow', { timeout: 180_000, ...skipUnlessAll([server, be
       await w.flush();
     }
   }, 180_000);
-  afterAll(() => stopSyncSuite({ sync, src, db, maria }));
+  afterAll(() => stopSyncSuite({ sync, src, maria }));
 
   it('preflight sees the ROW binlog and the privileges and picks binlog mode', async () => {
     const p = startSyncProcess([...args(), '--dry-run']);
@@ -92,14 +91,13 @@ describe('sync: binlog follow', { timeout: 180_000, ...skipUnlessAll([server, be
   });
 
   it('a flush while a gateway serves: the RPC answer and GraphQL freshness change, the cache is invalidated', async () => {
-    const { gateway } = buildTestGateway(db, { CACHE: true, DATA_VERSION_POLL_MS: 100 } as never);
-    const base = await listen(gateway);
+    const { gateway, base } = await startTestGateway(db, { CACHE: true, DATA_VERSION_POLL_MS: 100 } as never);
     try {
       const newcomer = '0xFeEdFaCe00000000000000000000000000000001';
       const ask = () => call(base, 'inds_getBalancesByAddress', [10, 0, newcomer, '', '', '', '', 2]);
       expect((await ask()).result.total).toBe(0);
       expect((await ask()).result.total).toBe(0); // cached now
-      const fresh = async () => ((await graphql(gateway, '{ chains(names: ["eth"]) { name } }')) as any).extensions;
+      const fresh = async () => ((await gqlJson(base, '{ chains(names: ["eth"]) { name } }')) as any).extensions;
       // the gateway's first data-version read may still be in flight: freshness appears once it is done
       const before = await waitFor(async () => { const f = await fresh(); return f?.freshness && f; }, 15_000, 'GraphQL freshness');
       w.mint(tick, newcomer, '7.25');

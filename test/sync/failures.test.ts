@@ -1,28 +1,27 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copyChunksInto } from '../../src/sync/target/copy.js';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { createTestDatabase, findServer } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { startSyncProcess, waitFor } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
 
-// Every failure ends (issue 25, D1): a row the read model refuses never hangs the sync. Before, a COPY the
-// server failed after its last chunk was sent waited for ever (postgres.js resolves the COPY with its stream
-// and drops the error), the session `idle in transaction (aborted)`, `--once` never returning.
+// Every failure ends: a row the read model refuses never hangs the sync, even when the server fails a COPY
+// after its last chunk was sent (postgres.js resolves the COPY with its stream and drops the error, which
+// would leave the session `idle in transaction (aborted)` and `--once` never returning).
 
 const server = await findServer();
 
 describe('sync: failures end the run', skipUnless(server, because.noServerForChild), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
   });
   afterAll(async () => {
     await src?.close();
-    await db?.close();
   });
 
   it('a COPY the server fails after its last chunk rejects with the server error', async () => {
@@ -91,11 +90,11 @@ describe('sync: failures end the run', skipUnless(server, because.noServerForChi
   }, 90_000);
 });
 
-// Ticks that differ only in case (D2): the indexer lower-cases every tick it parses (uxuycom/indexer
+// Ticks that differ only in case: the indexer lower-cases every tick it parses (uxuycom/indexer
 // protocol/metadata.go), so `zebra` and `ZEBRA` are one tick to it; the first inscription is kept, the
 // later one and the rows spelled like it are bad rows — named, counted, skipped with --skip-bad-rows.
 describe('sync: ticks that differ only in case', skipUnless(server, because.noServerForChild), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   let w: IndexerWriter;
   const zebra = { chain: 'eth', protocol: 'erc-20', tick: 'zebra' };
@@ -110,7 +109,6 @@ describe('sync: ticks that differ only in case', skipUnless(server, because.noSe
     .map((l) => JSON.parse(l) as { table: string; id: string; column?: string });
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
     w = new IndexerWriter(src.conn, 0);
     w.deploy(zebra).mint(zebra, alice, '10');
@@ -119,7 +117,6 @@ describe('sync: ticks that differ only in case', skipUnless(server, because.noSe
   });
   afterAll(async () => {
     await src?.close();
-    await db?.close();
   });
 
   it('the preflight warns about them', async () => {

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSync } from '../../src/sync/run.js';
 import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
-import { createLogger } from '../../src/sync/log.js';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { createSyncLogger } from '../../src/sync/log.js';
+import { findServer } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { because, skipUnless } from '../support/skips.js';
 
@@ -12,12 +13,12 @@ import { because, skipUnless } from '../support/skips.js';
 // poll cycle (nothing is more than a batch behind).
 
 const server = await findServer();
-const silent = createLogger('silent');
+const silent = createSyncLogger('silent');
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'Derive' };
 const holders = Array.from({ length: 12 }, (_, i) => `0x${(i + 1).toString(16).padStart(4, '0')}DeAd${'0'.repeat(30)}`);
 
 describe('sync: polling follows balances by derivation and by the sweep', skipUnless(server, because.noServerForChild), () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   let w: IndexerWriter;
   const options = (extra: string[] = []): SyncOptions => parseOptions([
@@ -31,7 +32,6 @@ describe('sync: polling follows balances by derivation and by the sweep', skipUn
   const sweepState = async () => (await db.sql`SELECT high_id::text AS cursor, gaps FROM sync_poll_state WHERE source_table = 'balances'`)[0]!;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
     w = new IndexerWriter(src.conn, 0);
     w.deploy(tick);
@@ -41,7 +41,6 @@ describe('sync: polling follows balances by derivation and by the sweep', skipUn
   });
   afterAll(async () => {
     await src?.close();
-    await db?.close();
   });
 
   it('rejects a bad --poll-sweep-ids by name', () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { buildTestGateway, graphql } from '../support/gateway.js';
-import { call, listen } from '../support/http.js';
+import { findServer } from '../support/db.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
+import { call, gqlJson } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
@@ -15,7 +15,7 @@ const tick = { chain: 'bsc', protocol: 'bsc-20', tick: 'poll' };
 const holders = Array.from({ length: 10 }, (_, i) => `0x${(i + 1).toString(16).padStart(4, '0')}BeEf${'0'.repeat(30)}`);
 
 describe('sync: polling follow', { timeout: 180_000, ...skipUnless(server, because.noServerForChild) }, () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   let w: IndexerWriter;
   let sync: SyncProcess | null = null;
@@ -30,7 +30,6 @@ describe('sync: polling follow', { timeout: 180_000, ...skipUnless(server, becau
   }, 60_000, 'the sync to catch up');
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
     w = new IndexerWriter(src.conn, 3 * 60);
     w.deploy({ ...tick, hash: '0xd0d0000000000000000000000000000000000000000000000000000000000001' });
@@ -44,7 +43,6 @@ describe('sync: polling follow', { timeout: 180_000, ...skipUnless(server, becau
   afterAll(async () => {
     await sync?.kill();
     await src?.close();
-    await db?.close();
   });
 
   it('reports the duplicate (chain, deploy_hash); a look-up by it answers the first tick', async () => {
@@ -55,9 +53,9 @@ describe('sync: polling follow', { timeout: 180_000, ...skipUnless(server, becau
     // (both ticks: minted and tx count differ); logged right after the backfill is marked done
     await waitFor(async () => /inscriptions_stats disagrees/.test(sync!.output()), 15_000, 'the stats cross-check');
     expect(sync!.output()).toMatch(/"ticks":2,.*inscriptions_stats disagrees with the counts derived from the rows/);
-    const { gateway } = buildTestGateway(db);
+    const { gateway, base } = await startTestGateway(db);
     try {
-      const r = await graphql(gateway, '{ tickByDeployHash(chain: "bsc", deployHash: "0xd0d0000000000000000000000000000000000000000000000000000000000001") { tick } }');
+      const r = await gqlJson(base, '{ tickByDeployHash(chain: "bsc", deployHash: "0xd0d0000000000000000000000000000000000000000000000000000000000001") { tick } }');
       expect(r.data?.tickByDeployHash?.tick).toBe('poll');
     } finally {
       await gateway.close();
@@ -65,13 +63,12 @@ describe('sync: polling follow', { timeout: 180_000, ...skipUnless(server, becau
   });
 
   it('a flush while a gateway serves: the RPC answer and GraphQL freshness change', async () => {
-    const { gateway } = buildTestGateway(db, { CACHE: true, DATA_VERSION_POLL_MS: 100 } as never);
-    const base = await listen(gateway);
+    const { gateway, base } = await startTestGateway(db, { CACHE: true, DATA_VERSION_POLL_MS: 100 } as never);
     try {
       const ask = () => call(base, 'inds_getHoldersByTick', [10, 0, 'bsc', 'bsc-20', 'poll', 2]);
       const before = (await ask()).result;
       expect(before.total).toBe(10);
-      const heights = async () => ((await graphql(gateway, '{ __typename }')) as any).extensions?.freshness?.indexedHeights.bsc;
+      const heights = async () => ((await gqlJson(base, '{ __typename }')) as any).extensions?.freshness?.indexedHeights.bsc;
       const h0 = await waitFor(heights, 15_000, 'GraphQL freshness');
       w.mint(tick, '0x00000000000000000000000000000000000Ne0W1', '5');
       await w.flush('bsc');

@@ -2,15 +2,16 @@ import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultServerId } from '../../src/sync/run.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
 import { freePort } from '../support/ports.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
 import { because, skipUnless, skipUnlessAll } from '../support/skips.js';
 
-// Issue 25: a refused connection is one REFUSED line (D8); --dry-run checks the target (D6); the binlog
-// server id is unique by default and a clash is refused or retried (D5); updatedAt of rows the indexer
-// inserts is read in --source-time-zone (D7).
+// A refused connection is one REFUSED line; --dry-run checks the target; the binlog server id is unique by
+// default and a clash is refused or retried; updatedAt of rows the indexer inserts is read in
+// --source-time-zone.
 
 const server = await findServer();
 
@@ -26,8 +27,8 @@ const noStack = (output: string) => !/"stack"|\n\s+at /.test(output);
 /** One refused run: what is wrong, the arguments that meet it, the REFUSED line expected. */
 interface Refusal { refused: string; args: () => string[]; line: () => RegExp }
 
-describe('sync: refusals (D8, D6)', skipUnless(server, because.noServerForChild), () => {
-  let db: TestDatabase;
+describe('sync: refusals', skipUnless(server, because.noServerForChild), () => {
+  const db = useDatabase();
   let src: SourceDb;
   let admin: postgres.Sql;
   let closedPort = 0;
@@ -36,7 +37,6 @@ describe('sync: refusals (D8, D6)', skipUnless(server, because.noServerForChild)
   const empty = `igw_empty_${process.pid}`;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
     closedPort = await freePort();
     admin = postgres(new URL('/postgres', db.target.url!).toString(), { max: 1, onnotice: () => {} });
@@ -49,7 +49,6 @@ describe('sync: refusals (D8, D6)', skipUnless(server, because.noServerForChild)
     await admin?.unsafe(`DROP ROLE IF EXISTS ${role}`).catch(() => {});
     await admin?.end({ timeout: 1 });
     await src?.close();
-    await db?.close();
   });
 
   /** The test database's URL with one part changed. */
@@ -100,17 +99,15 @@ describe('sync: refusals (D8, D6)', skipUnless(server, because.noServerForChild)
   }, 120_000);
 });
 
-describe('sync: updatedAt of inserted rows (D7)', skipUnless(server, because.noServerForChild), () => {
-  let db: TestDatabase;
+describe('sync: updatedAt of inserted rows', skipUnless(server, because.noServerForChild), () => {
+  const db = useDatabase();
   let src: SourceDb;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
   });
   afterAll(async () => {
     await src?.close();
-    await db?.close();
   });
 
   it('reads an inserted tick\'s and balance\'s updated_at in --source-time-zone, a database-stamped one as UTC', async () => {
@@ -132,7 +129,7 @@ describe('sync: updatedAt of inserted rows (D7)', skipUnless(server, because.noS
   }, 90_000);
 });
 
-describe('sync: the default --server-id (D5)', () => {
+describe('sync: the default --server-id', () => {
   it('is derived from the target: the same for one read model, another for another', () => {
     const a = defaultServerId('postgres://igw@db1:5432/igw');
     expect(defaultServerId('postgres://igw@db1:5432/igw')).toBe(a);
@@ -143,7 +140,7 @@ describe('sync: the default --server-id (D5)', () => {
   });
 });
 
-describe('sync: two syncs on one source (D5)', { timeout: 180_000, ...skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]) }, () => {
+describe('sync: two syncs on one source', { timeout: 180_000, ...skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]) }, () => {
   let maria: MariaInstance;
   let src: SourceDb;
   let dbs: TestDatabase[] = [];

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { startTestGateway } from '../support/gateway.js';
+import { findServer } from '../support/db.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
 import { call } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
 import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from '../support/sync-process.js';
+import { because, skipUnlessAll } from '../support/skips.js';
 
 // A rewind while the indexer keeps writing shows only states the source had. The writer commits flushes
 // back to back, each one mint to a new holder at the next height (so every source state has as many rows
@@ -25,9 +26,11 @@ const modes = [
   { mode: 'polling', serverId: 4612, args: ['--mode', 'polling', '--poll-interval-ms', '200', '--reconcile-interval-s', '3600'] },
 ] as const;
 
-describe.skipIf(!server || !mariadbAvailable()).each(modes)('sync: a rewind under a writing indexer, $mode', { timeout: 300_000 }, ({ serverId, args }) => {
+const available = skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]);
+
+describe.each(modes)('sync: a rewind under a writing indexer, $mode', { timeout: 300_000, ...available }, ({ serverId, args }) => {
   let maria: MariaInstance;
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   let sync: SyncProcess | null = null;
   let height = 0;
@@ -72,7 +75,6 @@ describe.skipIf(!server || !mariadbAvailable()).each(modes)('sync: a rewind unde
 
   beforeAll(async () => {
     maria = await startMariaInstance(serverId);
-    db = await createTestDatabase();
     src = await createSourceDatabase({ host: maria.host, port: maria.port, user: maria.user });
     const w = new IndexerWriter(src.conn, 0);
     w.deploy({ ...tick, totalSupply: '100000000' });
@@ -85,7 +87,7 @@ describe.skipIf(!server || !mariadbAvailable()).each(modes)('sync: a rewind unde
       return b?.backfill_done && Number(h?.h) === baseHeight + height;
     }, 60_000, 'the backfill');
   }, 180_000);
-  afterAll(() => stopSyncSuite({ sync, src, db, maria }));
+  afterAll(() => stopSyncSuite({ sync, src, maria }));
 
   it('the gateway and the read model show only states the source had', async () => {
     const { gateway, base } = await startTestGateway(db);

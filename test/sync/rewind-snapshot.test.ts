@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { findServer } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
 import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from '../support/sync-process.js';
 import { because, skipUnlessAll } from '../support/skips.js';
 
-// A rewind's re-sync shows only real states (issue 25, D3): it reads one source snapshot and commits in
+// A rewind's re-sync shows only real states: it reads one source snapshot and commits in
 // one read-model transaction. Rows the binlog never carried (written with sql_log_bin = 0) are found by
 // the re-sync a lowered height starts; before, it copied them page by page and table by table (5,000 rows
 // per transaction, address_txs before txs), and a reader saw counts the source never had.
@@ -17,20 +18,19 @@ const hidden = 12_000;
 
 describe('sync: a rewind\'s re-sync is one snapshot, one transaction', { timeout: 180_000, ...skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]) }, () => {
   let maria: MariaInstance;
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   let sync: SyncProcess | null = null;
 
   beforeAll(async () => {
     maria = await startMariaInstance(4601);
-    db = await createTestDatabase();
     src = await createSourceDatabase({ host: maria.host, port: maria.port, user: maria.user });
     const w = new IndexerWriter(src.conn, 0);
     w.deploy(tick).mint(tick, holder, '5');
     await w.flush('eth');
   }, 120_000);
   afterAll(async () => {
-    await stopSyncSuite({ sync, src, db, maria });
+    await stopSyncSuite({ sync, src, maria });
   });
 
   it('a reader never sees a state between the read model\'s and the source\'s', async () => {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectSource, parseSourceUrl } from '../../src/sync/source/connection.js';
 import { verify } from '../../src/sync/verify.js';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { buildTestGateway } from '../support/gateway.js';
+import { findServer } from '../support/db.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
 import { historyDifferences } from '../support/history.js';
-import { call, listen } from '../support/http.js';
+import { call } from '../support/http.js';
 import { createSourceDatabase, IndexerWriter, type MariaServer, type SourceDb } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
 import { startSyncProcess, stopSyncSuite, waitFor, type SyncProcess } from '../support/sync-process.js';
@@ -22,7 +22,7 @@ const late = Array.from({ length: 6 }, (_, i) => `0x${(i + 1).toString(16).padSt
 
 function rewindSuite(mode: 'binlog' | 'polling') {
   let maria: MariaInstance | null = null;
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   let w: IndexerWriter;
   let sync: SyncProcess | null = null;
@@ -46,7 +46,6 @@ function rewindSuite(mode: 'binlog' | 'polling') {
       maria = await startMariaInstance(4501);
       at = { host: maria.host, port: maria.port, user: maria.user };
     }
-    db = await createTestDatabase();
     src = await createSourceDatabase(at);
     w = new IndexerWriter(src.conn, 2 * 60);
     w.deploy(tick);
@@ -56,7 +55,7 @@ function rewindSuite(mode: 'binlog' | 'polling') {
     sync = startSyncProcess(args());
     await same();
   }, 180_000);
-  afterAll(() => stopSyncSuite({ sync, src, db, maria }));
+  afterAll(() => stopSyncSuite({ sync, src, maria }));
 
   it('rows above a height deleted and block lowered by hand: the read model drops them, the v2 answers match again', async () => {
     // flushes above the height: newcomers mint, early holders pay them
@@ -94,8 +93,7 @@ function rewindSuite(mode: 'binlog' | 'polling') {
     expect(await db.sql`SELECT count(*)::int AS n FROM balance_history WHERE block_height > ${height}`.then((x) => x[0]!.n)).toBe(0);
     expect((await historyDifferences(src.conn, db.sql)).differences).toEqual([]);
 
-    const { gateway } = buildTestGateway(db);
-    const base = await listen(gateway);
+    const { gateway, base } = await startTestGateway(db);
     try {
       const holders = (await call(base, 'inds_getHoldersByTick', [50, 0, 'eth', 'erc-20', 'rewd', 2])).result;
       expect(holders.total).toBe(await srcCount('SELECT count(*) AS n FROM balances WHERE balance > 0'));

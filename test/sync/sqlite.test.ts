@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectSource, parseSourceUrl } from '../../src/sync/source/connection.js';
 import { verify } from '../../src/sync/verify.js';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { buildTestGateway } from '../support/gateway.js';
-import { call, listen } from '../support/http.js';
+import { findServer } from '../support/db.js';
+import { startTestGateway, useDatabase } from '../support/gateway.js';
+import { call } from '../support/http.js';
 import { IndexerWriter } from '../support/indexer.js';
 import { createSqliteSource, type SqliteSource } from '../support/indexer-sqlite.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
@@ -22,7 +22,7 @@ const bob = '0x4273173187f1108007b1C1ABE5301eFa03f7fc8A';
 const holders = Array.from({ length: 8 }, (_, i) => `0x${(i + 1).toString(16).padStart(4, '0')}CcCc${'0'.repeat(30)}`);
 
 describe('sync from the indexer\'s SQLite storage', { timeout: 180_000, ...skipUnless(server, because.noServerForChild) }, () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SqliteSource;
   let w: IndexerWriter;
   let sync: SyncProcess | null = null;
@@ -38,7 +38,6 @@ describe('sync from the indexer\'s SQLite storage', { timeout: 180_000, ...skipU
   }, 60_000, 'the read model to match the source');
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = createSqliteSource();
     w = new IndexerWriter(src.conn, 8 * 60, 'sqlite');
     w.deploy({ ...eth, deployBy: alice, totalSupply: '1000000' });
@@ -53,7 +52,6 @@ describe('sync from the indexer\'s SQLite storage', { timeout: 180_000, ...skipU
   afterAll(async () => {
     await sync?.kill();
     await src?.close();
-    await db?.close();
   });
 
   it('preflight: the SQLite file, every table and column present, polling', async () => {
@@ -100,8 +98,7 @@ describe('sync from the indexer\'s SQLite storage', { timeout: 180_000, ...skipU
     expect(r.ticks).toBe(2);
     const [[{ n }]] = (await src.conn.query('SELECT count(*) AS n FROM txs')) as any;
     expect(await db.sql`SELECT count(*)::int AS n FROM transactions`.then((x) => x[0]!.n)).toBe(Number(n));
-    const { gateway } = buildTestGateway(db);
-    const base = await listen(gateway);
+    const { gateway, base } = await startTestGateway(db);
     try {
       const answer = (await call(base, 'inds_getHoldersByTick', [50, 0, 'eth', 'erc-20', 'pepe', 2])).result;
       const [[{ h }]] = (await src.conn.query(`SELECT count(*) AS h FROM balances WHERE tick = 'Pepe' AND CAST(balance AS REAL) > 0`)) as any;

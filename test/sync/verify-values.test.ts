@@ -1,15 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/sync/log.js';
+import { createSyncLogger } from '../../src/sync/log.js';
 import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
 import { runSync } from '../../src/sync/run.js';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { findServer } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { startSyncProcess } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
 
-// --verify compares values (issue 25, D4): a balance 150 → 155, a transaction's block time +8 h and amount
-// +1, a history row's balance +1 all matched the old per-chain counts. Now each is named (table, source
-// id, column, both values); --verify writes nothing; --verify --repair re-copies exactly those rows.
+// --verify compares values, not only per-chain counts: a balance 150 → 155, a transaction's block time
+// +8 h and amount +1, a history row's balance +1 are each named (table, source id, column, both values);
+// --verify writes nothing; --verify --repair re-copies exactly those rows.
 
 const server = await findServer();
 const eth = { chain: 'eth', protocol: 'erc-20', tick: 'vals' };
@@ -17,7 +18,7 @@ const alice = '0xA11cE00000000000000000000000000000000001';
 const bob = '0x00000000000000000000000000000000000000b0';
 
 describe('sync --verify: values', { timeout: 120_000, ...skipUnless(server, because.noServerForChild) }, () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   const verify = async (extra: string[] = []) => {
     const p = startSyncProcess(['--source', src.url, '--database-url', db.target.url!, '--source-time-zone', '+08:00', '--verify',
@@ -32,7 +33,6 @@ describe('sync --verify: values', { timeout: 120_000, ...skipUnless(server, beca
   });
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
     const w = new IndexerWriter(src.conn, 8 * 60);
     w.deploy(eth);
@@ -41,11 +41,10 @@ describe('sync --verify: values', { timeout: 120_000, ...skipUnless(server, beca
     await w.flush('eth');
     const options = parseOptions(['--source', src.url, '--database-url', db.target.url!, '--once', '--source-time-zone', '+08:00',
       '--metrics-port', '0', '--mode', 'polling'], {}) as SyncOptions;
-    expect(await runSync(options, createLogger('silent'))).toBe(0);
+    expect(await runSync(options, createSyncLogger('silent'))).toBe(0);
   }, 120_000);
   afterAll(async () => {
     await src?.close();
-    await db?.close();
   });
 
   it('an identical pair compares every value and exits 0', async () => {

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSync } from '../../src/sync/run.js';
 import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
-import { createLogger } from '../../src/sync/log.js';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
+import { createSyncLogger } from '../../src/sync/log.js';
+import { findServer } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
 import { startSyncProcess } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
@@ -17,7 +18,7 @@ const alice = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
 const bob = '0x4273173187f1108007b1C1ABE5301eFa03f7fc8A';
 
 describe('sync --verify', { timeout: 120_000, ...skipUnless(server, because.noServerForChild) }, () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let src: SourceDb;
   const args = () => ['--source', src.url, '--database-url', db.target.url!, '--source-time-zone', '+08:00', '--verify'];
   const verify = async () => {
@@ -27,7 +28,6 @@ describe('sync --verify', { timeout: 120_000, ...skipUnless(server, because.noSe
   };
 
   beforeAll(async () => {
-    db = await createTestDatabase();
     src = await createSourceDatabase();
     const w = new IndexerWriter(src.conn, 8 * 60);
     w.deploy({ ...eth, deployBy: alice }).deploy(bsc);
@@ -36,11 +36,10 @@ describe('sync --verify', { timeout: 120_000, ...skipUnless(server, because.noSe
     await w.flush('eth');
     const options = parseOptions(['--source', src.url, '--database-url', db.target.url!, '--once', '--source-time-zone', '+08:00',
       '--metrics-port', '0', '--mode', 'polling'], {}) as SyncOptions;
-    expect(await runSync(options, createLogger('silent'))).toBe(0);
+    expect(await runSync(options, createSyncLogger('silent'))).toBe(0);
   }, 120_000);
   afterAll(async () => {
     await src?.close();
-    await db?.close();
   });
 
   it('an identical pair: exit 0, and inscriptions_stats (never updated by the fixture) only as a cross-check', async () => {
