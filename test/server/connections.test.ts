@@ -8,7 +8,7 @@ import { Fixture } from '../support/fixtures.js';
 import { call } from '../support/http.js';
 import { exchange, openClient, parseResponse, type RawClient } from '../support/sockets.js';
 
-// Slow and greedy clients cannot hold the listener (finding 4): many slow connections from a second
+// Slow and greedy clients cannot hold the listener: many slow connections from a second
 // loopback address (127.0.0.2) hit the per-client cap while a client on 127.0.0.1 is still served, slow
 // bodies and idle sockets are cut within the configured (here: small) timeouts with a 408 body of their
 // surface, and the total connection cap holds. Every error answer has a body, also without Host.
