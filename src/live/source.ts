@@ -33,6 +33,47 @@ export interface LiveSourceOptions {
 const renewScript = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
 const releaseScript = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
+/** The two Redis clients of one database's relay: `pub` holds the lock and publishes, `sub` receives. */
+class RedisRelay {
+  readonly pub: Redis;
+  readonly sub: Redis;
+
+  constructor(url: string, readonly channel: string, readonly lockKey: string, onMessage: (payload: string) => void) {
+    const settings = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 1_000,
+      retryStrategy: () => 1_000 };
+    this.pub = new Redis(url, settings);
+    // a subscriber connection needs its offline queue to re-subscribe after a reconnect; re-subscribed
+    // here, not by ioredis (autoResubscribe leaves its SUBSCRIBE's rejection unhandled when the
+    // connection drops again before the reply: an unhandled rejection ends the process)
+    const subscriber = this.sub = new Redis(url, { ...settings, enableOfflineQueue: true, autoResubscribe: false });
+    subscriber.on('ready', () => void subscriber.subscribe(channel).catch(() => {}));
+    for (const client of [this.pub, this.sub]) client.on('error', () => {}); // state is read from `status`
+    this.sub.on('message', (_channel: string, payload: string) => onMessage(payload));
+  }
+
+  async connect() {
+    await Promise.all([this.pub.connect().catch(() => {}), this.sub.connect().catch(() => {})]);
+    await this.sub.subscribe(this.channel).catch(() => {});
+  }
+
+  ready() {
+    return this.pub.status === 'ready' && this.sub.status === 'ready';
+  }
+
+  /** Leader while this gateway holds (or just took) the lock, follower while another one does. */
+  async role(id: string, ttl: number): Promise<LiveMode> {
+    const got = await this.pub.set(this.lockKey, id, 'PX', ttl, 'NX');
+    const held = got === 'OK' || Number(await this.pub.eval(renewScript, 1, this.lockKey, id, String(ttl))) === 1;
+    return held ? 'redis-leader' : 'redis-follower';
+  }
+
+  async close(id: string) {
+    if (this.ready()) await this.pub.eval(releaseScript, 1, this.lockKey, id).catch(() => {});
+    this.pub.disconnect();
+    this.sub.disconnect();
+  }
+}
+
 export function createLiveSource(options: LiveSourceOptions) {
   const sql = options.sql;
   const ttl = options.lockTtlMs ?? 6_000;
@@ -46,17 +87,12 @@ export function createLiveSource(options: LiveSourceOptions) {
   let publishing = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
-  let pub: Redis | null = null;
-  let sub: Redis | null = null;
-  let channel = '';
-  let lockKey = '';
-
-  const redisReady = () => pub?.status === 'ready' && sub?.status === 'ready';
+  let relay: RedisRelay | null = null;
 
   function onNotification(payload: string) {
-    if (publishing && pub && redisReady()) {
+    if (publishing && relay?.ready()) {
       // delivered back to this gateway through its subscription; locally if the publish fails
-      pub.publish(channel, payload).catch(() => options.onPayload(payload));
+      relay.pub.publish(relay.channel, payload).catch(() => options.onPayload(payload));
     } else {
       options.onPayload(payload);
     }
@@ -83,15 +119,7 @@ export function createLiveSource(options: LiveSourceOptions) {
   async function tick() {
     if (stopped) return;
     let next: LiveMode = 'listen';
-    if (pub && sub && redisReady()) {
-      try {
-        const got = await pub.set(lockKey, id, 'PX', ttl, 'NX');
-        const held = got === 'OK' || Number(await pub.eval(renewScript, 1, lockKey, id, String(ttl))) === 1;
-        next = held ? 'redis-leader' : 'redis-follower';
-      } catch {
-        next = 'listen';
-      }
-    }
+    if (relay?.ready()) next = await relay.role(id, ttl).catch((): LiveMode => 'listen');
     if (stopped) return;
     if (next !== role) options.logger.info({ mode: next, previous: role }, 'live events source');
     role = next;
@@ -107,22 +135,10 @@ export function createLiveSource(options: LiveSourceOptions) {
       if (options.redisUrl) {
         const rows = await sql<{ epoch: string }[]>`SELECT epoch FROM data_version`.catch(() => []);
         const epoch = rows[0]?.epoch ?? 'unknown';
-        channel = `igw:live:${epoch}`;
-        lockKey = `igw:live:${epoch}:listener`;
-        const settings = { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 1_000,
-          retryStrategy: () => 1_000 };
-        pub = new Redis(options.redisUrl, settings);
-        // a subscriber connection needs its offline queue to re-subscribe after a reconnect; re-subscribed
-        // here, not by ioredis (autoResubscribe leaves its SUBSCRIBE's rejection unhandled when the
-        // connection drops again before the reply: an unhandled rejection ends the process)
-        const subscriber = sub = new Redis(options.redisUrl, { ...settings, enableOfflineQueue: true, autoResubscribe: false });
-        subscriber.on('ready', () => void subscriber.subscribe(channel).catch(() => {}));
-        for (const client of [pub, sub]) client.on('error', () => {}); // state is read from `status`
-        sub.on('message', (_channel: string, payload: string) => {
+        relay = new RedisRelay(options.redisUrl, `igw:live:${epoch}`, `igw:live:${epoch}:listener`, (payload) => {
           if (role === 'redis-leader' || role === 'redis-follower') options.onPayload(payload);
         });
-        await Promise.all([pub.connect().catch(() => {}), sub.connect().catch(() => {})]);
-        await sub.subscribe(channel).catch(() => {});
+        await relay.connect();
       }
       await tick();
       timer = setInterval(() => void tick(), Math.max(100, Math.floor(ttl / 3)));
@@ -134,9 +150,7 @@ export function createLiveSource(options: LiveSourceOptions) {
       mode = 'stopped';
       clearInterval(timer);
       await setListen(false, false);
-      if (pub && redisReady()) await pub.eval(releaseScript, 1, lockKey, id).catch(() => {});
-      pub?.disconnect();
-      sub?.disconnect();
+      await relay?.close(id);
     },
   };
 }
