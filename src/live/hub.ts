@@ -131,6 +131,43 @@ export interface LiveHubOptions {
 
 export type LiveHub = ReturnType<typeof createLiveHub>;
 
+type LiveEvent = { b?: string; h?: string; m?: string[] };
+type Subscriptions = ReadonlySet<LiveSubscription<unknown>>;
+
+const wanting = (subscriptions: Subscriptions, kinds: Topic['kind'][]) =>
+  [...subscriptions].filter((s) => kinds.includes(s.topic.kind));
+
+/** Loads one event's rows and pushes them to the subscriptions that want them; returns how many were pushed. */
+async function deliver(store: Store, subscriptions: Subscriptions, event: LiveEvent): Promise<number> {
+  if (typeof event.b === 'string' && typeof event.h === 'string') return pushBlock(store, subscriptions, event.b, event.h);
+  if (Array.isArray(event.m) && event.m.length > 0) return pushMovements(store, subscriptions, event.m);
+  return 0;
+}
+
+async function pushBlock(store: Store, subscriptions: Subscriptions, chain: string, height: string): Promise<number> {
+  const targets = wanting(subscriptions, ['blocks']).filter((s) => s.topic.kind === 'blocks' && (!s.topic.chains || s.topic.chains.has(chain)));
+  if (targets.length === 0) return 0;
+  const [row] = await store.activity.blocksAt([{ chain, height }]);
+  if (!row) return 0;
+  for (const s of targets) s.push(row);
+  return targets.length;
+}
+
+async function pushMovements(store: Store, subscriptions: Subscriptions, ids: string[]): Promise<number> {
+  const targets = wanting(subscriptions, ['address', 'tick']);
+  if (targets.length === 0) return 0;
+  const rows = await store.movements.byIdsWithTick(ids.map(String));
+  let pushed = 0;
+  for (const row of rows) {
+    for (const s of targets) {
+      if (!wantsMovement(s.topic, row)) continue;
+      s.push(row);
+      pushed += 1;
+    }
+  }
+  return pushed;
+}
+
 export function createLiveHub(options: LiveHubOptions) {
   const subscriptions = new Set<LiveSubscription<unknown>>();
   const maxPending = options.maxPending ?? 10_000;
@@ -140,35 +177,6 @@ export function createLiveHub(options: LiveHubOptions) {
   let delivered = 0;
   let dropped = 0;
 
-  const wanting = (kinds: Topic['kind'][]) => [...subscriptions].filter((s) => kinds.includes(s.topic.kind));
-
-  async function handle(event: { b?: string; h?: string; m?: string[] }): Promise<void> {
-    if (typeof event.b === 'string' && typeof event.h === 'string') await pushBlock(event.b, event.h);
-    else if (Array.isArray(event.m) && event.m.length > 0) await pushMovements(event.m);
-  }
-
-  async function pushBlock(chain: string, height: string): Promise<void> {
-    const targets = wanting(['blocks']).filter((s) => s.topic.kind === 'blocks' && (!s.topic.chains || s.topic.chains.has(chain)));
-    if (targets.length === 0) return;
-    const [row] = await options.store.activity.blocksAt([{ chain, height }]);
-    if (!row) return;
-    for (const s of targets) s.push(row);
-    delivered += targets.length;
-  }
-
-  async function pushMovements(ids: string[]): Promise<void> {
-    const targets = wanting(['address', 'tick']);
-    if (targets.length === 0) return;
-    const rows = await options.store.movements.byIdsWithTick(ids.map(String));
-    for (const row of rows) {
-      for (const s of targets) {
-        if (!wantsMovement(s.topic, row)) continue;
-        s.push(row);
-        delivered += 1;
-      }
-    }
-  }
-
   return {
     /** A notification's payload (from PostgreSQL directly or relayed through Redis): events in order. */
     dispatch(payload: string): void {
@@ -177,14 +185,17 @@ export function createLiveHub(options: LiveHubOptions) {
         options.logger?.warn({ pending }, 'live events dropped: rows load slower than notifications arrive');
         return;
       }
-      let event: { b?: string; h?: string; m?: string[] };
+      let event: LiveEvent;
       try {
         event = JSON.parse(payload) as typeof event;
       } catch {
         return;
       }
       pending += 1;
-      tail = tail.then(() => handle(event)).catch((error: unknown) => {
+      tail = tail.then(async () => {
+        const pushed = await deliver(options.store, subscriptions, event);
+        delivered += pushed;
+      }).catch((error: unknown) => {
         options.logger?.warn({ err: (error as Error).message }, 'cannot load a live event');
       }).finally(() => {
         pending -= 1;
