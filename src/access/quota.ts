@@ -92,18 +92,7 @@ function redisQuota(options: QuotaOptions, url: string, local: ReturnType<typeof
   const pending: Pending = new Map();
   let fallbacks = 0;
   const noteMode = modeLog(options);
-  const breaker = new Breaker({
-    failures: options.breakerFailures,
-    minSpanMs: options.commandTimeoutMs,
-    openMs: options.breakerOpenMs,
-    probe: () => redis.ping(),
-    onChange: (state, _previous, reason) => {
-      if (state === 'open') noteMode('fallback', reason);
-      if (state === 'closed') noteMode('redis', reason);
-    },
-  });
-  redis.on('error', () => {}); // counted through the breaker; a closed connection trips it
-  redis.on('close', () => breaker.trip('connection closed'));
+  const breaker = quotaBreaker(options, redis, noteMode);
 
   const standIn = (key: QuotaKey, day: string, nowMs: number): QuotaDecision => {
     fallbacks++;
@@ -167,6 +156,23 @@ function redisQuota(options: QuotaOptions, url: string, local: ReturnType<typeof
       redis.disconnect();
     },
   };
+}
+
+/** The breaker over the quota's Redis connection; each opening and closing is logged as a mode switch. */
+function quotaBreaker(options: QuotaOptions, redis: Redis, noteMode: (mode: QuotaMode, reason: string) => void): Breaker {
+  const breaker = new Breaker({
+    failures: options.breakerFailures,
+    minSpanMs: options.commandTimeoutMs,
+    openMs: options.breakerOpenMs,
+    probe: () => redis.ping(),
+    onChange: (state, _previous, reason) => {
+      if (state === 'open') noteMode('fallback', reason);
+      if (state === 'closed') noteMode('redis', reason);
+    },
+  });
+  redis.on('error', () => {}); // counted through the breaker; a closed connection trips it
+  redis.on('close', () => breaker.trip('connection closed'));
+  return breaker;
 }
 
 function quotaRedis(url: string, commandTimeoutMs: number): Redis {
