@@ -74,6 +74,40 @@ class RedisRelay {
   }
 }
 
+/** This gateway's own LISTEN, taken and dropped on request; one that lands after it was dropped is undone. */
+class OwnListen {
+  private listener: LiveListener | null = null;
+  private wanted = false;
+
+  constructor(
+    private readonly source: Sql | NotificationSource,
+    private readonly onNotification: (payload: string) => void,
+    private readonly logger: Logger,
+    private readonly stopped: () => boolean,
+  ) {}
+
+  held() {
+    return this.listener !== null;
+  }
+
+  async set(on: boolean) {
+    this.wanted = on;
+    if (on && !this.listener) {
+      try {
+        const l = await listenLiveEvents(this.source, this.onNotification);
+        if (!this.wanted || this.stopped()) await l.unlisten().catch(() => {});
+        else this.listener = l;
+      } catch (error) {
+        this.logger.warn({ err: (error as Error).message }, 'live events: LISTEN failed (retried)');
+      }
+    } else if (!on && this.listener) {
+      const l = this.listener;
+      this.listener = null;
+      await l.unlisten().catch(() => {});
+    }
+  }
+}
+
 export function createLiveSource(options: LiveSourceOptions) {
   const sql = options.sql;
   const ttl = options.lockTtlMs ?? 6_000;
@@ -82,8 +116,6 @@ export function createLiveSource(options: LiveSourceOptions) {
   // switches only once the role's LISTEN is in place (or its attempt failed and was logged)
   let role: LiveMode = 'starting';
   let mode: LiveMode = 'starting';
-  let listener: LiveListener | null = null;
-  let listenWanted = false;
   let publishing = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -98,22 +130,10 @@ export function createLiveSource(options: LiveSourceOptions) {
     }
   }
 
+  const own = new OwnListen(options.notifications ?? sql, onNotification, options.logger, () => stopped);
   async function setListen(on: boolean, publish: boolean) {
     publishing = publish;
-    listenWanted = on;
-    if (on && !listener) {
-      try {
-        const l = await listenLiveEvents(options.notifications ?? sql, onNotification);
-        if (!listenWanted || stopped) await l.unlisten().catch(() => {});
-        else listener = l;
-      } catch (error) {
-        options.logger.warn({ err: (error as Error).message }, 'live events: LISTEN failed (retried)');
-      }
-    } else if (!on && listener) {
-      const l = listener;
-      listener = null;
-      await l.unlisten().catch(() => {});
-    }
+    await own.set(on);
   }
 
   async function tick() {
@@ -130,7 +150,7 @@ export function createLiveSource(options: LiveSourceOptions) {
   return {
     mode: () => mode,
     /** Whether this gateway holds a LISTEN now (tests: one per database with Redis). */
-    listening: () => listener !== null,
+    listening: () => own.held(),
     async start(): Promise<void> {
       if (options.redisUrl) {
         const rows = await sql<{ epoch: string }[]>`SELECT epoch FROM data_version`.catch(() => []);
