@@ -1,5 +1,5 @@
 import type { RoutedSource } from './statement-runner.js';
-import { noRequestScope, type RequestScopeAccessor } from './scope.js';
+import { currentScope } from '../request/scope.js';
 import type { DataSnapshot } from './version.js';
 
 // Routing is per request, not per statement: a request is pinned, at its first use, to one source in
@@ -21,7 +21,6 @@ export function createSourceRouter<S extends RoutableSource>(options: {
   replicas: S[];
   /** Whether a source may serve now (safe, and for a replica in rotation and fresh). */
   servable(source: S): boolean;
-  scope?: RequestScopeAccessor;
 }) {
   const { primary, replicas, servable } = options;
   const all = [primary, ...replicas];
@@ -34,7 +33,7 @@ export function createSourceRouter<S extends RoutableSource>(options: {
     return { source, snapshot: source.snapshot() };
   }
   function pin(): Pin<S> {
-    const scope = (options.scope ?? noRequestScope).current();
+    const scope = currentScope();
     if (!scope || scope.primaryOnly) return { source: primary, snapshot: primary.snapshot() };
     let pinned = pins.get(scope);
     if (!pinned) pins.set(scope, pinned = choose());

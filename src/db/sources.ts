@@ -5,7 +5,6 @@ import { within } from './deadline.js';
 import { ReplicaBehindError, ServiceUnavailableError, isConnectFailure, isSessionLost } from './errors.js';
 import { primaryHistory, type PrimaryHistory } from './freshness.js';
 import { listenDelivers } from './listen-probe.js';
-import { type RequestScopeAccessor } from './scope.js';
 import { createSessionChecks, unsafeReason, type CheckedSource, type Safety } from './session-checks.js';
 import { createSender, type SendOn } from './source-send.js';
 import { createSourceRouter, type Pin } from './source-router.js';
@@ -48,8 +47,6 @@ export interface SourcesOptions {
   listen: boolean;
   logger: Logger;
   onQuery?: (text: string, params?: readonly unknown[]) => void;
-  /** The request a statement belongs to: each request is pinned to one source (none: always the primary). */
-  scope?: RequestScopeAccessor;
 }
 
 export interface Source extends RoutedSource {
@@ -151,7 +148,7 @@ export function createSources(options: SourcesOptions): Sources {
     replicas,
     watcher,
     primaryStateSql: primary.stateSql,
-    router: createSourceRouter<Member>({ primary, replicas, servable, scope: options.scope }),
+    router: createSourceRouter<Member>({ primary, replicas, servable }),
     stateReadMs,
     listenUp: () => watcher.listening() && listenWorks,
     unready() {

@@ -2,7 +2,7 @@ import { GraphQLError } from 'graphql';
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import pretty from 'pino-pretty';
 import { clientLimitOf, describeUnavailable, InvalidInputError, isInvalidInput, isUnavailable } from '../db/errors.js';
-import { currentScope } from './request.js';
+import { currentScope } from '../request/scope.js';
 
 export type { Logger };
 

@@ -2,7 +2,7 @@ import jayson from 'jayson/promise/index.js';
 import type { RpcRequestCache } from '../cache/rpc.js';
 import type { Context } from '../graphql/context.js';
 import { prepareOperation } from '../graphql/prepared-operation.js';
-import type { CacheOutcome } from '../observability/request.js';
+import type { CacheOutcome } from '../request/scope.js';
 import { fromGraphqlErrors, isRpcError, rpcErrors, type RpcError } from './errors.js';
 import { decodeParams, type MethodSpec, type PagingLimits, type RequestInfo } from './declaration.js';
 

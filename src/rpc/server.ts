@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RpcCache } from '../cache/rpc.js';
 import type { Context } from '../graphql/context.js';
-import type { CacheOutcome, RpcObserver } from '../observability/request.js';
+import type { Metrics } from '../observability/metrics.js';
+import { currentScope, type CacheOutcome } from '../request/scope.js';
 import { createDispatch, type CallContext, type Dispatch } from './dispatch.js';
 import { checkRequest, parseBody, serialise, type Reply } from './envelope.js';
 import { rpcErrors, type RpcError } from './errors.js';
@@ -25,12 +26,10 @@ export interface RpcOptions {
   onError?: (error: unknown, method: string) => void;
   /** Cache of successful results (key: method, exact params, interface version, data version). */
   cache?: RpcCache | null;
-  /** Told of each answered call and of an error answered before any call (metrics and the request log). */
-  observer?: RpcObserver;
+  /** The request metrics each answered call is counted in (the request log reads the request scope). */
+  metrics?: Pick<Metrics, 'requests' | 'duration' | 'errors'>;
   /** The gateway's public base URL (`PUBLIC_URL`), which rpc.discover advertises instead of the Host header. */
   publicUrl?: string;
-  /** A request's raised page-size clamp (an API key's override), or null for the default `limits`. */
-  pagingFor?: (req: IncomingMessage) => PagingLimits | null;
 }
 
 // a Host header that is a plain host[:port] (a name, IPv4 or [IPv6]); anything else is not advertised
@@ -73,9 +72,10 @@ export function createRpcHandler(options: RpcOptions) {
     res.end(text);
   }
 
-  /** The reply text of an error answered before any call is dispatched, reported to the request's observer. */
+  /** The reply text of an error answered before any call is dispatched, the request's only error in its log line. */
   function envelopeError(error: RpcError): string {
-    options.observer?.envelopeError(error.code);
+    const scope = currentScope();
+    if (scope && scope.rpc.length === 0) scope.envelopeCode = error.code;
     return serialise({ id: null, error });
   }
 
@@ -86,7 +86,7 @@ export function createRpcHandler(options: RpcOptions) {
     const reply = await dispatchChecked(dispatchers[iface], element, context);
     outcomes.push(context.outcome.cache ?? 'bypass');
     const sent = typeof element === 'object' && element !== null ? (element as { method?: unknown }).method : undefined;
-    options.observer?.call({
+    reportCall(options.metrics, {
       method: context.outcome.method, sent, iface, code: reply?.error?.code, cache: context.outcome.cache, ms: performance.now() - started,
     });
     return reply;
@@ -130,7 +130,7 @@ export function createRpcHandler(options: RpcOptions) {
       tooLarge: () => writeResponse(res, 413, envelopeError(rpcErrors.invalidRequest(`body exceeds ${options.maxBodyBytes} bytes`)), { connection: 'close' }),
       failed: () => res.destroy(),
       read: (body) => {
-        const calls = () => requestCalls(iface, requestInfo(req, options.publicUrl), options.pagingFor?.(req) ?? null);
+        const calls = () => requestCalls(iface, requestInfo(req, options.publicUrl), keyPaging(options.limits));
         replyToBody(body, iface, calls).then(
           ({ status, text, cache }) => writeResponse(res, status, text, { 'x-cache': cache }),
           (error: unknown) => {
@@ -141,6 +141,45 @@ export function createRpcHandler(options: RpcOptions) {
       },
     });
   };
+}
+
+/** A key's raised page-size clamp (api_keys.max_page_size above the default, set in the request scope by the access hook), or null. */
+function keyPaging(limits: PagingLimits): PagingLimits | null {
+  const max = currentScope()?.keyMaxPageSize;
+  return max !== undefined && max > limits.maxPageSize ? { ...limits, maxPageSize: max } : null;
+}
+
+interface RpcCallInfo {
+  /**
+   * The method as its table spells it (a v1 name sent in another letter case is labelled by its canonical
+   * name); undefined when no method ran (unknown, -32601, or an invalid request, -32600).
+   */
+  method: string | undefined;
+  /** The method as sent (anything, for an invalid request): the log shows it, cut, when no method ran. */
+  sent: unknown;
+  iface: Iface;
+  /** JSON-RPC error code of the reply; undefined on success. */
+  code?: number;
+  cache?: CacheOutcome;
+  ms: number;
+}
+
+/**
+ * An answered call in the metrics (per method) and in the request scope (the request log's entry). A method
+ * the tables do not have (-32601) or a malformed request (-32600) gets a fixed label, so clients cannot add
+ * series by inventing names.
+ */
+function reportCall(metrics: RpcOptions['metrics'], call: RpcCallInfo): void {
+  // one label per method of the tables, plus two: what the client sent is never a label
+  const label = call.method ?? (call.code === -32601 ? '(unknown)' : '(invalid)');
+  const operation = `${call.iface}:${label}`;
+  metrics?.requests.inc({ surface: 'rpc', operation, outcome: call.code === undefined ? 'ok' : 'error' });
+  metrics?.duration.observe({ surface: 'rpc', operation, cache: call.cache ?? 'bypass' }, call.ms / 1000);
+  if (call.code !== undefined) metrics?.errors.inc({ surface: 'rpc', code: String(call.code) });
+  // the log: the canonical name; for an unknown method what was sent (cut: a typo is worth seeing)
+  const sent = typeof call.sent === 'string' ? call.sent : '(invalid)';
+  const logged = call.method ?? (sent.length > 64 ? `${sent.slice(0, 64)}…` : sent);
+  currentScope()?.rpc.push({ method: logged, code: call.code, cache: call.cache ?? 'bypass' });
 }
 
 /** A checked element dispatched: the reply to a valid request, the refusal of an invalid one, or null. */
