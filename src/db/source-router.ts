@@ -8,7 +8,8 @@ import type { DataSnapshot } from './version.js';
 
 interface RoutableSource extends RoutedSource {
   role: 'primary' | 'replica';
-  snapshot(): DataSnapshot | null;
+  /** The last data snapshot read from it. */
+  readonly snapshot: DataSnapshot | null;
 }
 
 export interface Pin<S> {
@@ -30,11 +31,11 @@ export function createSourceRouter<S extends RoutableSource>(options: {
   function choose(): Pin<S> {
     const live = replicas.filter(servable);
     const source = live.length ? live[next++ % live.length]! : primary;
-    return { source, snapshot: source.snapshot() };
+    return { source, snapshot: source.snapshot };
   }
   function pin(): Pin<S> {
     const scope = currentScope();
-    if (!scope || scope.primaryOnly) return { source: primary, snapshot: primary.snapshot() };
+    if (!scope || scope.primaryOnly) return { source: primary, snapshot: primary.snapshot };
     let pinned = pins.get(scope);
     if (!pinned) pins.set(scope, pinned = choose());
     return pinned;
@@ -44,7 +45,7 @@ export function createSourceRouter<S extends RoutableSource>(options: {
     pin,
     pinned: () => pin().source,
     /** The pinned source's latest known snapshot (the cache refuses to store once it has moved on). */
-    live: () => pin().source.snapshot(),
+    live: () => pin().source.snapshot,
     retryTarget(failed: RoutedSource): S | null {
       const floor = pin().snapshot;
       const others = all.filter((s) => s !== failed && servable(s) && atLeast(s, floor));
@@ -57,6 +58,6 @@ export function createSourceRouter<S extends RoutableSource>(options: {
 
 function atLeast(candidate: RoutableSource, floor: DataSnapshot | null): boolean {
   if (candidate.role === 'primary' || floor === null) return true;
-  const s = candidate.snapshot();
+  const s = candidate.snapshot;
   return s !== null && s.epoch === floor.epoch && BigInt(s.version) >= BigInt(floor.version);
 }
