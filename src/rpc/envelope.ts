@@ -8,7 +8,13 @@ import { rpcErrors, type RpcError } from './errors.js';
 // HTTP or the methods.
 
 export type Id = string | number | LosslessNumber | null;
-export interface Reply { id: Id; result?: unknown; error?: RpcError }
+export interface Reply {
+  id: Id;
+  result?: unknown;
+  error?: RpcError;
+  /** The result went through the response cache (a hit, or just stored): it may be JSON text already. */
+  cached?: boolean;
+}
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 // Safe integers become numbers; anything else (fractions, exponents, big integers) keeps its exact text.
@@ -39,9 +45,9 @@ function idText(id: Id): string {
 
 /** Envelope in the interface's member order: jsonrpc, result | error, id. */
 export function serialise(reply: Reply): string {
-  // a result from the cache (or just stored in it) is JSON text already
+  // a result from the cache (or just stored in it) is JSON text already; any other is a plain value
   const body = reply.error ? `"error":${JSON.stringify(reply.error)}`
-    : `"result":${isJsonText(reply.result) ? reply.result.text : JSON.stringify(reply.result ?? null)}`;
+    : `"result":${reply.cached && isJsonText(reply.result) ? reply.result.text : JSON.stringify(reply.result ?? null)}`;
   return `{"jsonrpc":"2.0",${body},"id":${idText(reply.id)}}`;
 }
 

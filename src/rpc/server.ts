@@ -85,6 +85,7 @@ export function createRpcHandler(options: RpcOptions) {
     const context: CallContext = { ...shared, outcome: {} };
     const reply = await dispatchChecked(dispatchers[iface], element, context);
     outcomes.push(context.outcome.cache ?? 'bypass');
+    if (reply && (context.outcome.cache === 'hit' || context.outcome.cache === 'miss')) reply.cached = true;
     const sent = typeof element === 'object' && element !== null ? (element as { method?: unknown }).method : undefined;
     reportCall(options.metrics, {
       method: context.outcome.method, sent, iface, code: reply?.error?.code, cache: context.outcome.cache, ms: performance.now() - started,
