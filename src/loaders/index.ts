@@ -1,7 +1,7 @@
 import type { Store } from '../db/store.js';
 import type { Metrics } from '../observability/metrics.js';
 import { createChainLoaders } from './chains.js';
-import { createPageLoaders, type AdmitRows } from './pages.js';
+import { createPageLoaders, type RowBudget } from './pages.js';
 import { createRecordLoaders } from './records.js';
 import { createTickLoaders } from './ticks.js';
 
@@ -16,7 +16,7 @@ class RequestLoaders {
   private pages?: ReturnType<typeof createPageLoaders>;
   private records?: ReturnType<typeof createRecordLoaders>;
 
-  constructor(private readonly store: Store, private readonly admit?: AdmitRows) {}
+  constructor(private readonly store: Store, private readonly budget?: RowBudget) {}
 
   private get tickGroup() {
     return (this.ticks ??= createTickLoaders(this.store));
@@ -25,7 +25,7 @@ class RequestLoaders {
     return (this.chains ??= createChainLoaders(this.store));
   }
   private get pageGroup() {
-    return (this.pages ??= createPageLoaders(this.store, this.admit));
+    return (this.pages ??= createPageLoaders(this.store, this.budget));
   }
   private get recordGroup() {
     return (this.records ??= createRecordLoaders(this.store));
@@ -52,8 +52,9 @@ class RequestLoaders {
   get movementById() { return this.recordGroup.movementById; }
 }
 
-export function createLoaders(store: Store, admit?: AdmitRows): Loaders {
-  return new RequestLoaders(store, admit);
+/** `budget`: the operation's result budget, which the page loaders check before a statement is sent. */
+export function createLoaders(store: Store, budget?: RowBudget): Loaders {
+  return new RequestLoaders(store, budget);
 }
 
 export type Loaders = RequestLoaders;
