@@ -124,11 +124,12 @@ module.exports = {
       to: { path: '^src/graphql/plugins/(?!use-[^/]+\\.ts$)' },
     },
     {
-      name: 'rpc-envelope-knows-json-only',
-      comment: 'the JSON-RPC envelope reads a pre-serialised result by its marker (src/domain/json-text.ts), not by a cache class',
+      name: 'rpc-knows-the-cache-by-its-types-only',
+      comment: 'the JSON-RPC layer gets its cache from the composition root and reads a pre-serialised result by its marker '
+        + '(src/domain/json-text.ts): it imports types of src/cache, never a class or function of it',
       severity: 'error',
-      from: { path: '^src/rpc/envelope\\.ts$' },
-      to: { path: '^src/(cache|observability|server)/' },
+      from: { path: '^src/rpc/' },
+      to: { path: '^src/cache/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'not-to-unresolvable',

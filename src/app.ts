@@ -33,7 +33,7 @@ import { observeRequests } from './observability/request.js';
 import type { PoolMeter } from './request/scope.js';
 import { observeBatches } from './loaders/index.js';
 import { rpcRefusalBody } from './rpc/errors.js';
-import { createRpcHandler } from './rpc/server.js';
+import { createRpcHandler } from './rpc/handler.js';
 import { createRpcTables } from './rpc/tables.js';
 import { clientBudget, clientKey, type HttpSettings } from './server/connections.js';
 import { createAccessControl, type AccessControl } from './access/control.js';

@@ -1,16 +1,20 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RpcCache } from '../cache/rpc.js';
+import { TextDecoder } from 'node:util';
+import jayson from 'jayson/promise/index.js';
+import { isLosslessNumber, LosslessNumber, parse as parseLossless } from 'lossless-json';
+import type { RpcCache, RpcRequestCache } from '../cache/rpc.js';
+import { isJsonText } from '../domain/json-text.js';
 import type { Context } from '../graphql/context.js';
+import { prepareOperation } from '../graphql/prepared-operation.js';
 import type { Metrics } from '../observability/metrics.js';
 import { currentScope, type CacheOutcome } from '../request/scope.js';
-import { createDispatch, type CallContext, type Dispatch } from './dispatch.js';
-import { checkRequest, parseBody, serialise, type Reply } from './envelope.js';
-import { rpcErrors, type RpcError } from './errors.js';
-import type { MethodSpec, PagingLimits, RequestInfo } from './declaration.js';
+import { decodeParams, type MethodSpec, type PagingLimits, type RequestInfo } from './declaration.js';
+import { fromGraphqlErrors, isRpcError, rpcErrors, type RpcError } from './errors.js';
 
-// JSON-RPC 2.0 over HTTP: POST only, body and batch size capped, every batch
-// element answered, notifications get no reply. The envelope (parsing, request checks, reply text) is
-// src/rpc/envelope.ts; calling a method is src/rpc/dispatch.ts; this file is the transport and the batch.
+// One JSON-RPC 2.0 request over HTTP, from its body to its reply: the transport (POST only, body and batch
+// size capped, every batch element answered, notifications get no reply), the envelope (parsing, request
+// checks, reply text; it knows neither HTTP nor the methods) and the dispatch of each call to its method.
+// The methods themselves are declared in src/rpc/methods/.
 
 export interface RpcOptions {
   /** Method tables per interface version. */
@@ -239,4 +243,164 @@ async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
   return results;
+}
+
+// --- the envelope: parsing a body (big integers kept as their source text), checking one request object,
+// and writing one reply in the interface's member order
+
+type Id = string | number | LosslessNumber | null;
+interface Reply {
+  id: Id;
+  result?: unknown;
+  error?: RpcError;
+  /** The result went through the response cache (a hit, or just stored): it may be JSON text already. */
+  cached?: boolean;
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+// Safe integers become numbers; anything else (fractions, exponents, big integers) keeps its exact text.
+const parseNumber = (text: string) => {
+  if (/^-?\d+$/.test(text)) {
+    const n = Number(text);
+    if (Number.isSafeInteger(n)) return n;
+  }
+  return new LosslessNumber(text);
+};
+
+/** The parsed body, or the -32700 reply for one that is not UTF-8 JSON. */
+function parseBody(body: Buffer): { value: unknown } | { reply: Reply } {
+  try {
+    const text = decoder.decode(body);
+    if (text.trim() === '') throw new SyntaxError('empty body');
+    return { value: parseLossless(text, null, parseNumber) };
+  } catch {
+    return { reply: { id: null, error: rpcErrors.parse() } };
+  }
+}
+
+function idText(id: Id): string {
+  if (id === null) return 'null';
+  if (isLosslessNumber(id)) return id.value;
+  return JSON.stringify(id);
+}
+
+/** Envelope in the interface's member order: jsonrpc, result | error, id. */
+function serialise(reply: Reply): string {
+  // a result from the cache (or just stored in it) is JSON text already; any other is a plain value
+  const body = reply.error ? `"error":${JSON.stringify(reply.error)}`
+    : `"result":${reply.cached && isJsonText(reply.result) ? reply.result.text : JSON.stringify(reply.result ?? null)}`;
+  return `{"jsonrpc":"2.0",${body},"id":${idText(reply.id)}}`;
+}
+
+/** A request that passed the envelope checks. */
+interface Request { id: Id; notification: boolean; method: string; params: unknown[] }
+
+/**
+ * Checks one element of a body: a request to dispatch, or the reply that refuses it (null: a
+ * notification that is refused gets no reply).
+ */
+function checkRequest(element: unknown): { request: Request } | { reply: Reply | null } {
+  if (typeof element !== 'object' || element === null || Array.isArray(element)) {
+    return { reply: { id: null, error: rpcErrors.invalidRequest('a request must be an object') } };
+  }
+  const request = element as Record<string, unknown>;
+  const hasId = 'id' in request;
+  const rawId = request.id;
+  const validId = rawId === null || typeof rawId === 'string' || typeof rawId === 'number' || isLosslessNumber(rawId);
+  if (hasId && !validId) return { reply: { id: null, error: rpcErrors.invalidRequest('id must be a string, a number or null') } };
+  const id = (hasId ? rawId : null) as Id;
+  if (request.jsonrpc !== '2.0') return { reply: { id, error: rpcErrors.invalidRequest('jsonrpc must be "2.0"') } };
+  if (typeof request.method !== 'string') return { reply: { id, error: rpcErrors.invalidRequest('method must be a string') } };
+  const params = request.params;
+  if (params !== undefined && typeof params !== 'object') return { reply: { id, error: rpcErrors.invalidRequest('params must be an array') } };
+  if (params !== null && params !== undefined && !Array.isArray(params)) {
+    return { reply: hasId ? { id, error: rpcErrors.invalidParams('params must be an array (they are positional)') } : null };
+  }
+  return { request: { id, notification: !hasId, method: request.method, params: (params ?? []) as unknown[] } };
+}
+
+// --- dispatch of one checked request to its method through jayson (method lookup, notification semantics):
+// decode the positional params, answer from the cache or run the method's GraphQL document in-process,
+// reshape. Errors are JSON-RPC errors; anything unexpected is -32604 and goes to `onError`.
+
+/**
+ * What a method handler gets: the request's GraphQL context and cache, and its own call's outcome: the
+ * cache outcome and the method's name as the table spells it (v1 names match in any letter case; metrics
+ * and logs use this name, never the one sent, so letter case cannot add series). Unset: no method ran.
+ */
+interface CallContext {
+  graphql: Context;
+  cache: RpcRequestCache | null;
+  request: RequestInfo;
+  outcome: { cache?: CacheOutcome; method?: string };
+}
+
+interface DispatchOptions {
+  limits: PagingLimits;
+  onError?: (error: unknown, method: string) => void;
+}
+
+/** Calls a method: the success or error response, or nothing for a notification. */
+type Dispatch = (method: string, params: unknown[], notification: boolean, context: CallContext) =>
+  Promise<{ result?: unknown; error?: RpcError } | undefined>;
+
+function createDispatch(table: readonly MethodSpec[], options: DispatchOptions, naming: { anyCase?: boolean } = {}): Dispatch {
+  const server = buildServer(table, options, naming);
+  return async (method, params, notification, context) => {
+    // the id jayson sees is a placeholder: the envelope keeps the real one
+    const call = { jsonrpc: '2.0', method, params, ...(notification ? {} : { id: 0 }) };
+    // callp resolves with a success response and rejects with an error response (or nothing, for notifications)
+    return (await server.callp(call, context).catch((errorResponse: unknown) => errorResponse)) as
+      | { result?: unknown; error?: RpcError }
+      | undefined;
+  };
+}
+
+/** One call of `spec` under the name it was called by: from the cache, or run and reshaped (and stored). */
+async function callMethod(
+  spec: MethodSpec, run: ReturnType<typeof prepareOperation>, name: string, params: unknown[], context: CallContext, options: DispatchOptions,
+): Promise<unknown> {
+  context.outcome.method = name;
+  try {
+    const p = decodeParams(spec.layouts, params, context.graphql.paging ?? options.limits);
+    const cache = spec.uncached ? null : context.cache;
+    const cached = cache ? await cache.get(name, params) : null;
+    context.outcome.cache = cached ? (cached.hit ? 'hit' : 'miss') : 'bypass';
+    if (cached?.hit) return cached.value;
+    const result = await run(spec.variables(p), context.graphql);
+    if (result.errors?.length) throw fromGraphqlErrors(result.errors);
+    const value = spec.reshape(result.data, p, context.request);
+    return cached && cache ? cache.set(cached.key, value) : value;
+  } catch (error) {
+    if (isRpcError(error)) throw error;
+    options.onError?.(error, spec.names[0]!);
+    throw rpcErrors.internal();
+  }
+}
+
+function buildServer(table: readonly MethodSpec[], options: DispatchOptions, naming: { anyCase?: boolean }): jayson.Server {
+  const handlers: Record<string, (params: unknown[], context: CallContext) => Promise<unknown>> = {};
+  const reserved = new Map<string, jayson.Method>();
+  for (const spec of table) {
+    const run = prepareOperation(spec.document, (error) => options.onError?.(error, spec.names[0]!));
+    // one handler per name: the cache key holds the method as called
+    const handler = (name: string) => (params: unknown[], context: CallContext) => callMethod(spec, run, name, params, context, options);
+    for (const name of spec.names) {
+      // jayson refuses to register rpc.* names (reserved for extensions such as rpc.discover): route them here
+      if (name.startsWith('rpc.')) reserved.set(name, new jayson.Method(handler(name) as never, { useContext: true } as never));
+      else handlers[name] = handler(name);
+    }
+  }
+  const byLowerCase = new Map(Object.keys(handlers).map((name) => [name.toLowerCase(), name]));
+  const server = new jayson.Server(handlers as never, {
+    useContext: true,
+    // an unknown method answers with its name in `data`
+    router(this: jayson.Server, method: string) {
+      const exact = this.getMethod(method) ?? reserved.get(method);
+      const named = !exact && naming.anyCase && typeof method === 'string' ? byLowerCase.get(method.toLowerCase()) : undefined;
+      return exact ?? (named ? this.getMethod(named) : undefined) ??
+        new jayson.Method(async () => { throw rpcErrors.methodNotFound(method); });
+    },
+  } as never);
+  return server;
 }
