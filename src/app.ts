@@ -184,7 +184,7 @@ export function createGateway(
   const server = createHttpServer({
     store, yoga, rpc, cors,
     metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
-    wrap: observeRequests({ logger, metrics, pool }), graphiql: settings.GRAPHQL_INTROSPECTION, freshness,
+    observe: observeRequests({ logger, metrics, pool }), graphiql: settings.GRAPHQL_INTROSPECTION, freshness,
     compression: settings.HTTP_COMPRESSION ? { minBytes: settings.HTTP_COMPRESSION_MIN_BYTES } : undefined,
     errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
     access: access.hook, warmGraphiql: hooks.warmGraphiql,

@@ -2,19 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { newScope, runInScope, type PoolMeter, type RequestScope, type Surface } from '../request/scope.js';
+import { newScope, type PoolMeter, type RequestScope, type Surface } from '../request/scope.js';
 import type { Metrics } from './metrics.js';
 
-// One request's observability: the HTTP wrapper (observeRequests) opens the request's scope
-// (src/request/scope.ts), which the layers below write into as the request runs, and writes the request's
-// log line and metrics from it when the response ends.
+// One request's observability: observeRequests, called by the listener for each request, opens the
+// request's scope (src/request/scope.ts), which the layers write into as the request runs, and writes the
+// request's log line and metrics from it when the response ends.
 
 // the GraphQL metrics plugin reads the scope under these names
 export { currentScope, type CacheOutcome } from '../request/scope.js';
 
-// --- the HTTP wrapper: request id, scope, log line and request metrics ----------------------------------
-
-export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+// --- request id, scope, log line and request metrics ----------------------------------
 
 // A request id may come from a proxy or the client (x-request-id); anything that is not a plain token is
 // replaced, so log lines cannot be forged or bloated through it.
@@ -37,12 +35,12 @@ export function surfaceOf(path: string): Surface {
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
 /**
- * Wraps the gateway's HTTP handler: a request id (accepted or generated, echoed in `x-request-id`), the
- * per-request scope, and when the response is done one log line and the request metrics. Probes and
- * scrapes are logged at debug level.
+ * Opens a request's observability as the listener takes the request: a request id (accepted or generated,
+ * echoed in `x-request-id`), the per-request scope (the listener runs the request in it), and when the
+ * response is done one log line and the request metrics. Probes and scrapes are logged at debug level.
  */
 export function observeRequests(deps: { logger: Logger; metrics: Metrics; pool: PoolMeter }) {
-  return (handler: Handler): Handler => (req, res) => {
+  return (req: IncomingMessage, res: ServerResponse): RequestScope => {
     const id = requestIdOf(req);
     res.setHeader('x-request-id', id);
     const path = (req.url ?? '/').split('?')[0]!;
@@ -62,7 +60,7 @@ export function observeRequests(deps: { logger: Logger; metrics: Metrics; pool: 
     };
     res.once('finish', finish);
     res.once('close', finish);
-    runInScope(scope, () => handler(req, res));
+    return scope;
   };
 }
 

@@ -2,9 +2,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { performance } from 'node:perf_hooks';
 
 // One request's scope: a plain object every layer of the request writes into directly (the statement
-// runner its database time, the JSON-RPC layer its calls, the access hook the key's name), opened by the
-// HTTP wrapper (src/observability/request.ts), which writes the request's log line and metrics from it
-// when the response ends. It lives below every layer that reads it, so none calls back up to record.
+// runner its database time, the JSON-RPC layer its calls, the access hook the key's name), opened for the
+// listener by src/observability/request.ts, which writes the request's log line and metrics from it when
+// the response ends. It lives below every layer that reads it, so none calls back up to record.
 
 export type Surface = 'graphql' | 'rpc' | 'metrics' | 'probe' | 'other';
 export type CacheOutcome = 'hit' | 'miss' | 'bypass';

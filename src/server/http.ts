@@ -9,6 +9,7 @@ import vary from 'vary';
 import { ServiceUnavailableError } from '../db/errors.js';
 import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
+import { runInScope, type RequestScope } from '../request/scope.js';
 import { checkInterval, clientBudget, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { assetPrefix, graphiqlPage, wantsGraphiql } from './graphiql.js';
 import { GatewayRequest, GatewayResponse, type HeadHook } from './response.js';
@@ -46,8 +47,11 @@ export interface HttpDeps {
   metrics?: () => Promise<{ contentType: string; body: string }>;
   /** The data version and age (seconds since the newest indexed block time) for the /readyz body. */
   freshness?: () => { dataVersion: string; dataAgeSeconds: number | null } | null;
-  /** Wraps the whole handler (request id, request log, request metrics): src/observability/request.ts. */
-  wrap?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => (req: IncomingMessage, res: ServerResponse) => void;
+  /**
+   * Opens a request's scope, in which the listener then runs it (request id, request log, request metrics:
+   * src/observability/request.ts); none: requests run without one.
+   */
+  observe?: (req: IncomingMessage, res: ServerResponse) => RequestScope;
   /** CORS for /graphql (the RPC handler applies the same policy itself); default `*` without credentials. */
   cors?: CorsPolicy;
   /** Whether GraphiQL is served (GRAPHQL_INTROSPECTION): its page and assets are then kept, compressed, in memory. */
@@ -164,7 +168,11 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
   if (deps.warmGraphiql) listener.graphiql?.warm().catch(() => {}); // (a failure is tried again by the first load)
   const budget = deps.budget ?? clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
   const shedder = createShedder({ lagMs: limits.SHED_EVENT_LOOP_LAG_MS ?? 0, minBytes: limits.SHED_CLIENT_MIN_BYTES ?? 8_388_608 });
-  const handle = (deps.wrap ?? ((handler) => handler))((req, res) => handleRequest(listener, server, req, res));
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    const scope = deps.observe?.(req, res);
+    if (!scope) return handleRequest(listener, server, req, res);
+    runInScope(scope, () => handleRequest(listener, server, req, res));
+  };
   const server = createServer({
     headersTimeout: limits.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeout: limits.HTTP_REQUEST_TIMEOUT_MS,
@@ -242,7 +250,7 @@ function refusedUnfit(listener: Listener, server: Server, req: IncomingMessage, 
 }
 
 function handleRequest(listener: Listener, server: Server, req: IncomingMessage, res: ServerResponse) {
-  // the request's events run in this handler's context (the request scope the wrapper opened)
+  // the request's events run in this handler's context (the request scope opened for it)
   if (req instanceof GatewayRequest) req.bindEvents();
   const path = (req.url ?? '/').split('?')[0]!;
   if (refusedUnfit(listener, server, req, res, path)) return;
