@@ -102,8 +102,6 @@ export type OperationsConfig = Pick<Config,
  */
 const configDefaults: Config = configSchema.parse({});
 
-const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-request-id, authorization, x-api-key' };
-
 type GatewayTarget = { url?: string; socketPath?: string; notifications?: NotificationSource };
 type Paging = { defaultPageSize: number; maxPageSize: number; historyMaxOffset: number };
 type ResultLimits = { maxNodes: number; maxBytes: number };
@@ -176,7 +174,7 @@ export function createGateway(
   });
   // one CORS policy for both surfaces (src/server/http.ts)
   const cors = corsPolicy(settings.CORS_ORIGIN, settings.CORS_CREDENTIALS);
-  const rpc = rpcHandler(settings, { store, paging, resultLimits, cors, metrics, logger, onError: hooks.onError, cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null });
+  const rpc = rpcHandler(settings, { store, paging, resultLimits, metrics, logger, onError: hooks.onError, cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null });
   const freshness = () => {
     const snapshot = watcher.current();
     return snapshot ? { dataVersion: snapshot.version, dataAgeSeconds: dataAgeSeconds(snapshot) } : null;
@@ -385,7 +383,7 @@ function graphqlServer(settings: Config, parts: {
 type RpcOptions = Parameters<typeof createRpcHandler>[0];
 
 function rpcHandler(settings: Config, parts: {
-  store: Store; paging: Paging; resultLimits: ResultLimits; cors: ReturnType<typeof corsPolicy>; metrics: Metrics; logger: Logger;
+  store: Store; paging: Paging; resultLimits: ResultLimits; metrics: Metrics; logger: Logger;
   onError: ((error: unknown, where: string) => void) | undefined; cache: RpcOptions['cache'];
 }) {
   const { paging, logger } = parts;
@@ -397,7 +395,6 @@ function rpcHandler(settings: Config, parts: {
     maxBatch: settings.RPC_MAX_BATCH,
     // a batch's elements run a few at a time, like the statements of one request
     batchConcurrency: settings.REQUEST_MAX_CONCURRENT_STATEMENTS,
-    cors: parts.cors.forSurface(rpcCors),
     onError: parts.onError ?? ((error, method) => logFailure(logger, error, { rpcMethod: method }, 'rpc')),
     cache: parts.cache,
     metrics: parts.metrics,

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { TextDecoder } from 'node:util';
 import jayson from 'jayson/promise/index.js';
 import { isLosslessNumber, LosslessNumber, parse as parseLossless } from 'lossless-json';
@@ -25,8 +25,6 @@ export interface RpcOptions {
   maxBatch: number;
   /** Elements of one batch answered at once (they share the request's row budget and statement cap). */
   batchConcurrency: number;
-  /** CORS response headers for a request (src/server/http.ts: one policy for both surfaces). */
-  cors: (req: IncomingMessage) => Readonly<Record<string, string>>;
   onError?: (error: unknown, method: string) => void;
   /** Cache of successful results (key: method, exact params, interface version, data version). */
   cache?: RpcCache | null;
@@ -51,9 +49,16 @@ type Iface = 'v1' | 'v2';
 /** What every call of one HTTP request shares: its GraphQL context, its cache, where it was asked. */
 type RequestCalls = Omit<CallContext, 'outcome'>;
 
+/** What the listener writes for a JSON-RPC request: the status, the reply text (null: no body) and headers of its own. */
+export interface RpcAnswer {
+  status: number;
+  text: string | null;
+  headers?: Record<string, string>;
+}
+
 /**
  * The /v1 and /v2 handler. The flow, top to bottom: handleRpcRequest (HTTP method, body under its cap) →
- * replyToBody (parse, one call or a batch) → callOne (check, dispatch, report) → writeResponse.
+ * replyToBody (parse, one call or a batch) → callOne (check, dispatch, report) → the answer the listener writes.
  */
 export function createRpcHandler(options: RpcOptions) {
   // each method's document is parsed and validated here, once, not per request
@@ -62,19 +67,6 @@ export function createRpcHandler(options: RpcOptions) {
     v1: createDispatch(options.tables.v1, options, { anyCase: true }),
     v2: createDispatch(options.tables.v2, options),
   };
-
-  function writeResponse(res: ServerResponse, status: number, text: string | null, extra: Record<string, string> = {}) {
-    const cors = options.cors(res.req);
-    if (text === null) {
-      res.writeHead(status, { ...cors, ...extra });
-      res.end();
-      return;
-    }
-    res.writeHead(status, {
-      ...cors, ...extra, 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)),
-    });
-    res.end(text);
-  }
 
   /** The reply text of an error answered before any call is dispatched, the request's only error in its log line. */
   function envelopeError(error: RpcError): string {
@@ -125,26 +117,33 @@ export function createRpcHandler(options: RpcOptions) {
     return answered(replies.length === 0 ? null : `[${replies.map(serialise).join(',')}]`);
   }
 
-  return function handleRpcRequest(req: IncomingMessage, res: ServerResponse, iface: Iface) {
-    if (req.method === 'OPTIONS') return writeResponse(res, 204, null);
+  /**
+   * The answer to a request on /v1 or /v2, for the listener to write (with its CORS headers): at once when
+   * no body needs reading, else once the body is read and answered; null: the request failed (the listener
+   * drops its connection).
+   */
+  return function handleRpcRequest(req: IncomingMessage, iface: Iface): RpcAnswer | Promise<RpcAnswer | null> {
+    if (req.method === 'OPTIONS') return { status: 204, text: null };
     if (req.method !== 'POST') {
       req.resume();
-      return writeResponse(res, 405, envelopeError(rpcErrors.invalidRequest('use POST')), { allow: 'POST, OPTIONS' });
+      return { status: 405, text: envelopeError(rpcErrors.invalidRequest('use POST')), headers: { allow: 'POST, OPTIONS' } };
     }
-    readBody(req, options.maxBodyBytes, {
-      tooLarge: () => writeResponse(res, 413, envelopeError(rpcErrors.invalidRequest(`body exceeds ${options.maxBodyBytes} bytes`)), { connection: 'close' }),
-      failed: () => res.destroy(),
+    return new Promise((resolve) => readBody(req, options.maxBodyBytes, {
+      tooLarge: () => resolve({
+        status: 413, text: envelopeError(rpcErrors.invalidRequest(`body exceeds ${options.maxBodyBytes} bytes`)), headers: { connection: 'close' },
+      }),
+      failed: () => resolve(null),
       read: (body) => {
         const calls = () => requestCalls(iface, requestInfo(req, options.publicUrl), keyPaging(options.limits));
-        replyToBody(body, iface, calls).then(
-          ({ status, text, cache }) => writeResponse(res, status, text, { 'x-cache': cache }),
-          (error: unknown) => {
+        resolve(replyToBody(body, iface, calls).then(
+          ({ status, text, cache }): RpcAnswer => ({ status, text, headers: { 'x-cache': cache } }),
+          (error: unknown): RpcAnswer => {
             options.onError?.(error, '(transport)');
-            writeResponse(res, 200, envelopeError(rpcErrors.internal()));
+            return { status: 200, text: envelopeError(rpcErrors.internal()) };
           },
-        );
+        ));
       },
-    });
+    }));
   };
 }
 

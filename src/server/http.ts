@@ -9,6 +9,7 @@ import vary from 'vary';
 import { ServiceUnavailableError } from '../db/errors.js';
 import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
+import type { RpcAnswer } from '../rpc/handler.js';
 import { runInScope, type RequestScope } from '../request/scope.js';
 import { checkInterval, clientBudget, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { assetPrefix, graphiqlPage, wantsGraphiql } from './graphiql.js';
@@ -41,8 +42,8 @@ export type RefusalBody = (refusal: Refusal) => unknown;
 export interface HttpDeps {
   store: Store;
   yoga: GraphqlServer;
-  /** JSON-RPC handler for /v2/rpc… (and /v1/rpc…), when mounted. */
-  rpc?: (req: IncomingMessage, res: ServerResponse, version: 'v1' | 'v2') => void;
+  /** JSON-RPC handler for /v2/rpc… (and /v1/rpc…), when mounted: the answer the listener writes. */
+  rpc?: (req: IncomingMessage, version: 'v1' | 'v2') => RpcAnswer | Promise<RpcAnswer | null>;
   /** Prometheus exposition for GET /metrics, when mounted. */
   metrics?: () => Promise<{ contentType: string; body: string }>;
   /** The data version and age (seconds since the newest indexed block time) for the /readyz body. */
@@ -52,7 +53,7 @@ export interface HttpDeps {
    * src/observability/request.ts); none: requests run without one.
    */
   observe?: (req: IncomingMessage, res: ServerResponse) => RequestScope;
-  /** CORS for /graphql (the RPC handler applies the same policy itself); default `*` without credentials. */
+  /** CORS for both surfaces; default `*` without credentials. */
   cors?: CorsPolicy;
   /** Whether GraphiQL is served (GRAPHQL_INTROSPECTION): its page and assets are then kept, compressed, in memory. */
   graphiql?: boolean;
@@ -70,6 +71,7 @@ export interface HttpDeps {
 
 /** The CORS headers of the GraphQL surface (yoga's own CORS is off: one policy for both surfaces). */
 const graphqlCors = { methods: 'GET, POST, OPTIONS', allowHeaders: 'reflect' } as const;
+const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-request-id, authorization, x-api-key' } as const;
 
 function sendJson(res: ServerResponse, status: number, body: unknown) {
   const text = JSON.stringify(body);
@@ -148,6 +150,8 @@ interface Listener {
   deps: HttpDeps;
   surfaceError: SurfaceError;
   cors: CorsPolicy;
+  /** The JSON-RPC surface's CORS headers for a request (computed once when no request can change them). */
+  rpcCors: (req: IncomingMessage) => Readonly<Record<string, string>>;
   compress: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   graphiql: ReturnType<typeof graphiqlPage> | undefined;
   /** Requests pipelined past HTTP_MAX_REQUESTS_PER_SOCKET (the response before them closed the connection). */
@@ -156,10 +160,12 @@ interface Listener {
 
 /** One listener for every surface: /graphql, /v2/rpc…, /v1/rpc…, /healthz, /readyz, /metrics. */
 export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
+  const cors = deps.cors ?? corsPolicy('*', false);
   const listener: Listener = {
     deps,
     surfaceError: surfaceErrors(deps.errorBodies),
-    cors: deps.cors ?? corsPolicy('*', false),
+    cors,
+    rpcCors: cors.forSurface(rpcCors),
     compress: deps.compression ? compressor(deps.compression) : (_req, _res, next) => next(),
     graphiql: deps.graphiql ? graphiqlOf(deps) : undefined,
     overLimit: new WeakSet(),
@@ -286,9 +292,8 @@ function guarded(listener: Listener, req: IncomingMessage, res: ServerResponse, 
 function route(listener: Listener, req: IncomingMessage, res: ServerResponse, path: string) {
   const { deps } = listener;
   if (path === '/metrics' && deps.metrics) return serveMetrics(deps.metrics, res);
-  const rpc = deps.rpc;
-  if (rpc && (path === '/v2' || path.startsWith('/v2/'))) return guarded(listener, req, res, path, () => rpc(req, res, 'v2'));
-  if (rpc && (path === '/v1' || path.startsWith('/v1/'))) return guarded(listener, req, res, path, () => rpc(req, res, 'v1'));
+  if (deps.rpc && (path === '/v2' || path.startsWith('/v2/'))) return guarded(listener, req, res, path, () => routeRpc(listener, req, res, 'v2'));
+  if (deps.rpc && (path === '/v1' || path.startsWith('/v1/'))) return guarded(listener, req, res, path, () => routeRpc(listener, req, res, 'v1'));
   if (path === '/graphql' || path === '/graphql/') return routeGraphql(listener, req, res, path);
   if (path.startsWith('/graphql/')) {
     // yoga would answer an empty 404 here
@@ -300,6 +305,26 @@ function route(listener: Listener, req: IncomingMessage, res: ServerResponse, pa
     return res.end();
   }
   sendJson(res, 404, { error: 'not found' });
+}
+
+/** A JSON-RPC request, answered by src/rpc/handler.ts and written here with the surface's CORS headers. */
+function routeRpc(listener: Listener, req: IncomingMessage, res: ServerResponse, iface: 'v1' | 'v2') {
+  const answer = listener.deps.rpc!(req, iface);
+  if (!(answer instanceof Promise)) return writeRpc(listener, req, res, answer);
+  void answer.then((ready) => (ready ? writeRpc(listener, req, res, ready) : void res.destroy()));
+}
+
+function writeRpc(listener: Listener, req: IncomingMessage, res: ServerResponse, answer: RpcAnswer) {
+  const headers = { ...listener.rpcCors(req), ...answer.headers };
+  if (answer.text === null) {
+    res.writeHead(answer.status, headers);
+    res.end();
+    return;
+  }
+  res.writeHead(answer.status, {
+    ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(answer.text)),
+  });
+  res.end(answer.text);
 }
 
 function serveMetrics(metrics: NonNullable<HttpDeps['metrics']>, res: ServerResponse) {
