@@ -62,11 +62,15 @@ export interface RequestScope {
   keyMaxPageSize?: number;
 }
 
-const storage = new AsyncLocalStorage<RequestScope>();
+/**
+ * The scope of the request in progress (async context): the listener runs each request in its own with
+ * `requestScopes.run(scope, handler)`, so its work and the events of its request carry it.
+ */
+export const requestScopes = new AsyncLocalStorage<RequestScope>();
 
 /** The request in progress; undefined outside one (start-up, tools, timers). */
 export function currentScope(): RequestScope | undefined {
-  return storage.getStore();
+  return requestScopes.getStore();
 }
 
 export function newScope(id: string, surface: Surface, pool?: PoolMeter): RequestScope {
@@ -83,11 +87,6 @@ export function newScope(id: string, surface: Surface, pool?: PoolMeter): Reques
  * the event; a lagging replica could answer without its rows). Called at the start of the event's execution.
  */
 export function enterEventScope(): void {
-  const parent = storage.getStore();
-  if (parent) storage.enterWith({ ...newScope(parent.id, parent.surface, parent.pool), primaryOnly: true, keyName: parent.keyName });
-}
-
-/** Runs `fn` inside the scope (the listener binds the request's own events to the handler's context). */
-export function runInScope(scope: RequestScope, fn: () => void): void {
-  storage.run(scope, fn);
+  const parent = requestScopes.getStore();
+  if (parent) requestScopes.enterWith({ ...newScope(parent.id, parent.surface, parent.pool), primaryOnly: true, keyName: parent.keyName });
 }

@@ -10,7 +10,7 @@ import { ServiceUnavailableError } from '../db/errors.js';
 import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
 import type { RpcAnswer } from '../rpc/handler.js';
-import { runInScope, type RequestScope } from '../request/scope.js';
+import { requestScopes, type RequestScope } from '../request/scope.js';
 import { checkInterval, clientBudget, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { assetPrefix, graphiqlPage, wantsGraphiql } from './graphiql.js';
 import { GatewayRequest, GatewayResponse, type HeadHook } from './response.js';
@@ -177,7 +177,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const scope = deps.observe?.(req, res);
     if (!scope) return handleRequest(listener, server, req, res);
-    runInScope(scope, () => handleRequest(listener, server, req, res));
+    requestScopes.run(scope, handleRequest, listener, server, req, res);
   };
   const server = createServer({
     headersTimeout: limits.HTTP_HEADERS_TIMEOUT_MS,
