@@ -28,7 +28,7 @@ import { currentPosition, snapshotBinlogPosition, sourceNow } from './source/cdc
 import { beginSnapshot, eachSourceRow, endSnapshot, sourceChainsAndBlocks, sourceIds, sourceMaxId } from './source/reads.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
 import { estimateRows } from './source/schema.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../observability/logger.js';
 import type { SyncMetrics } from './metrics.js';
 
 /** A text value for COPY's text format (backslash, tab, newline, carriage return escaped). */

@@ -15,7 +15,7 @@ import {
   beginSnapshot, endSnapshot, sourceBalancesOf, sourceChainsAndBlocks, sourceMaxId, sourceRowsAbove, sourceRowsById, sourceRowsUpdated,
 } from './source/reads.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../observability/logger.js';
 import type { SyncMetrics } from './metrics.js';
 
 export interface PollingContext {
