@@ -93,7 +93,7 @@ export function createRpcHandler(options: RpcOptions) {
   function requestCalls(iface: Iface, request: RequestInfo, raised: PagingLimits | null): RequestCalls {
     const graphql = options.newContext();
     if (raised) graphql.paging = raised;
-    return { graphql, cache: raised ? null : options.cache?.forRequest(iface) ?? null, request };
+    return { graphql, cache: raised ? null : options.cache?.forRequest(iface) ?? null, request, spent: { error: null } };
   }
 
   /** The HTTP status and text answering a whole body, and its `x-cache`. */
@@ -191,9 +191,19 @@ async function dispatchChecked(dispatch: Dispatch, element: unknown, context: Ca
   const checked = checkRequest(element);
   if ('reply' in checked) return checked.reply;
   const { id, notification, method, params } = checked.request;
+  // the request's row or database time budget, once spent, refuses every later element: answered here
+  // without running them, each at the cost of a copy of the error rather than a refused statement
+  if (context.spent.error) return notification ? null : { id, error: context.spent.error };
   const response = await dispatch(method, params, notification, context);
+  if (response?.error && spendsRequest(response.error)) context.spent.error = response.error;
   if (notification || !response) return null;
   return response.error ? { id, error: response.error } : { id, result: response.result };
+}
+
+/** A -32005 of the request's own budgets (src/db/errors.ts): every later statement of the request meets it too. */
+function spendsRequest(error: RpcError): boolean {
+  const reason = (error.data as { reason?: unknown } | undefined)?.reason;
+  return error.code === -32005 && (reason === 'request row budget exceeded' || reason === 'request database time budget exceeded');
 }
 
 /** Reads a request's body, up to `limit` bytes: past it, `tooLarge` once and the rest is drained unread. */
@@ -332,6 +342,8 @@ interface CallContext {
   cache: RpcRequestCache | null;
   request: RequestInfo;
   outcome: { cache?: CacheOutcome; method?: string };
+  /** Shared by the calls of one request: the error of its spent budget, once an element met it. */
+  spent: { error: RpcError | null };
 }
 
 interface DispatchOptions {
