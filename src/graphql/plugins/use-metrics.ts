@@ -1,61 +1,157 @@
-import { createCounter, createHistogram, usePrometheus, type FillLabelsFnParams as LabelParams } from '@graphql-yoga/plugin-prometheus';
-import { getOperationAST, parse, type ExecutionResult } from 'graphql';
+import { getOperationAST, type DocumentNode, type ExecutionResult, parse } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { Counter, Histogram } from 'prom-client';
 import type { Metrics } from '../../observability/metrics.js';
 import { currentScope, type CacheOutcome } from '../../observability/request.js';
 import { dataAgeSeconds, type DataSnapshot } from '../../db/version.js';
 
+/** What the series say of one operation: its type and its bounded name, with their label objects made once. */
+interface Operation {
+  byType: { operationType: string };
+  byOperation: { operationType: string; operationName: string };
+}
+
+/** The series of yoga's Prometheus plugin (same names, help and labels), registered on the gateway's registry. */
+function yogaSeries(metrics: Metrics) {
+  const registers = [metrics.registry];
+  const byType = (name: string, help: string) => new Histogram({ name, help, labelNames: ['operationType'] as const, registers });
+  return {
+    parse: byType('graphql_envelop_phase_parse', 'Time spent on running GraphQL "parse" function'),
+    validate: byType('graphql_envelop_phase_validate', 'Time spent on running GraphQL "validate" function'),
+    context: byType('graphql_envelop_phase_context', 'Time spent on building the GraphQL context'),
+    execute: new Histogram({
+      name: 'graphql_envelop_phase_execute', help: 'Time spent on running the GraphQL "execute" function', labelNames: ['operationType', 'operationName'] as const, registers,
+    }),
+    requests: new Counter({
+      name: 'graphql_envelop_request', help: 'Counts the amount of GraphQL requests executed through Envelop', labelNames: ['operationType', 'operationName'] as const, registers,
+    }),
+    errors: new Counter({
+      name: 'graphql_envelop_error_result', help: 'Counts the amount of errors reported from all phases', labelNames: ['operationType', 'operationName', 'phase'] as const, registers,
+    }),
+    http: new Histogram({
+      name: 'graphql_yoga_http_duration', help: 'Time spent on HTTP connection', labelNames: ['operationType', 'method', 'statusCode'] as const, registers,
+    }),
+  };
+}
+
+/** The operation a document runs under a request's operationName, memoised per document (a few names each). */
+function operationsOf(metrics: Metrics) {
+  const memo = new WeakMap<DocumentNode, Map<string, Operation>>();
+  return (document: DocumentNode, requested: unknown): Operation => {
+    const key = typeof requested === 'string' ? requested : '';
+    let byName = memo.get(document);
+    let op = byName?.get(key);
+    if (op) return op;
+    const ast = getOperationAST(document, key || undefined) ??
+      document.definitions.find((d) => d.kind === 'OperationDefinition');
+    const operationType = ast?.kind === 'OperationDefinition' ? ast.operation : 'unknown';
+    const name = key || (ast?.kind === 'OperationDefinition' ? ast.name?.value : undefined) || 'Anonymous';
+    op = { byType: { operationType }, byOperation: { operationType, operationName: metrics.operationLabel(name) } };
+    if (!byName) memo.set(document, (byName = new Map()));
+    else if (byName.size >= 16) byName.clear(); // operationName is client text: a few per document are kept
+    byName.set(key, op);
+    return op;
+  };
+}
+
+const unparsed: Operation = { byType: { operationType: 'unknown' }, byOperation: { operationType: 'unknown', operationName: 'Anonymous' } };
+const seconds = (since: number) => (Date.now() - since) / 1000;
+
 /**
- * yoga's Prometheus plugin on the gateway's registry, every label bounded (client-chosen operation names go
- * through the igw_* series' guard; no error `path` or URL label), since its defaults label series with raw
- * client text.
+ * The series of yoga's Prometheus plugin, kept by a plugin of our own: one state per operation, label objects
+ * made once per (document, operation name), every label bounded (client-chosen operation names go through the
+ * igw_* series' guard; no error `path` or URL label). The general plugin filtered its handler lists, filled
+ * label parameters and hashed new label objects on every phase of every request.
  */
 export function graphqlPrometheus(metrics: Metrics): Plugin {
-  const { registry } = metrics;
-  const operationType = (p: LabelParams) => p.operationType ?? 'unknown';
-  const operationName = (p: LabelParams) => metrics.operationLabel(p.operationName ?? 'anonymous');
-  const byType = <Phase extends string>(name: string, help: string) => createHistogram<Phase, 'operationType'>({
-    registry,
-    histogram: { name, help, labelNames: ['operationType'] },
-    fillLabelsFn: (p) => ({ operationType: operationType(p) }),
-  });
-  return usePrometheus({
-    registry,
-    endpoint: false,
-    metrics: {
-      graphql_envelop_phase_parse: byType<'parse'>('graphql_envelop_phase_parse', 'Time spent on running GraphQL "parse" function'),
-      graphql_envelop_phase_validate: byType<'validate'>('graphql_envelop_phase_validate', 'Time spent on running GraphQL "validate" function'),
-      graphql_envelop_phase_context: byType<'context'>('graphql_envelop_phase_context', 'Time spent on building the GraphQL context'),
-      graphql_envelop_phase_execute: createHistogram<'execute', 'operationType' | 'operationName'>({
-        registry,
-        histogram: { name: 'graphql_envelop_phase_execute', help: 'Time spent on running the GraphQL "execute" function', labelNames: ['operationType', 'operationName'] },
-        fillLabelsFn: (p) => ({ operationType: operationType(p), operationName: operationName(p) }),
-      }),
-      graphql_envelop_request: createCounter<'execute' | 'subscribe', 'operationType' | 'operationName'>({
-        registry,
-        counter: { name: 'graphql_envelop_request', help: 'Counts the amount of GraphQL requests executed through Envelop', labelNames: ['operationType', 'operationName'] },
-        fillLabelsFn: (p) => ({ operationType: operationType(p), operationName: operationName(p) }),
-      }),
-      graphql_envelop_error_result: createCounter<'parse' | 'validate' | 'context' | 'execute' | 'subscribe', 'operationType' | 'operationName' | 'phase'>({
-        registry,
-        counter: { name: 'graphql_envelop_error_result', help: 'Counts the amount of errors reported from all phases', labelNames: ['operationType', 'operationName', 'phase'] },
-        fillLabelsFn: (p) => ({ operationType: operationType(p), operationName: operationName(p), phase: p.errorPhase ?? 'unknown' }),
-      }),
-      graphql_yoga_http_duration: createHistogram<'request', 'operationType' | 'method' | 'statusCode', LabelParams & { request: Request; response: Response }>({
-        registry,
-        histogram: { name: 'graphql_yoga_http_duration', help: 'Time spent on HTTP connection', labelNames: ['operationType', 'method', 'statusCode'] },
-        fillLabelsFn: (p) => ({ operationType: operationType(p), method: p.request.method, statusCode: p.response.status }),
-      }),
-      // the same figure as graphql_envelop_phase_execute (the plugin times the execute phase for both)
-      graphql_envelop_request_duration: false,
-      graphql_envelop_request_time_summary: false,
-      graphql_envelop_phase_subscribe: false,
-      // off: it walks every document with TypeInfo on every request, and the schema deprecates nothing
-      graphql_envelop_deprecated_field: false,
-      graphql_envelop_schema_change: false,
-      graphql_envelop_execute_resolver: false,
+  const series = yogaSeries(metrics);
+  const operationOf = operationsOf(metrics);
+  const operations = new WeakMap<object, Operation>();
+  const started = new WeakMap<Request, number>();
+  const parsed = new WeakMap<Request, Operation>();
+  const countErrors = (op: Operation, result: ExecutionResult, phase: string) => {
+    const errors = result.errors;
+    if (!errors?.length) return;
+    const labels = { ...op.byOperation, phase };
+    for (let i = 0; i < errors.length; i++) series.errors.inc(labels);
+  };
+  return {
+    onPluginInit({ registerContextErrorHandler }) {
+      registerContextErrorHandler(({ context }) => {
+        series.errors.inc({ ...(operations.get(context) ?? unparsed).byOperation, phase: 'context' });
+      });
     },
-  });
+    onRequest({ request }) {
+      started.set(request, Date.now());
+    },
+    onParse({ context }) {
+      const start = Date.now();
+      return ({ result }) => {
+        if (result === null || result instanceof Error) {
+          series.errors.inc({ ...unparsed.byOperation, phase: 'parse' });
+          return;
+        }
+        const ctx = context as { request?: Request; params?: { operationName?: unknown } };
+        const op = operationOf(result, ctx.params?.operationName);
+        operations.set(context, op);
+        if (ctx.request) parsed.set(ctx.request, op);
+        series.parse.observe(op.byType, seconds(start));
+      };
+    },
+    onValidate({ context }) {
+      const op = operations.get(context);
+      if (!op) return;
+      const start = Date.now();
+      return ({ valid }) => {
+        series.validate.observe(op.byType, seconds(start));
+        if (!valid) series.errors.inc({ ...op.byOperation, phase: 'validate' });
+      };
+    },
+    onContextBuilding({ context }) {
+      const op = operations.get(context);
+      if (!op) return;
+      const start = Date.now();
+      return () => series.context.observe(op.byType, seconds(start));
+    },
+    onExecute({ args }) {
+      const op = operations.get(args.contextValue as object);
+      if (!op) return;
+      const start = Date.now();
+      const end = () => {
+        series.execute.observe(op.byOperation, seconds(start));
+        series.requests.inc(op.byOperation);
+      };
+      return {
+        onExecuteDone({ result }) {
+          if (!isExecutionResult(result)) return { onNext: ({ result: r }) => countErrors(op, r, 'execute'), onEnd: end };
+          countErrors(op, result, 'execute');
+          end();
+          return undefined;
+        },
+      };
+    },
+    onSubscribe({ args }) {
+      const op = operations.get(args.contextValue as object);
+      if (!op) return;
+      return {
+        onSubscribeResult({ result }) {
+          if (!isExecutionResult(result)) return { onNext: ({ result: r }) => countErrors(op, r, 'execute'), onEnd: () => series.requests.inc(op.byOperation) };
+          countErrors(op, result, 'execute');
+          series.requests.inc(op.byOperation);
+          return undefined;
+        },
+        onSubscribeError() {
+          series.errors.inc({ ...op.byOperation, phase: 'subscribe' });
+        },
+      };
+    },
+    onResponse({ request, response }) {
+      const start = started.get(request);
+      const op = parsed.get(request);
+      if (start === undefined || !op) return;
+      series.http.observe({ operationType: op.byType.operationType, method: request.method, statusCode: response.status }, seconds(start));
+    },
+  };
 }
 
 export interface GraphqlObservabilityOptions {
