@@ -57,101 +57,29 @@ function operationsOf(metrics: Metrics) {
 const unparsed: Operation = { byType: { operationType: 'unknown' }, byOperation: { operationType: 'unknown', operationName: 'Anonymous' } };
 const seconds = (since: number) => (Date.now() - since) / 1000;
 
-/**
- * The series of yoga's Prometheus plugin, kept by a plugin of our own: one state per operation, label objects
- * made once per (document, operation name), every label bounded (client-chosen operation names go through the
- * igw_* series' guard; no error `path` or URL label). The general plugin filtered its handler lists, filled
- * label parameters and hashed new label objects on every phase of every request.
- */
-export function graphqlPrometheus(metrics: Metrics): Plugin {
+/** One request's way through the phases: when each began, its operation once known, its cache outcome. */
+interface RequestState {
+  start: number;
+  parsing?: number;
+  validating?: number;
+  building?: number;
+  op?: Operation;
+  outcome?: CacheOutcome;
+}
+
+/** The yoga series' part of the plugin: each phase is timed from the start of the next one (no hook after a phase). */
+function yogaPhases(metrics: Metrics) {
   const series = yogaSeries(metrics);
   const operationOf = operationsOf(metrics);
-  const operations = new WeakMap<object, Operation>();
-  const started = new WeakMap<Request, number>();
-  const parsed = new WeakMap<Request, Operation>();
+  const stateOf = (context: unknown, states: WeakMap<Request, RequestState>) => {
+    const request = (context as { request?: Request } | null)?.request;
+    return request ? states.get(request) : undefined;
+  };
   const countErrors = (op: Operation, result: ExecutionResult, phase: string) => {
-    const errors = result.errors;
-    if (!errors?.length) return;
-    const labels = { ...op.byOperation, phase };
-    for (let i = 0; i < errors.length; i++) series.errors.inc(labels);
+    const n = result.errors?.length ?? 0;
+    for (let i = 0; i < n; i++) series.errors.inc({ ...op.byOperation, phase });
   };
-  return {
-    onPluginInit({ registerContextErrorHandler }) {
-      registerContextErrorHandler(({ context }) => {
-        series.errors.inc({ ...(operations.get(context) ?? unparsed).byOperation, phase: 'context' });
-      });
-    },
-    onRequest({ request }) {
-      started.set(request, Date.now());
-    },
-    onParse({ context }) {
-      const start = Date.now();
-      return ({ result }) => {
-        if (result === null || result instanceof Error) {
-          series.errors.inc({ ...unparsed.byOperation, phase: 'parse' });
-          return;
-        }
-        const ctx = context as { request?: Request; params?: { operationName?: unknown } };
-        const op = operationOf(result, ctx.params?.operationName);
-        operations.set(context, op);
-        if (ctx.request) parsed.set(ctx.request, op);
-        series.parse.observe(op.byType, seconds(start));
-      };
-    },
-    onValidate({ context }) {
-      const op = operations.get(context);
-      if (!op) return;
-      const start = Date.now();
-      return ({ valid }) => {
-        series.validate.observe(op.byType, seconds(start));
-        if (!valid) series.errors.inc({ ...op.byOperation, phase: 'validate' });
-      };
-    },
-    onContextBuilding({ context }) {
-      const op = operations.get(context);
-      if (!op) return;
-      const start = Date.now();
-      return () => series.context.observe(op.byType, seconds(start));
-    },
-    onExecute({ args }) {
-      const op = operations.get(args.contextValue as object);
-      if (!op) return;
-      const start = Date.now();
-      const end = () => {
-        series.execute.observe(op.byOperation, seconds(start));
-        series.requests.inc(op.byOperation);
-      };
-      return {
-        onExecuteDone({ result }) {
-          if (!isExecutionResult(result)) return { onNext: ({ result: r }) => countErrors(op, r, 'execute'), onEnd: end };
-          countErrors(op, result, 'execute');
-          end();
-          return undefined;
-        },
-      };
-    },
-    onSubscribe({ args }) {
-      const op = operations.get(args.contextValue as object);
-      if (!op) return;
-      return {
-        onSubscribeResult({ result }) {
-          if (!isExecutionResult(result)) return { onNext: ({ result: r }) => countErrors(op, r, 'execute'), onEnd: () => series.requests.inc(op.byOperation) };
-          countErrors(op, result, 'execute');
-          series.requests.inc(op.byOperation);
-          return undefined;
-        },
-        onSubscribeError() {
-          series.errors.inc({ ...op.byOperation, phase: 'subscribe' });
-        },
-      };
-    },
-    onResponse({ request, response }) {
-      const start = started.get(request);
-      const op = parsed.get(request);
-      if (start === undefined || !op) return;
-      series.http.observe({ operationType: op.byType.operationType, method: request.method, statusCode: response.status }, seconds(start));
-    },
-  };
+  return { series, operationOf, stateOf, countErrors };
 }
 
 export interface GraphqlObservabilityOptions {
@@ -172,29 +100,88 @@ export interface GraphqlObservabilityOptions {
  * Per request: takes the data snapshot, names the operation for the request log, and on the way out adds
  * `extensions.freshness` (the data version, the indexed height per chain the answer comes from and the data's
  * age: seconds since the newest indexed block time),
- * records the cache outcome (metrics, log, `x-cache` header) and the error codes.
+ * records the cache outcome (metrics, log, `x-cache` header) and the error codes; and keeps the series of yoga's
+ * Prometheus plugin (same names, help and labels, every label bounded: client-chosen operation names go through
+ * the igw_* series' guard, no error `path` or URL label) with as few hooks as they need, each hook costing every
+ * request its share of yoga's and envelop's plumbing.
  */
 export function graphqlObservability(options: GraphqlObservabilityOptions): Plugin {
-  const outcomes = new WeakMap<Request, CacheOutcome>();
+  const states = new WeakMap<Request, RequestState>();
   const names = operationNames();
+  const { series, operationOf, stateOf, countErrors } = yogaPhases(options.metrics);
   return {
+    onPluginInit({ registerContextErrorHandler }) {
+      registerContextErrorHandler(({ context }) => {
+        series.errors.inc({ ...(stateOf(context, states)?.op ?? unparsed).byOperation, phase: 'context' });
+      });
+    },
     onRequest({ request }) {
       options.snapshots.capture(request);
+      states.set(request, { start: Date.now() });
     },
     onParams({ params }) {
       const scope = currentScope();
       if (scope) scope.operation = names(params.query, params.operationName);
     },
+    onParse({ context }) {
+      const state = stateOf(context, states);
+      if (state) state.parsing = Date.now();
+    },
+    onValidate({ context, params }) {
+      const state = stateOf(context, states);
+      if (!state || state.parsing === undefined) return;
+      const op = operationOf(params.documentAST, (context as { params?: { operationName?: unknown } }).params?.operationName);
+      state.op = op;
+      state.validating = Date.now();
+      series.parse.observe(op.byType, (state.validating - state.parsing) / 1000);
+    },
+    onContextBuilding({ context }) {
+      const state = stateOf(context, states);
+      if (!state?.op || state.validating === undefined) return;
+      state.building = Date.now();
+      series.validate.observe(state.op.byType, (state.building - state.validating) / 1000);
+    },
+    onExecute({ args }) {
+      const state = stateOf(args.contextValue, states);
+      const op = state?.op;
+      if (!op || state.building === undefined) return;
+      const start = Date.now();
+      series.context.observe(op.byType, (start - state.building) / 1000);
+      const end = () => {
+        series.execute.observe(op.byOperation, seconds(start));
+        series.requests.inc(op.byOperation);
+      };
+      return {
+        onExecuteDone({ result }) {
+          if (!isExecutionResult(result)) return { onNext: ({ result: r }) => countErrors(op, r, 'execute'), onEnd: end };
+          countErrors(op, result, 'execute');
+          end();
+          return undefined;
+        },
+      };
+    },
+    onSubscribe({ args }) {
+      const op = stateOf(args.contextValue, states)?.op;
+      if (!op) return;
+      return {
+        onSubscribeResult({ result }) {
+          if (!isExecutionResult(result)) return { onNext: ({ result: r }) => countErrors(op, r, 'execute'), onEnd: () => series.requests.inc(op.byOperation) };
+          countErrors(op, result, 'execute');
+          series.requests.inc(op.byOperation);
+          return undefined;
+        },
+        onSubscribeError() {
+          series.errors.inc({ ...op.byOperation, phase: 'subscribe' });
+        },
+      };
+    },
     onResultProcess({ request, result, setResult }) {
       if (Array.isArray(result) || !isExecutionResult(result)) return;
+      const state = states.get(request);
+      if (state) phaseFailure(state, series);
       const snapshot = options.snapshots.get(request);
-      let outcome: CacheOutcome = 'bypass';
-      if (options.caching && snapshot) {
-        outcome = options.fromCache(result) ? 'hit'
-          : options.snapshots.bypassed(request) ? 'bypass' : 'miss';
-        options.metrics.cacheLookups.inc({ surface: 'graphql', result: outcome });
-      }
-      outcomes.set(request, outcome);
+      const outcome = cacheOutcome(options, request, result, snapshot);
+      if (state) state.outcome = outcome;
       const scope = currentScope();
       if (scope) {
         scope.cache = outcome;
@@ -209,10 +196,27 @@ export function graphqlObservability(options: GraphqlObservabilityOptions): Plug
       }
     },
     onResponse({ request, response }) {
-      const outcome = outcomes.get(request);
-      if (outcome) response.headers.set('x-cache', outcome);
+      const state = states.get(request);
+      if (!state) return;
+      if (state.outcome) response.headers.set('x-cache', state.outcome);
+      if (state.op) series.http.observe({ operationType: state.op.byType.operationType, method: request.method, statusCode: response.status }, seconds(state.start));
     },
   };
+}
+
+/** Whether the answer came from the response cache (counted), was kept out of it, or is a miss. */
+function cacheOutcome(options: GraphqlObservabilityOptions, request: Request, result: ExecutionResult, snapshot: DataSnapshot | null): CacheOutcome {
+  if (!options.caching || !snapshot) return 'bypass';
+  const outcome = options.fromCache(result) ? 'hit' : options.snapshots.bypassed(request) ? 'bypass' : 'miss';
+  options.metrics.cacheLookups.inc({ surface: 'graphql', result: outcome });
+  return outcome;
+}
+
+/** A request that began parsing and never built its context failed to parse (no operation) or to validate. */
+function phaseFailure(state: RequestState, series: ReturnType<typeof yogaSeries>): void {
+  if (state.parsing === undefined || state.building !== undefined) return;
+  if (!state.op) series.errors.inc({ ...unparsed.byOperation, phase: 'parse' });
+  else series.errors.inc({ ...state.op.byOperation, phase: 'validate' });
 }
 
 function isExecutionResult(value: unknown): value is ExecutionResult {
