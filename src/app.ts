@@ -26,7 +26,7 @@ import { loadManifest } from './graphql/plugins/use-persisted-operations.js';
 import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
 import { createLogger, logFailure, yogaLogger, type Logger } from './observability/logger.js';
 import { buildInfo } from './observability/build.js';
-import { graphqlObservability, graphqlPrometheus } from './graphql/plugins/use-metrics.js';
+import { graphqlObservability } from './graphql/plugins/use-metrics.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { replicaMetrics } from './observability/replicas.js';
 import { observeRequests } from './observability/request.js';
@@ -149,7 +149,6 @@ export function createGateway(
   const yogaPlugins = [
     // before the response cache: a key's raised page size is answered without it
     keyOverridesPlugin({ paging, maxCost: settings.GRAPHQL_MAX_COST, accessOf, noCache: (request) => snapshots.bypass(request) }),
-    graphqlPrometheus(metrics),
     graphqlObservability({ snapshots, metrics, caching: cache !== null, fromCache: isServedFromCache }),
     ...(cache ? [graphqlResponseCache(cache, snapshots)] : []),
   ];
