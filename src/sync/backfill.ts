@@ -147,17 +147,22 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
     // last table with rows to copy is left to the finish (its indexes two at a time).
     // inscriptions differing from an earlier one only in case (src/sync/case-ticks.ts), and their rows
     const shadowed = new ShadowedTicks(await state.readShadowedTicks(c.sql));
-    const run: CopyRun = { c, plan, background, shadowed, ticks: null, failed: false };
+    let transactionsCopied!: (copied: boolean) => void;
+    const run: CopyRun = { c, plan, background, shadowed, ticks: null, failed: false,
+      transactions: (plan.get('txs')?.done ?? true) ? Promise.resolve(true) : new Promise((resolve) => { transactionsCopied = resolve; }),
+      transactionsCopied: (copied) => transactionsCopied?.(copied) };
     const stopped = await withBulkSession(c.databaseUrl, async (bulk) => {
       if (await copyLane(run, conn, bulk, rangeTables.filter((t) => t.source === 'inscriptions'))) return true;
-      // the others in two lanes at once when a second connection holds the same snapshot (txs and the
-      // history on this one, the tables keyed by tick on the other), else one after the other here
+      // the others in two lanes at once when a second connection holds the same snapshot (txs and balances
+      // on this one, the history, address_txs and utxos on the other), else one after the other here
       const rest = rangeTables.filter((t) => t.source !== 'inscriptions');
       const lane = second ? rest.filter((t) => secondLane.has(t.source)) : [];
       const lanes = await Promise.allSettled([
         copyLane(run, conn, bulk, rest.filter((t) => !lane.includes(t))),
         lane.length ? withBulkSession(c.databaseUrl, (bulk2) => copyLane(run, second!, bulk2, lane)) : false,
       ].map((p) => Promise.resolve(p).catch((error: unknown) => { run.failed = true; throw error; })));
+      // the history's move, waiting for the transactions, does not run when the copy stopped or failed before them
+      run.transactionsCopied(false);
       for (const r of lanes) if (r.status === 'rejected') throw r.reason;
       return lanes.some((r) => r.status === 'fulfilled' && r.value);
     }).catch(async (error: unknown) => {
@@ -175,33 +180,38 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
   return 'done';
 }
 
-/** Tables copied on the second lane (see beginSnapshots), beside txs and balance_txn on the first: about
- *  as many rows on each (the history's move needs the transactions, so those two share a lane). */
-const secondLane = new Set(['address_txs', 'balances', 'utxos']);
+/** Tables copied on the second lane (see beginSnapshots), beside txs and then balances on the first: about
+ *  as much work on each. The history's move waits for the transactions (see copyLane); balances, whose
+ *  indexes are the quickest to build, is last on its lane. */
+const secondLane = new Set(['balance_txn', 'address_txs', 'utxos']);
 
 /**
  * Starts the backfill's snapshot on `conn` and, when it can be shown to be the same, on a second connection
- * (returned; else null): the two lanes then copy one source state. The snapshots start together; MariaDB
- * names the binlog position each holds (the same one: no commit between them), elsewhere the end of the
- * binlog must not have moved from before the first to after the second. Without a binlog (or on SQLite)
- * nothing tells: one connection copies everything, as it does when three tries found commits between them.
+ * (returned; else null): the two lanes then copy one source state. The snapshots start together and MariaDB
+ * names the binlog position each holds (the same one: no commit between them). MySQL names none (the end
+ * of its binlog may already hold a transaction the engine has not made visible yet), and without a binlog
+ * or on SQLite nothing tells: one connection copies everything, as it does when three tries found commits
+ * between the two.
  */
 async function beginSnapshots(c: BackfillContext, conn: SourceConnection): Promise<SourceConnection | null> {
-  const mark = conn.dialect === 'mysql' ? await currentPosition(conn).catch(() => null) : null;
-  const second = mark ? await connectSource(c.target).catch(() => null) : null;
-  for (let attempt = 1; second; attempt++) {
-    const before = await currentPosition(conn);
+  const binlog = conn.dialect === 'mysql' && (await currentPosition(conn).catch(() => null)) !== null;
+  const second = binlog ? await connectSource(c.target).catch(() => null) : null;
+  if (!second) {
+    await beginSnapshot(conn, { repeatableRead: true });
+    return null;
+  }
+  for (let attempt = 1; ; attempt++) {
     await Promise.all([beginSnapshot(conn, { repeatableRead: true }), beginSnapshot(second, { repeatableRead: true })]);
     const [a, b] = await Promise.all([sessionSnapshotPosition(conn), sessionSnapshotPosition(second)]);
-    if (a && b ? samePosition(a, b) : samePosition(before, await currentPosition(conn))) return second;
+    if (a && b && samePosition(a, b)) return second;
+    if (!a || !b || attempt >= 3) {
+      if (a && b) c.log.info('backfill: the source committed between the two lanes\' snapshots three times: one lane copies every table');
+      await endSnapshot(second).catch(() => {});
+      await second.end().catch(() => {});
+      return null; // conn's snapshot stays
+    }
     await Promise.all([endSnapshot(conn), endSnapshot(second)]);
-    if (attempt < 3) continue;
-    c.log.info('backfill: the source committed between the two lanes\' snapshots three times: one lane copies every table');
-    await second.end().catch(() => {});
-    break;
   }
-  await beginSnapshot(conn, { repeatableRead: true });
-  return null;
 }
 
 /** What the lanes of one backfill share. */
@@ -216,6 +226,9 @@ interface CopyRun {
   copied?: Set<string>;
   /** a lane failed: the other stops at its next range */
   failed: boolean;
+  /** resolves true once txs is copied whole (the history's move joins its rows), false if the lanes ended before */
+  transactions: Promise<boolean>;
+  transactionsCopied: (copied: boolean) => void;
 }
 
 /**
@@ -243,6 +256,7 @@ async function copyLane(run: CopyRun, conn: SourceConnection, bulk: BulkSession,
     await state.recordShadowedTicks(c.sql, shadows);
     if (stop) return true;
     copied.add(t.source);
+    if (t.source === 'txs') run.transactionsCopied(true);
     c.log.info({ table: t.source, seconds: Math.round(performance.now() - started) / 1000 }, 'backfill table copied');
     const more = rangeTables.some((x) => {
       const q = plan.get(x.source);
@@ -251,7 +265,9 @@ async function copyLane(run: CopyRun, conn: SourceConnection, bulk: BulkSession,
     if (more && bulkTargets.includes(t.target)) {
       const range = p;
       background.tables.add(t.target);
-      background.finishing = background.finishing.then(() => finishTable(c, t.target, range));
+      // the history's move needs every transaction (on the other lane, it may still be copying)
+      const after = t.stage ? Promise.all([background.finishing, run.transactions]).then(([, ready]) => ready) : background.finishing.then(() => true);
+      background.finishing = after.then((ready) => (ready ? finishTable(c, t.target, range) : undefined));
       background.finishing.catch(() => {}); // awaited by the finish (or below, when the copy stops or fails)
     }
   }

@@ -5,9 +5,10 @@ import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../sup
 import { startSyncProcess, stopSyncSuite } from '../support/sync-process.js';
 import { because, skipUnlessAll } from '../support/skips.js';
 
-// The backfill's two lanes (src/sync/backfill.ts): on a source with a binlog the tables keyed by tick are
-// copied on a second connection in the same snapshot, beside txs and the history. A bad row met by that lane
-// ends the whole run within seconds, named, while the other lane is still copying; the rows are as the source has them.
+// The backfill's two lanes (src/sync/backfill.ts): on MariaDB with a binlog the history, address_txs and
+// utxos are copied on a second connection in the same snapshot, beside txs and balances; the history's move
+// waits for the transactions. A bad row met by that lane ends the whole run within seconds, named; the rows
+// are as the source has them.
 
 const server = await findServer();
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'lane' };
@@ -58,7 +59,7 @@ describe('sync: the backfill\'s two lanes', { timeout: 180_000, ...skipUnlessAll
     }
   });
 
-  it('a bad row in the second lane ends the run within seconds, named, while txs is copied on the first', async () => {
+  it('a bad row in the second lane ends the run within seconds, named; the first stops at a range\'s end', async () => {
     await src.conn.query(`UPDATE address_txs SET tick = 'ghost' ORDER BY id LIMIT 1`);
     const [[{ id }]] = (await src.conn.query(`SELECT id FROM address_txs WHERE tick = 'ghost'`)) as any;
     const db = await createTestDatabase();
