@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { graphql, useGateway } from '../support/gateway.js';
+import { useGateway } from '../support/gateway.js';
 import { alice, bob, fakeHash, Fixture } from '../support/fixtures.js';
-import { post } from '../support/http.js';
+import { gqlJson, post } from '../support/http.js';
 
 // A transaction's position in its block is `bigint unsigned` in the indexer's schema and bigint in the read
 // model: GraphQL carries it as a BigInt (a decimal string, like blockHeight: an Int is 32-bit), JSON-RPC as
@@ -28,7 +28,7 @@ const gw = useGateway({
 
 describe('positionInBlock above 2^31 - 1', () => {
   it('GraphQL answers it as a BigInt string, in chain order, and by hash', async () => {
-    const r = await graphql(gw.gateway, `{
+    const r: any = await gqlJson(gw.base, `{
       transactions(first: 10, tick: "wide", direction: ASC) { edges { node { txHash positionInBlock } } }
       transaction(chain: "eth", hash: "${far.hash}") { positionInBlock }
     }`);
