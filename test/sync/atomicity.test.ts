@@ -29,7 +29,7 @@ const address = (flush: number, i: number) => `0xa7${flush.toString(16).padStart
 // Per flush: new holders (one mint each) and transfers between them (half of a mint: nobody reaches 0).
 const modes = [
   { mode: 'binlog', port: 4451, mints: 150, transfers: 50, flushes: 8, args: ['--mode', 'binlog', '--server-id', '5531', '--log-level', 'info'] },
-  { mode: 'polling', port: 4452, mints: 40, transfers: 10, flushes: 24, args: ['--mode', 'polling', '--poll-interval-ms', '300', '--log-level', 'debug'] },
+  { mode: 'polling', port: 4452, mints: 20, transfers: 5, flushes: 40, args: ['--mode', 'polling', '--poll-interval-ms', '300', '--log-level', 'debug'] },
 ] as const;
 
 describe.each(modes)('sync: a $mode flush is applied all at once', { timeout: 240_000, ...skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]) }, ({ mode, port, mints, transfers, flushes, args }) => {
