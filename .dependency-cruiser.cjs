@@ -5,8 +5,10 @@
 //
 //   domain        pure values and codes (no I/O)
 //   config        the environment's schema (src/config.ts)
-//   db            SQL, pools, sources, the data-version watcher, the request-scope accessor (db/scope.ts)
-//   observability logger, metrics, per-request bookkeeping and the hooks that record it
+//   request       the request scope (request/scope.ts): the plain object every layer of a request writes
+//                 into directly, so that none calls back up into another to record
+//   db            SQL, pools, sources, the data-version watcher
+//   observability logger, metrics, the HTTP wrapper that opens a request's scope and logs it
 //   cache         response cache (uses the logger and metrics)
 //   access        API keys and quotas: the key registry, token buckets (Redis or in process), the per-request
 //                 access decision and the RateLimit headers (uses db for the keys, the cache's Redis breaker,
@@ -23,6 +25,7 @@
 const layers = [
   ['domain', '^src/domain/'],
   ['config', '^src/config\\.ts$'],
+  ['request', '^src/request/'],
   ['db', '^src/db/'],
   ['observability', '^src/observability/'],
   ['cache', '^src/cache/'],
@@ -121,11 +124,12 @@ module.exports = {
       to: { path: '^src/graphql/plugins/(?!use-[^/]+\\.ts$)' },
     },
     {
-      name: 'rpc-envelope-knows-json-only',
-      comment: 'the JSON-RPC envelope reads a pre-serialised result by its marker (src/domain/json-text.ts), not by a cache class',
+      name: 'rpc-knows-the-cache-by-its-types-only',
+      comment: 'the JSON-RPC layer gets its cache from the composition root and reads a pre-serialised result by its marker '
+        + '(src/domain/json-text.ts): it imports types of src/cache, never a class or function of it',
       severity: 'error',
-      from: { path: '^src/rpc/envelope\\.ts$' },
-      to: { path: '^src/(cache|observability|server)/' },
+      from: { path: '^src/rpc/' },
+      to: { path: '^src/cache/', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'not-to-unresolvable',

@@ -45,6 +45,10 @@ const { values } = parseArgs({
     // profiling: stop after the backfill (no reference, no follow), and node flags for the sync processes
     // (e.g. --sync-node-args=--cpu-prof,--cpu-prof-dir=/tmp/prof)
     'backfill-only': { type: 'boolean', default: false },
+    // with --backfill-only: another build of the sync (its dist/ directory, inside the checkout so its
+    // imports resolve) backfilled in turn with this one on the same source, two rounds each, for a ratio
+    // measured back to back on a noisy machine
+    'backfill-compare': { type: 'string' },
     'sync-node-args': { type: 'string' },
   },
   strict: true,
@@ -76,9 +80,9 @@ const children = new Set<import('node:child_process').ChildProcess>();
 process.once('exit', () => { for (const c of children) c.kill('SIGKILL'); });
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
 
-function startSync(args: string[]) {
+function startSync(args: string[], script = 'dist/cli/sync.js') {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(DATABASE_URL|SYNC_SOURCE_URL|NODE_OPTIONS)$/.test(k)));
-  const child = spawn(process.execPath, [...(values['sync-node-args']?.split(',') ?? []), 'dist/cli/sync.js', '--metrics-port', '0', '--log-level', values['sync-log'] ? 'debug' : 'warn', ...args],
+  const child = spawn(process.execPath, [...(values['sync-node-args']?.split(',') ?? []), script, '--metrics-port', '0', '--log-level', values['sync-log'] ? 'debug' : 'warn', ...args],
     { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (c: Buffer) => { output = (output + c.toString()).slice(-20_000); });
@@ -91,6 +95,25 @@ function startSync(args: string[]) {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { children.delete(child); resolve(code); }));
   const rss = rssSampler(child.pid!);
   return { child, exited, rss, output: () => output };
+}
+
+/** Backfills by `other` (a dist/ directory) and by this build in turn, two rounds, each into a fresh database. */
+async function compareBackfills(common: string[], other: string) {
+  const rounds: { build: string; seconds: number; load1: number }[] = [];
+  for (let round = 0; round < 2; round++) {
+    for (const [build, script] of [['other', `${other.replace(/\/$/, '')}/cli/sync.js`], ['this', 'dist/cli/sync.js']] as const) {
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${pgDb} WITH (FORCE)`);
+      await admin.unsafe(`CREATE DATABASE ${pgDb}`);
+      const t0 = performance.now();
+      const run = startSync([...common, '--once', '--mode', 'binlog'], script);
+      const code = await run.exited;
+      if (code !== 0) throw new Error(`${build} backfill exited ${code}:\n${run.output()}`);
+      rounds.push({ build, seconds: seconds(t0), load1: loadavg()[0]! });
+      log(`backfill by ${build}: ${rounds.at(-1)!.seconds} s (load ${rounds.at(-1)!.load1})`);
+    }
+  }
+  const sum = (b: string) => rounds.filter((r) => r.build === b).reduce((a, r) => a + r.seconds, 0);
+  log(`compare: ${JSON.stringify(rounds)}; this / other = ${(sum('this') / sum('other')).toFixed(2)}`);
 }
 
 const pct = (xs: number[], p: number) => {
@@ -249,6 +272,7 @@ try {
   }
   if (values['backfill-only']) {
     log(JSON.stringify(backfill));
+    if (values['backfill-compare']) await compareBackfills(common, values['backfill-compare']);
     await src.close();
     await admin.unsafe(`DROP DATABASE IF EXISTS ${pgDb} WITH (FORCE)`);
     await admin.end({ timeout: 5 });

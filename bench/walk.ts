@@ -5,7 +5,10 @@
 // reset after three warm-up calls (so lazy set-up is not counted), then the call is made once and every
 // src/ file with a function that ran is listed. The in-process embedded database (src/db/embedded*) and
 // the result cache (off) are left out. The data-version watcher's poll timer is set to a minute so that it
-// does not fire in that window and add its files (src/db/version.ts, deadline.ts) to the call's.
+// does not fire in that window and add its files (src/db/version.ts, deadline.ts) to the call's. Then a CPU
+// profile of 300 more calls lists every call a src/ layer makes back up into a higher one (a layer entered
+// twice), in the layer order of .dependency-cruiser.cjs.
+import { readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { createGateway } from '../src/app.js';
@@ -42,6 +45,34 @@ for (const script of result) {
   if (script.functions.some((f) => f.ranges.some((r) => r.count > 0))) entries.set(script.url.replace(/^.*\/src\//, 'src/'), calls);
 }
 const files = [...entries.keys()].sort();
+// A layer entered twice is one that a lower layer calls back into (the layers below may only be called
+// down into: .dependency-cruiser.cjs). V8's CPU profile of many more calls shows the stacks: each src/
+// frame whose nearest src/ caller (library frames between them skipped) is in a lower layer is such a call.
+const layerOrder = [...readFileSync(new URL('../.dependency-cruiser.cjs', import.meta.url), 'utf8')
+  .matchAll(/\['([a-z]+)', '\^src\/([a-z]+)/g)].map((m) => m[2]!.replace(/\\/g, ''));
+const rankOf = (file: string) => layerOrder.indexOf(/^src\/([a-z]+)/.exec(file)?.[1] ?? '');
+const sampledCalls = 300;
+await session.post('Profiler.setSamplingInterval', { interval: 20 });
+await session.post('Profiler.start');
+for (let i = 0; i < sampledCalls; i++) await once(100 + i);
+const { profile } = await session.post('Profiler.stop');
+const srcFile = (url: string) => (url.includes('/src/') && !url.includes('node_modules') ? url.replace(/^.*\/src\//, 'src/') : null);
+const parentOf = new Map<number, number>();
+for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node.id);
+const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+const upward = new Map<string, number>();
+for (const node of profile.nodes) {
+  const file = srcFile(node.callFrame.url);
+  if (!file) continue;
+  let up = parentOf.get(node.id);
+  while (up !== undefined && !srcFile(byId.get(up)!.callFrame.url)) up = parentOf.get(up);
+  if (up === undefined) continue;
+  const caller = byId.get(up)!;
+  const from = srcFile(caller.callFrame.url)!;
+  if (rankOf(from) < 0 || rankOf(file) <= rankOf(from)) continue;
+  const edge = `${from} ${caller.callFrame.functionName || '(anonymous)'} → ${file} ${node.callFrame.functionName || '(anonymous)'}`;
+  upward.set(edge, (upward.get(edge) ?? 0) + (node.hitCount ?? 0) + 1);
+}
 // the layer of a file: its folder under src/ (app.ts and main.ts on their own)
 const layerOf = (file: string) => /^src\/([^/]+)\//.exec(file)?.[1] ?? file.replace(/^src\//, '');
 const layers = new Map<string, number>();
@@ -49,6 +80,8 @@ for (const file of files) layers.set(layerOf(file), (layers.get(layerOf(file)) ?
 console.log(reply.slice(0, 120));
 console.log(`${files.length} files:\n${files.map((f) => `${f} (${entries.get(f)} function entries)`).join('\n')}`);
 console.log(`layers: ${[...layers].map(([l, n]) => `${l} ${n}`).join(', ')}`);
+console.log(`calls back up a layer (sampled over ${sampledCalls} more calls): ${upward.size === 0 ? 'none' : ''}`);
+for (const [edge, n] of [...upward].sort((a, b) => b[1] - a[1])) console.log(`  ${edge} (${n} samples)`);
 await gateway.close();
 await embedded.stop();
 process.exit(0);

@@ -7,9 +7,10 @@ import { createSchemaCheck } from './db/schema-version.js';
 import { createSources, type Sources } from './db/sources.js';
 import { expandHosts, expandUrlList } from './domain/database-urls.js';
 import { createStore, type Store, type StoreLimits } from './db/store.js';
+import type { PoolShares } from './db/statement-runner.js';
 import { blockTimesReader } from './db/block-times.js';
 import { dataAgeSeconds, type VersionWatcher } from './db/version.js';
-import { contextFactory, raisedPaging } from './graphql/context.js';
+import { contextFactory } from './graphql/context.js';
 import { graphqlRefusalBody } from './graphql/errors.js';
 import { streamsPlugin, type StreamStats } from './graphql/plugins/use-streams.js';
 import { subscriptionLimitsPlugin } from './graphql/plugins/use-subscription-limits.js';
@@ -25,12 +26,14 @@ import { loadManifest } from './graphql/plugins/use-persisted-operations.js';
 import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
 import { createLogger, logFailure, yogaLogger, type Logger } from './observability/logger.js';
 import { buildInfo } from './observability/build.js';
-import { graphqlObservability, graphqlPrometheus } from './graphql/plugins/use-metrics.js';
+import { graphqlObservability } from './graphql/plugins/use-metrics.js';
 import { createMetrics, type Metrics } from './observability/metrics.js';
 import { replicaMetrics } from './observability/replicas.js';
-import { dbRequestScope, instrumentStore, observeRequests, rpcObserver, type PoolMeter } from './observability/request.js';
+import { observeRequests } from './observability/request.js';
+import type { PoolMeter } from './request/scope.js';
+import { observeBatches } from './loaders/index.js';
 import { rpcRefusalBody } from './rpc/errors.js';
-import { createRpcHandler } from './rpc/server.js';
+import { createRpcHandler } from './rpc/handler.js';
 import { createRpcTables } from './rpc/tables.js';
 import { clientBudget, clientKey, type HttpSettings } from './server/connections.js';
 import { createAccessControl, type AccessControl } from './access/control.js';
@@ -42,7 +45,7 @@ import { closeGracefully, corsPolicy, createHttpServer } from './server/http.js'
 // data-version watcher, store, metrics, response cache, live events, yoga, the RPC handler, the HTTP
 // listener) and hands each the others it needs. The layers below it import only downwards
 // (.dependency-cruiser.cjs, checked by `npm run lint:deps`): what a lower layer needs from a higher one
-// (the request scope for src/db, error bodies for src/server, the client key for subscriptions) is
+// (error bodies for src/server, the client key for subscriptions, the pool's shares for src/db) is
 // passed in here.
 
 export interface Gateway {
@@ -99,8 +102,6 @@ export type OperationsConfig = Pick<Config,
  */
 const configDefaults: Config = configSchema.parse({});
 
-const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-request-id, authorization, x-api-key' };
-
 type GatewayTarget = { url?: string; socketPath?: string; notifications?: NotificationSource };
 type Paging = { defaultPageSize: number; maxPageSize: number; historyMaxOffset: number };
 type ResultLimits = { maxNodes: number; maxBytes: number };
@@ -126,7 +127,7 @@ export function createGateway(
   const paging: Paging = { defaultPageSize: settings.DEFAULT_PAGE_SIZE, maxPageSize: settings.MAX_PAGE_SIZE, historyMaxOffset: settings.HISTORY_MAX_OFFSET };
   const resultLimits: ResultLimits = { maxNodes: settings.GRAPHQL_MAX_RESULT_NODES, maxBytes: settings.GRAPHQL_MAX_RESPONSE_BYTES };
   const watcher = sources.watcher;
-  // in-flight statements of this gateway's pools, counted by the request scopes (src/observability/request.ts)
+  // in-flight statements of this gateway's pools, counted by the statement runner in the request scopes (src/request/scope.ts)
   const pool: PoolMeter = { inflight: 0 };
   let cache: CacheStore | null = null;
   const metrics = gatewayMetrics(settings, sources, logger, {
@@ -142,11 +143,12 @@ export function createGateway(
   const pinnedVersion = () => versionOf(sources.router.pin().snapshot);
   cache = settings.CACHE ? responseCache(settings, paging, currentVersion, metrics, logger) : null;
   const snapshots = createRequestSnapshots(() => sources.router.pin().snapshot);
-  const access = accessControl(settings, target, sources, metrics, logger);
+  // how the pool is shared between anonymous and keyed requests, set again at each reload of the keys
+  const shares: PoolShares = { anonymous: 1 };
+  const access = accessControl(settings, target, sources, metrics, logger, shares);
   const yogaPlugins = [
     // before the response cache: a key's raised page size is answered without it
     keyOverridesPlugin({ paging, maxCost: settings.GRAPHQL_MAX_COST, accessOf, noCache: (request) => snapshots.bypass(request) }),
-    graphqlPrometheus(metrics),
     graphqlObservability({ snapshots, metrics, caching: cache !== null, fromCache: isServedFromCache }),
     ...(cache ? [graphqlResponseCache(cache, snapshots)] : []),
   ];
@@ -156,22 +158,22 @@ export function createGateway(
   });
   // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
   // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
-  const store = instrumentStore(createStore(sql, {
-    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => whyUnready(schema.unready(), sources.unready()), scope: dbRequestScope,
+  const store = observeBatches(createStore(sql, {
+    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => whyUnready(schema.unready(), sources.unready()),
     servers: 1 + sources.replicas.length,
     // keyed clients keep the rest of the pool whatever anonymous traffic does, once any key exists
-    anonymousShare: () => anonymousShare(settings, access),
-  }), metrics);
+    shares,
+  }), metrics.batchSize);
   const { hub, source } = liveEvents(settings, target, sources, store, metrics, logger);
   // one byte budget per client address for answers and event streams alike (src/server/connections.ts)
   const budget = clientBudget({ bytesPerS: settings.HTTP_CLIENT_BYTES_PER_S, burstBytes: settings.HTTP_CLIENT_BURST_BYTES });
-  const { streams, subscriptionLimits } = streamPlugins(settings, budget, access, metrics);
+  const { streams, subscriptionLimits } = streamPlugins(settings, budget, shares, metrics);
   const yoga = graphqlServer(settings, {
     store, paging, resultLimits, manifest, logger, hub, plugins: yogaPlugins, subscriptionPlugins: [subscriptionLimits.plugin, streams.plugin],
   });
   // one CORS policy for both surfaces (src/server/http.ts)
   const cors = corsPolicy(settings.CORS_ORIGIN, settings.CORS_CREDENTIALS);
-  const rpc = rpcHandler(settings, { store, paging, resultLimits, cors, metrics, logger, onError: hooks.onError, cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null });
+  const rpc = rpcHandler(settings, { store, paging, resultLimits, metrics, logger, onError: hooks.onError, cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null });
   const freshness = () => {
     const snapshot = watcher.current();
     return snapshot ? { dataVersion: snapshot.version, dataAgeSeconds: dataAgeSeconds(snapshot) } : null;
@@ -179,7 +181,7 @@ export function createGateway(
   const server = createHttpServer({
     store, yoga, rpc, cors,
     metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
-    wrap: observeRequests({ logger, metrics, pool }), graphiql: settings.GRAPHQL_INTROSPECTION, freshness,
+    observe: observeRequests({ logger, metrics, pool }), graphiql: settings.GRAPHQL_INTROSPECTION, freshness,
     compression: settings.HTTP_COMPRESSION ? { minBytes: settings.HTTP_COMPRESSION_MIN_BYTES } : undefined,
     errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
     access: access.hook, warmGraphiql: hooks.warmGraphiql,
@@ -223,7 +225,6 @@ function openSources(settings: Config, target: GatewayTarget, logger: Logger, on
     listen: settings.DATA_VERSION_LISTEN,
     logger,
     onQuery,
-    scope: dbRequestScope,
   });
 }
 
@@ -280,7 +281,7 @@ function responseCache(settings: Config, paging: Paging, currentVersion: () => s
  * API keys: the registry on the primary's state connection (LISTEN shares it; none on the embedded engine
  * or behind a transaction pooler: reloads only), the quota in Redis when there is one.
  */
-function accessControl(settings: Config, target: GatewayTarget, sources: Sources, metrics: Metrics, logger: Logger): AccessControl {
+function accessControl(settings: Config, target: GatewayTarget, sources: Sources, metrics: Metrics, logger: Logger, shares: PoolShares): AccessControl {
   return createAccessControl({
     anonymous: settings.ANONYMOUS_ACCESS, reloadMs: settings.API_KEYS_RELOAD_MS, gateways: settings.QUOTA_GATEWAYS,
     badKeyFree: settings.BAD_KEY_FREE_FAILURES, badKeyMaxBlockS: settings.BAD_KEY_MAX_BLOCK_S, redisUrl: settings.REDIS_URL,
@@ -288,12 +289,9 @@ function accessControl(settings: Config, target: GatewayTarget, sources: Sources
   }, {
     sql: sources.primaryStateSql, readTimeoutMs: sources.stateReadMs, listen: !target.socketPath && settings.DATA_VERSION_LISTEN && settings.DB_POOLER !== 'pgbouncer',
     registry: metrics.registry, logger, clientKey,
+    // ANONYMOUS_SHARE, in force once any API key exists (keyed clients then keep the rest)
+    onKeys: (count) => void (shares.anonymous = count > 0 ? settings.ANONYMOUS_SHARE : 1),
   });
-}
-
-/** ANONYMOUS_SHARE, in force once any API key exists (keyed clients then keep the rest). */
-function anonymousShare(settings: Config, access: AccessControl): number {
-  return access.registry.size() > 0 ? settings.ANONYMOUS_SHARE : 1;
 }
 
 /** The subscriptions' fan-out, and where its notifications come from. */
@@ -311,7 +309,7 @@ function liveEvents(settings: Config, target: GatewayTarget, sources: Sources, s
 }
 
 /** The event streams' byte limits and the subscriptions' count limits. */
-function streamPlugins(settings: Config, budget: ReturnType<typeof clientBudget>, access: AccessControl, metrics: Metrics) {
+function streamPlugins(settings: Config, budget: ReturnType<typeof clientBudget>, shares: PoolShares, metrics: Metrics) {
   const streams = streamsPlugin({
     maxPendingBytes: settings.SUBSCRIPTIONS_MAX_PENDING_BYTES,
     maxPendingTotalBytes: settings.SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES,
@@ -329,7 +327,7 @@ function streamPlugins(settings: Config, budget: ReturnType<typeof clientBudget>
       const who = accessOf(req);
       return who?.kind === 'key' ? { id: who.key.prefix, max: who.key.overrides.maxStreams ?? settings.SUBSCRIPTIONS_MAX_PER_CLIENT } : null;
     },
-    anonymousShare: () => anonymousShare(settings, access),
+    anonymousShare: () => shares.anonymous,
   });
   return { streams, subscriptionLimits };
 }
@@ -384,7 +382,7 @@ function graphqlServer(settings: Config, parts: {
 type RpcOptions = Parameters<typeof createRpcHandler>[0];
 
 function rpcHandler(settings: Config, parts: {
-  store: Store; paging: Paging; resultLimits: ResultLimits; cors: ReturnType<typeof corsPolicy>; metrics: Metrics; logger: Logger;
+  store: Store; paging: Paging; resultLimits: ResultLimits; metrics: Metrics; logger: Logger;
   onError: ((error: unknown, where: string) => void) | undefined; cache: RpcOptions['cache'];
 }) {
   const { paging, logger } = parts;
@@ -396,12 +394,10 @@ function rpcHandler(settings: Config, parts: {
     maxBatch: settings.RPC_MAX_BATCH,
     // a batch's elements run a few at a time, like the statements of one request
     batchConcurrency: settings.REQUEST_MAX_CONCURRENT_STATEMENTS,
-    cors: parts.cors.forSurface(rpcCors),
     onError: parts.onError ?? ((error, method) => logFailure(logger, error, { rpcMethod: method }, 'rpc')),
     cache: parts.cache,
-    observer: rpcObserver(parts.metrics),
+    metrics: parts.metrics,
     publicUrl: settings.PUBLIC_URL,
-    pagingFor: (req) => raisedPaging(accessOf(req), paging),
   });
 }
 

@@ -5,6 +5,7 @@
 // Scenarios without a natural PostGraphile twin are left out: the transactions of an address (from OR to: not a
 // condition PostGraphile offers without the filter plugin), deep pages and cursors (a benchmark of offsets and
 // of cursors that differ between the two).
+import { isDeepStrictEqual } from 'node:util';
 import type { Fixture, Scenario } from './scenarios.js';
 
 export interface PeerScenario {
@@ -151,7 +152,7 @@ const transaction = (x: any) => ({
   chain: x.chain,
   protocol: x.protocol,
   blockHeight: String(x.blockHeight),
-  positionInBlock: x.positionInBlock,
+  positionInBlock: String(x.positionInBlock),
   blockTime: instant(x.blockTime),
   txHash: x.txHash,
   from: x.from,
@@ -193,6 +194,17 @@ function theirBriefs(f: Fixture): string {
 
 const brief = (t: any, s: { holders: unknown; minted: unknown; txCount: unknown; progress: unknown }) =>
   t && { id: String(t.id), ...tickDetail(t), holders: String(s.holders), minted: decimal(s.minted), txCount: String(s.txCount), progress: decimal(s.progress) };
+
+/**
+ * bench:peer's answers-equal step: the common content of our reply and of PostGraphile's (each the text of a
+ * successful reply) must be the same; null when it is, else a message showing both.
+ */
+export function answersDiffer(s: PeerScenario, ours: string, theirs: string): string | null {
+  const a = s.oursData((JSON.parse(ours) as { data: unknown }).data);
+  const b = s.theirsData((JSON.parse(theirs) as { data: unknown }).data);
+  if (isDeepStrictEqual(a, b)) return null;
+  return `${s.name}: the two answers differ\nours:   ${JSON.stringify(a)}\ntheirs: ${JSON.stringify(b)}`;
+}
 
 const body = (query: string, variables: Record<string, unknown>) => JSON.stringify({ query, variables });
 

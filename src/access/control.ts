@@ -46,6 +46,8 @@ export function createAccessControl(settings: AccessSettings, deps: {
   registry: Registry;
   logger: Logger;
   clientKey: (address: string) => string;
+  /** Told how many keys there are after each reload of the registry. */
+  onKeys?: (count: number) => void;
 }): AccessControl {
   const { logger } = deps;
   const quota = createQuota({
@@ -57,6 +59,7 @@ export function createAccessControl(settings: AccessSettings, deps: {
     onReload: (keys, via) => {
       quota.retain(registry.prefixes());
       if (keys > 0) quota.connect();
+      deps.onKeys?.(registry.size());
       logger.debug({ keys, via }, 'API keys loaded');
     },
     onError: (error, where) => logger.warn({ err: (error as Error).message, where },

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { currentScope } from '../observability/request.js';
+import { currentScope } from '../request/scope.js';
 import type { Access, AccessGate, AccessRefusal } from './gate.js';
 import { setAccess } from './request-access.js';
 
@@ -27,7 +27,12 @@ export function createAccessHook(gate: AccessGate, options: { anonymous: 'allow'
         setAccess(req, verdict.access);
         if (verdict.access.kind === 'key') {
           const scope = currentScope();
-          if (scope) scope.keyName = verdict.access.key.name;
+          if (scope) {
+            scope.keyName = verdict.access.key.name;
+            // the JSON-RPC layer's share of a key's overrides, read there without asking this layer again
+            const { maxPageSize } = verdict.access.key.overrides;
+            if (maxPageSize !== null) scope.keyMaxPageSize = maxPageSize;
+          }
           countOutcome(gate, verdict.access, req, res);
         }
         return null;
@@ -40,7 +45,7 @@ export function createAccessHook(gate: AccessGate, options: { anonymous: 'allow'
 
 /**
  * Bytes written for the response and whether it was an error: an HTTP error status, a GraphQL error, or a
- * JSON-RPC error of any call (recorded in the request scope by src/observability/request.ts).
+ * JSON-RPC error of any call (recorded in the request scope, src/request/scope.ts).
  */
 function countOutcome(gate: AccessGate, access: Access, req: IncomingMessage, res: ServerResponse) {
   const socket = req.socket;

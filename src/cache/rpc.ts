@@ -5,7 +5,7 @@ import { bypassed, type CacheStore } from './store.js';
 
 // JSON-RPC results in the same store as GraphQL responses. Only successful results are stored (errors
 // are thrown past this layer), as the JSON text of the `result` member. A hit is that text, handed to the
-// envelope writer (src/rpc/server.ts) as it is: nothing is parsed or serialised again, and a cached reply
+// envelope writer (src/rpc/handler.ts) as it is: nothing is parsed or serialised again, and a cached reply
 // is byte-identical to a computed one since a computed one is written from the very same text.
 
 export interface RpcRequestCache {

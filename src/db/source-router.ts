@@ -1,5 +1,5 @@
 import type { RoutedSource } from './statement-runner.js';
-import { noRequestScope, type RequestScopeAccessor } from './scope.js';
+import { currentScope } from '../request/scope.js';
 import type { DataSnapshot } from './version.js';
 
 // Routing is per request, not per statement: a request is pinned, at its first use, to one source in
@@ -8,7 +8,8 @@ import type { DataSnapshot } from './version.js';
 
 interface RoutableSource extends RoutedSource {
   role: 'primary' | 'replica';
-  snapshot(): DataSnapshot | null;
+  /** The last data snapshot read from it. */
+  readonly snapshot: DataSnapshot | null;
 }
 
 export interface Pin<S> {
@@ -21,7 +22,6 @@ export function createSourceRouter<S extends RoutableSource>(options: {
   replicas: S[];
   /** Whether a source may serve now (safe, and for a replica in rotation and fresh). */
   servable(source: S): boolean;
-  scope?: RequestScopeAccessor;
 }) {
   const { primary, replicas, servable } = options;
   const all = [primary, ...replicas];
@@ -31,11 +31,11 @@ export function createSourceRouter<S extends RoutableSource>(options: {
   function choose(): Pin<S> {
     const live = replicas.filter(servable);
     const source = live.length ? live[next++ % live.length]! : primary;
-    return { source, snapshot: source.snapshot() };
+    return { source, snapshot: source.snapshot };
   }
   function pin(): Pin<S> {
-    const scope = (options.scope ?? noRequestScope).current();
-    if (!scope || scope.primaryOnly) return { source: primary, snapshot: primary.snapshot() };
+    const scope = currentScope();
+    if (!scope || scope.primaryOnly) return { source: primary, snapshot: primary.snapshot };
     let pinned = pins.get(scope);
     if (!pinned) pins.set(scope, pinned = choose());
     return pinned;
@@ -45,7 +45,7 @@ export function createSourceRouter<S extends RoutableSource>(options: {
     pin,
     pinned: () => pin().source,
     /** The pinned source's latest known snapshot (the cache refuses to store once it has moved on). */
-    live: () => pin().source.snapshot(),
+    live: () => pin().source.snapshot,
     retryTarget(failed: RoutedSource): S | null {
       const floor = pin().snapshot;
       const others = all.filter((s) => s !== failed && servable(s) && atLeast(s, floor));
@@ -58,6 +58,6 @@ export function createSourceRouter<S extends RoutableSource>(options: {
 
 function atLeast(candidate: RoutableSource, floor: DataSnapshot | null): boolean {
   if (candidate.role === 'primary' || floor === null) return true;
-  const s = candidate.snapshot();
+  const s = candidate.snapshot;
   return s !== null && s.epoch === floor.epoch && BigInt(s.version) >= BigInt(floor.version);
 }

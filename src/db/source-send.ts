@@ -1,5 +1,5 @@
 import type { Sql } from './client.js';
-import { isSessionLost } from './errors.js';
+import { ReplicaBehindError, ServiceUnavailableError, isConnectFailure, isSessionLost } from './errors.js';
 
 /**
  * Sends `query` (built by any Sql instance of this process: postgres.js queries are their template
@@ -51,4 +51,47 @@ function watchRetry<T>(sent: Promise<T>, onLost: (error: unknown) => void): Prom
     if (retried && isSessionLost(retried)) onLost(retried);
     return rows;
   });
+}
+
+/** What sending on a source reads of it (src/db/sources.ts keeps it current). */
+export interface SendingSource {
+  role: 'primary' | 'replica';
+  sql: Sql;
+  /** Why it is refused outright, or null. */
+  refusal: string | null;
+  safety: 'unchecked' | 'safe' | 'unsafe';
+}
+
+/** The sources' rules a send follows and what it tells them (src/db/sources.ts, src/db/session-checks.ts). */
+export interface SendingRules<S> {
+  allowUnsafeSession: boolean;
+  sendOn: SendOn;
+  unsafeReason(source: S): string;
+  /** Whether a replica is within the lag budget now. */
+  fresh(source: S): boolean;
+  outOfRotation(source: S, reason: string): void;
+  sessionLost(source: S, error: unknown): void;
+}
+
+/**
+ * A source's `send` and `failed` (src/db/statement-runner.ts RoutedSource): a statement goes out only on a
+ * source that is not refused, safe (or allowed unsafe) and, for a replica, fresh at this very moment; a
+ * failure takes a replica out of rotation or reports a lost session.
+ */
+export function sourceSending<S extends SendingSource>(source: S, rules: SendingRules<S>) {
+  return {
+    send<T>(query: PromiseLike<T>): Promise<T> {
+      if (source.refusal) return Promise.reject(new ServiceUnavailableError(source.refusal));
+      if (source.safety === 'unsafe' && !rules.allowUnsafeSession) return Promise.reject(new ServiceUnavailableError(rules.unsafeReason(source)));
+      // the budget holds at the moment of reading, not only at the last check
+      if (source.role === 'replica' && !rules.fresh(source)) return Promise.reject(new ReplicaBehindError());
+      return rules.sendOn(source.sql, query, (error) => rules.sessionLost(source, error));
+    },
+    failed(error: unknown): void {
+      if (isSessionLost(error)) return rules.sessionLost(source, error);
+      if (source.role !== 'replica') return;
+      if (error instanceof ReplicaBehindError) rules.outOfRotation(source, 'lagging');
+      else if (isConnectFailure(error)) rules.outOfRotation(source, 'unreachable');
+    },
+  };
 }

@@ -2,12 +2,10 @@ import type { Logger } from 'pino';
 import { createSql, type Sql } from './client.js';
 import type { RoutedSource, Router } from './statement-runner.js';
 import { within } from './deadline.js';
-import { ReplicaBehindError, ServiceUnavailableError, isConnectFailure, isSessionLost } from './errors.js';
 import { primaryHistory, type PrimaryHistory } from './freshness.js';
 import { listenDelivers } from './listen-probe.js';
-import { type RequestScopeAccessor } from './scope.js';
 import { createSessionChecks, unsafeReason, type CheckedSource, type Safety } from './session-checks.js';
-import { createSender, type SendOn } from './source-send.js';
+import { createSender, sourceSending, type SendOn } from './source-send.js';
 import { createSourceRouter, type Pin } from './source-router.js';
 import { hostLabel } from '../domain/database-urls.js';
 import { createVersionWatcher, readSnapshot, type DataSnapshot, type VersionWatcher } from './version.js';
@@ -48,8 +46,6 @@ export interface SourcesOptions {
   listen: boolean;
   logger: Logger;
   onQuery?: (text: string, params?: readonly unknown[]) => void;
-  /** The request a statement belongs to: each request is pinned to one source (none: always the primary). */
-  scope?: RequestScopeAccessor;
 }
 
 export interface Source extends RoutedSource {
@@ -58,8 +54,8 @@ export interface Source extends RoutedSource {
   name: string;
   /** The query pool. */
   sql: Sql;
-  /** Last data snapshot read from this server. */
-  snapshot(): DataSnapshot | null;
+  /** Last data snapshot read from this server (a value, not a call: every request's pin reads it). */
+  snapshot: DataSnapshot | null;
   /** Replicas: the proven bound, now, on how far (ms) its data is behind the primary's (null: unknown). The primary: 0. */
   readonly lagMs: number | null;
   /** A replica: its last check found it reachable, safe and within the budget (each use checks the budget again). */
@@ -73,9 +69,8 @@ export interface Source extends RoutedSource {
   poolerErrors: number;
 }
 
-/** A source with what only this module touches: its state connection, its snapshot, its session checks. */
+/** A source with what only this module touches: its state connection, its session checks. */
 type Member = Source & CheckedSource & {
-  setSnapshot(snapshot: DataSnapshot): void;
   reachable: boolean;
 };
 
@@ -151,7 +146,7 @@ export function createSources(options: SourcesOptions): Sources {
     replicas,
     watcher,
     primaryStateSql: primary.stateSql,
-    router: createSourceRouter<Member>({ primary, replicas, servable, scope: options.scope }),
+    router: createSourceRouter<Member>({ primary, replicas, servable }),
     stateReadMs,
     listenUp: () => watcher.listening() && listenWorks,
     unready() {
@@ -219,7 +214,7 @@ function createRotation(o: { logger: Logger; history: PrimaryHistory; maxLagMs: 
 
   /** The proven bound on how far `source` (a replica) is behind the primary now, in ms; null when unknown. */
   function lagOf(source: Member): number | null {
-    const snapshot = source.snapshot();
+    const snapshot = source.snapshot;
     if (!source.reachable || !snapshot) return null;
     const at = o.history.provenAt(snapshot);
     return at === null ? null : Math.max(0, performance.now() - at);
@@ -229,7 +224,7 @@ function createRotation(o: { logger: Logger; history: PrimaryHistory; maxLagMs: 
   function fresh(source: Member): boolean {
     const lag = lagOf(source);
     if (lag !== null && lag <= o.maxLagMs) return true;
-    const snapshot = source.snapshot();
+    const snapshot = source.snapshot;
     return source.reachable && snapshot !== null && o.failing() && o.history.atLatest(snapshot);
   }
 
@@ -246,8 +241,7 @@ function makeSource(role: 'primary' | 'replica', target: { url?: string; socketP
   const sql = createSql({ ...target, ...sqlOptions, poolMax: options.poolMax, onQuery: options.onQuery });
   // the state connection: version reads never queue behind the pool's statements
   const stateSql = createSql({ ...target, ...sqlOptions, statementTimeoutMs: stateStatementTimeoutMs, poolMax: 1 });
-  let snapshot: DataSnapshot | null = null;
-  const source: Member = {
+  const fields: Omit<Member, 'send' | 'failed'> = {
     role,
     name,
     label: target.url ? hostLabel(target.url) : 'embedded',
@@ -258,8 +252,7 @@ function makeSource(role: 'primary' | 'replica', target: { url?: string; socketP
       ...target, ...sqlOptions, statementTimeoutMs: stateStatementTimeoutMs, poolMax, applicationName: 'inscription-gateway-probe',
     }),
     // the primary's is the watcher's, set as it changes (onChange below); a replica's, set by its check
-    snapshot: () => snapshot,
-    setSnapshot: (next) => void (snapshot = next),
+    snapshot: null,
     get lagMs() {
       return role === 'primary' ? 0 : rotation.lagOf(source);
     },
@@ -271,20 +264,12 @@ function makeSource(role: 'primary' | 'replica', target: { url?: string; socketP
     reachable: role === 'primary',
     sessionChecked: ctx.embedded,
     problems: [],
-    send<T>(query: PromiseLike<T>): Promise<T> {
-      if (source.refusal) return Promise.reject(new ServiceUnavailableError(source.refusal));
-      if (source.safety === 'unsafe' && !options.allowUnsafeSession) return Promise.reject(new ServiceUnavailableError(unsafeReason(source)));
-      // the budget holds at the moment of reading, not only at the last check
-      if (role === 'replica' && !rotation.fresh(source)) return Promise.reject(new ReplicaBehindError());
-      return ctx.sendOn(sql, query, (error) => ctx.sessionLost(source, error));
-    },
-    failed(error) {
-      if (isSessionLost(error)) return ctx.sessionLost(source, error);
-      if (role !== 'replica') return;
-      if (error instanceof ReplicaBehindError) rotation.outOfRotation(source, 'lagging');
-      else if (isConnectFailure(error)) rotation.outOfRotation(source, 'unreachable');
-    },
   };
+  // how a statement is sent on it, and what its failure says about it: src/db/source-send.ts
+  const source: Member = Object.assign(fields, sourceSending<Member>(fields as Member, {
+    allowUnsafeSession: options.allowUnsafeSession, sendOn: ctx.sendOn, unsafeReason, fresh: rotation.fresh,
+    outOfRotation: rotation.outOfRotation, sessionLost: ctx.sessionLost,
+  }));
   return source;
 }
 
@@ -309,7 +294,7 @@ function primaryWatcher(primary: Member, ctx: {
       ctx.problem(null);
     },
     onChange: (next, previous, via) => {
-      primary.setSnapshot(next);
+      primary.snapshot = next;
       for (const listener of ctx.listeners) listener(next, previous, via);
     },
     onError: (error, where) => {
@@ -337,7 +322,7 @@ function replicaChecks(ctx: {
     try {
       await within(ctx.checks.checkSession(source), stateReadMs, 'session check');
       const state = await within(readSnapshot(source.stateSql), stateReadMs, 'replica state read');
-      source.setSnapshot(state);
+      source.snapshot = state;
       source.reachable = true;
       if (source.refusal) return rotation.outOfRotation(source, source.refusal);
       if (source.safety === 'unsafe' && !options.allowUnsafeSession) return rotation.outOfRotation(source, 'unsafe session');

@@ -1,7 +1,7 @@
 import {
   InvalidInputError, RequestBudgetError, RequestTimeBudgetError, ServiceUnavailableError, describeUnavailable, isInvalidInput, isRetryable, isUnavailable,
 } from './errors.js';
-import { noRequestScope, type DbStatementTrack, type RequestScopeAccessor } from './scope.js';
+import { currentScope, type Clock, type RequestScope } from '../request/scope.js';
 import { Semaphore } from './semaphore.js';
 
 /** A database server the runner can send statements to (src/db/sources.ts). */
@@ -43,13 +43,17 @@ export interface RunnerOptions {
    * so aliases or batch elements cannot multiply what one request costs the database. Default: unbounded.
    */
   requestTimeBudgetMs?: number;
-  /** The request a statement belongs to and where its time is recorded (none: every statement stands alone). */
-  scope?: RequestScopeAccessor;
   /**
    * The share of each pool that anonymous requests' statements may hold together now (1: all of it), so
-   * that keyed requests always find the rest (ANONYMOUS_SHARE, in force while any API key exists).
+   * that keyed requests always find the rest (ANONYMOUS_SHARE, in force while any API key exists): written
+   * when the API keys are reloaded, read by each anonymous statement.
    */
-  anonymousShare?: () => number;
+  shares?: PoolShares;
+}
+
+/** How the pool is shared now (src/app.ts keeps it current). */
+export interface PoolShares {
+  anonymous: number;
 }
 
 /** What one request has used of the pool: its own line of statements and the rows fetched so far. */
@@ -72,28 +76,27 @@ interface RequestShare {
  * is it sent, and only then do its timer and its database time start.
  */
 export function createRunner(options: RunnerOptions, router: Router) {
-  const scopes = options.scope ?? noRequestScope;
   const admission = createAdmission(options);
   const budgets = createRequestBudgets(options);
 
   async function run<T>(query: PromiseLike<T>): Promise<T> {
-    const scope = scopes.current();
+    const scope = currentScope();
     const share = scope ? budgets.shareOf(scope) : undefined;
     await share?.line.acquire();
     try {
       const refusal = budgets.overBudget(share);
       if (refusal) throw refusal;
-      return await sendWithRetry(query, share, isAnonymous(scope));
+      return await sendWithRetry(query, share, scope);
     } finally {
       share?.line.release();
     }
   }
 
   /** Sends on the request's source; a retryable failure is sent again once where the router says. */
-  async function sendWithRetry<T>(query: PromiseLike<T>, share: RequestShare | undefined, anonymous: boolean): Promise<T> {
+  async function sendWithRetry<T>(query: PromiseLike<T>, share: RequestShare | undefined, scope: RequestScope | undefined): Promise<T> {
     const source = router.pinned();
     try {
-      return await attempt(query, source, share, anonymous);
+      return await attempt(query, source, share, scope);
     } catch (error) {
       if (!isRetryable(error)) throw mapError(error);
       source.failed(error);
@@ -101,7 +104,7 @@ export function createRunner(options: RunnerOptions, router: Router) {
       const other = router.retryTarget(source, error);
       if (!other) throw mapError(error);
       try {
-        return await attempt(query, other, share, anonymous);
+        return await attempt(query, other, share, scope);
       } catch (again) {
         if (isRetryable(again)) other.failed(again);
         throw mapError(again);
@@ -110,11 +113,11 @@ export function createRunner(options: RunnerOptions, router: Router) {
   }
 
   /** Waits (bounded) for a connection of `source`, then sends; errors come back as the driver gave them. */
-  async function attempt<T>(query: PromiseLike<T>, source: RoutedSource, share: RequestShare | undefined, anonymous: boolean): Promise<T> {
-    const track = scopes.track();
+  async function attempt<T>(query: PromiseLike<T>, source: RoutedSource, share: RequestShare | undefined, scope: RequestScope | undefined): Promise<T> {
+    const track = scope ? new StatementTrack(scope) : untracked;
     let permits: Permits;
     try {
-      permits = await admission.acquire(source, anonymous, () => (track.queued(), noop), share ? () => share.connections : undefined);
+      permits = await admission.acquire(source, isAnonymous(scope), () => (track.queued(), noop), share ? () => share.connections : undefined);
     } catch (error) {
       track.done();
       throw error;
@@ -150,7 +153,7 @@ function createAdmission(options: RunnerOptions) {
   // anonymous requests' own gate per source: at most the share of the pool's permits
   const reserves = new Map<RoutedSource, Semaphore>();
   const reserveOf = (source: RoutedSource, anonymous: boolean): Semaphore | null => {
-    const fraction = anonymous ? options.anonymousShare?.() ?? 1 : 1;
+    const fraction = anonymous ? options.shares?.anonymous ?? 1 : 1;
     if (fraction >= 1) return null;
     const size = Math.max(1, Math.floor(options.poolMax * fraction));
     let reserve = reserves.get(source);
@@ -202,10 +205,74 @@ function createRequestBudgets(options: RunnerOptions) {
   };
 }
 
+/** How one statement spends its time, as the runner learns it. */
+interface Track {
+  /** It has to wait for a pool connection. */
+  queued(): void;
+  /** It holds a connection (its database time starts). */
+  running(): void;
+  /** It settled (result, error or refusal); idempotent. */
+  done(): void;
+}
+
+/**
+ * One statement's states, recorded into its request's scope (one object per statement, no closures: this
+ * runs for every statement). Overlapping statements of one request are counted once: dbMs and queueMs are
+ * the lengths of the unions of their intervals.
+ */
+class StatementTrack implements Track {
+  private state: 'new' | 'queued' | 'running' | 'done' = 'new';
+
+  constructor(private readonly scope: RequestScope) {
+    if (scope.pool) scope.pool.inflight++;
+  }
+
+  queued(): void {
+    if (this.state !== 'new') return;
+    this.state = 'queued';
+    open(this.scope.clocks.queued);
+  }
+
+  running(): void {
+    if (this.state === 'running' || this.state === 'done') return;
+    this.leave();
+    this.state = 'running';
+    open(this.scope.clocks.running);
+  }
+
+  done(): void {
+    if (this.state === 'done') return;
+    this.leave();
+    this.state = 'done';
+    if (this.scope.pool) this.scope.pool.inflight--;
+  }
+
+  private leave(): void {
+    const { scope } = this;
+    if (this.state === 'queued') scope.queueMs += close(scope.clocks.queued);
+    if (this.state === 'running') {
+      scope.dbMs += close(scope.clocks.running);
+      scope.dbStatements++;
+    }
+  }
+}
+
+function open(clock: Clock): void {
+  if (clock.open++ === 0) clock.since = performance.now();
+}
+
+/** Closes one interval; returns the time to add (the union's length grows only when the last one closes). */
+function close(clock: Clock): number {
+  return --clock.open === 0 ? performance.now() - clock.since : 0;
+}
+
+/** A statement outside a request (start-up, tools): nothing to record. */
+const untracked: Track = { queued() {}, running() {}, done() {} };
+
 interface Execution {
   permits: Permits;
   share: RequestShare | undefined;
-  track: DbStatementTrack;
+  track: Track;
   timeoutMs: number;
 }
 

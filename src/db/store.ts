@@ -1,8 +1,7 @@
 import type { Config } from '../config.js';
 import type { Sql } from './client.js';
-import { createRunner, type Router } from './statement-runner.js';
+import { createRunner, type PoolShares, type Router } from './statement-runner.js';
 import { ServiceUnavailableError } from './errors.js';
-import type { RequestScopeAccessor } from './scope.js';
 import { createActivityStore } from './activity.js';
 import { createBalanceStore } from './balances.js';
 import { createChainStore } from './chains.js';
@@ -35,15 +34,12 @@ export function createStore(sql: Sql, options: {
   timeoutMs: number; limits: StoreLimits; router?: Router; unready?: () => string | null;
   /** Servers the router sends to, each with a pool of DB_POOL_MAX (default 1). */
   servers?: number;
-  /** Per-request budgets and time accounting (src/db/scope.ts); none: every statement stands alone. */
-  scope?: RequestScopeAccessor;
   /** The share of each pool anonymous requests may hold now (src/db/statement-runner.ts); default all of it. */
-  anonymousShare?: () => number;
+  shares?: PoolShares;
 }) {
   const { limits } = options;
   const run = createRunner({
     timeoutMs: options.timeoutMs,
-    scope: options.scope,
     poolMax: limits.DB_POOL_MAX,
     maxQueue: limits.DB_MAX_QUEUE,
     queueTimeoutMs: limits.DB_QUEUE_TIMEOUT_MS,
@@ -51,7 +47,7 @@ export function createStore(sql: Sql, options: {
     requestMaxConcurrent: limits.REQUEST_MAX_CONCURRENT_STATEMENTS,
     requestTimeBudgetMs: limits.DB_REQUEST_TIME_BUDGET_MS,
     servers: options.servers ?? 1,
-    anonymousShare: options.anonymousShare,
+    shares: options.shares,
   }, options.router ?? singleSource());
   return {
     sql,

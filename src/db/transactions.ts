@@ -7,7 +7,8 @@ export interface TransactionRow {
   chain: string;
   protocol: string;
   block_height: string;
-  position_in_block: number;
+  /** bigint, as a decimal string */
+  position_in_block: string;
   block_time: Date;
   tx_hash: string;
   from_address: string;

@@ -202,7 +202,7 @@ export async function upsertTransactions(tx: Tx, rows: TransactionWrite[]): Prom
       SELECT id, chain, protocol, block_height, position_in_block, block_time, tx_hash, from_address, to_address, op,
              tick, amt, gas, gas_price, status, created_at, updated_at
         FROM jsonb_to_recordset(${tx.json(unique as never)}::jsonb) AS r (id bigint, chain text, protocol text,
-             block_height bigint, position_in_block int, block_time timestamptz, tx_hash text, from_address text,
+             block_height bigint, position_in_block bigint, block_time timestamptz, tx_hash text, from_address text,
              to_address text, op text, tick text, amt numeric, gas bigint, gas_price bigint, status smallint,
              created_at timestamptz, updated_at timestamptz)
       ON CONFLICT (id) DO UPDATE SET chain = EXCLUDED.chain, protocol = EXCLUDED.protocol,

@@ -26,7 +26,7 @@ export interface Context {
 /** One context per request: its own loaders, so batching never leaks data between requests. */
 export function createContext(store: Store, paging: PagingConfig, resultLimits: ResultLimits): Context {
   const budget = new ResultBudget(resultLimits);
-  return { store, loaders: createLoaders(store, (rows) => budget.admit(rows)), paging, budget };
+  return { store, loaders: createLoaders(store, budget), paging, budget };
 }
 
 /** A context maker bound to a gateway's store and limits (the JSON-RPC layer's, one context per request). */
@@ -41,7 +41,7 @@ export function contextFactory(store: Store, paging: PagingConfig, resultLimits:
 export function renewContext(ctx: Context): void {
   const budget = ctx.budget.fresh();
   ctx.budget = budget;
-  ctx.loaders = createLoaders(ctx.store, (rows) => budget.admit(rows));
+  ctx.loaders = createLoaders(ctx.store, budget);
 }
 
 /** A key's raised page-size clamp (api_keys.max_page_size above the default), or null: the JSON-RPC layer's share of a key's overrides. */

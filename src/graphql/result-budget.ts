@@ -1,5 +1,6 @@
 import SchemaBuilder, { BasePlugin, type PothosOutputFieldConfig, type SchemaTypes } from '@pothos/core';
-import { GraphQLError, type GraphQLFieldResolver } from 'graphql';
+import type { GraphQLError, GraphQLFieldResolver } from 'graphql';
+import { resultTooLarge, tooManyNodes, type RowBudget } from '../loaders/pages.js';
 
 // The hard cap behind the cost estimate (src/graphql/plugins/use-cost-limit.ts): whatever the estimate missed, one operation
 // may not build a result of more than `maxNodes` objects and list items nor of more than `maxBytes`
@@ -38,7 +39,8 @@ function estimateBytes(value: unknown): number {
   return size;
 }
 
-export class ResultBudget {
+/** Also the page loaders' row budget (src/loaders/pages.ts): they read its counts and set `exceeded` themselves. */
+export class ResultBudget implements RowBudget {
   nodes = 0;
   bytes = 0;
   /** Set once a limit is passed: the operation's whole answer. */
@@ -56,18 +58,6 @@ export class ResultBudget {
     if (this.exceeded) throw this.exceeded;
   }
 
-  /**
-   * Before a statement that may return up to `rows` rows is sent: throws if they cannot fit in what is
-   * left (the rows are counted when they are emitted, not here).
-   */
-  admit(rows: number): void {
-    this.check();
-    if (this.nodes + rows > this.limits.maxNodes) {
-      this.exceeded = tooLarge(`more than ${this.limits.maxNodes} objects and list items (GRAPHQL_MAX_RESULT_NODES)`);
-      throw this.exceeded;
-    }
-  }
-
   /** Counts a resolved value (an object, a list of them, or null) and passes it on, or throws. */
   count<T>(value: T): T {
     if (value == null) return value;
@@ -79,19 +69,14 @@ export class ResultBudget {
       this.bytes += estimateBytes(value);
     }
     if (this.nodes > this.limits.maxNodes) {
-      this.exceeded ??= tooLarge(`more than ${this.limits.maxNodes} objects and list items (GRAPHQL_MAX_RESULT_NODES)`);
+      this.exceeded ??= tooManyNodes(this.limits.maxNodes);
     } else if (this.bytes > this.limits.maxBytes) {
-      this.exceeded ??= tooLarge(`more than ${this.limits.maxBytes} bytes (GRAPHQL_MAX_RESPONSE_BYTES)`);
+      this.exceeded ??= resultTooLarge(`more than ${this.limits.maxBytes} bytes (GRAPHQL_MAX_RESPONSE_BYTES)`);
     }
     this.check();
     return value;
   }
 }
-
-const tooLarge = (what: string) =>
-  new GraphQLError(`Response too large: the result would hold ${what}; ask for smaller pages or fewer nested lists`, {
-    extensions: { code: 'BAD_USER_INPUT' },
-  });
 
 /** What a context must hold for the plugin to count. */
 export interface BudgetContext {

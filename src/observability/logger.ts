@@ -2,12 +2,17 @@ import { GraphQLError } from 'graphql';
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 import pretty from 'pino-pretty';
 import { clientLimitOf, describeUnavailable, InvalidInputError, isInvalidInput, isUnavailable } from '../db/errors.js';
-import { currentScope } from './request.js';
+import { currentScope } from '../request/scope.js';
 
 export type { Logger };
 
 export interface LoggerOptions {
   level: LevelWithSilent;
+  /**
+   * The process whose lines these are (their `service` field): the gateway (default), or the sync
+   * (`npm run sync`), whose lines keep pino's numeric levels (its supervisors read them) and are never pretty.
+   */
+  service?: 'inscription-gateway' | 'igw-sync';
   /** Where lines go; default stdout. Tests pass a stream to read them. */
   destination?: DestinationStream;
   /** Human-readable lines; default: when stdout is a terminal. */
@@ -20,18 +25,19 @@ export interface LoggerOptions {
  * written by the request logger (src/observability/request.ts) and errors with their stack.
  */
 export function createLogger(options: LoggerOptions): Logger {
+  const sync = options.service === 'igw-sync';
   const base = {
     level: options.level,
-    base: { service: 'inscription-gateway' },
+    base: { service: options.service ?? 'inscription-gateway' },
     timestamp: pino.stdTimeFunctions.isoTime,
     // defence in depth: should an object with credentials ever be logged, these paths are blanked
     redact: {
       paths: ['password', '*.password', 'url', '*.url', 'authorization', '*.authorization', 'headers', '*.headers'],
       censor: '[redacted]',
     },
-    formatters: { level: (label: string) => ({ level: label }) },
+    ...(sync ? {} : { formatters: { level: (label: string) => ({ level: label }) } }),
   };
-  const usePretty = options.pretty ?? (options.destination === undefined && process.stdout.isTTY === true);
+  const usePretty = !sync && (options.pretty ?? (options.destination === undefined && process.stdout.isTTY === true));
   if (usePretty) {
     return pino(base, pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', singleLine: true, destination: options.destination ?? 1, sync: true }));
   }

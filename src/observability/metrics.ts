@@ -1,9 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-
-/** In-flight statements of one gateway's pool (the driver keeps its pool state private), counted by the request scopes. */
-export interface PoolMeter {
-  inflight: number;
-}
+import type { PoolMeter } from '../request/scope.js';
 
 // One prom-client registry per gateway (two gateways in one test process must not share or clash), with
 // the process metrics, the yoga Prometheus plugin's GraphQL phase metrics (registered on it by

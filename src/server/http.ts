@@ -9,6 +9,8 @@ import vary from 'vary';
 import { ServiceUnavailableError } from '../db/errors.js';
 import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
+import type { RpcAnswer } from '../rpc/handler.js';
+import { requestScopes, type RequestScope } from '../request/scope.js';
 import { checkInterval, clientBudget, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { assetPrefix, graphiqlPage, wantsGraphiql } from './graphiql.js';
 import { GatewayRequest, GatewayResponse, type HeadHook } from './response.js';
@@ -40,15 +42,18 @@ export type RefusalBody = (refusal: Refusal) => unknown;
 export interface HttpDeps {
   store: Store;
   yoga: GraphqlServer;
-  /** JSON-RPC handler for /v2/rpc… (and /v1/rpc…), when mounted. */
-  rpc?: (req: IncomingMessage, res: ServerResponse, version: 'v1' | 'v2') => void;
+  /** JSON-RPC handler for /v2/rpc… (and /v1/rpc…), when mounted: the answer the listener writes. */
+  rpc?: (req: IncomingMessage, version: 'v1' | 'v2') => RpcAnswer | Promise<RpcAnswer | null>;
   /** Prometheus exposition for GET /metrics, when mounted. */
   metrics?: () => Promise<{ contentType: string; body: string }>;
   /** The data version and age (seconds since the newest indexed block time) for the /readyz body. */
   freshness?: () => { dataVersion: string; dataAgeSeconds: number | null } | null;
-  /** Wraps the whole handler (request id, request log, request metrics): src/observability/request.ts. */
-  wrap?: (handler: (req: IncomingMessage, res: ServerResponse) => void) => (req: IncomingMessage, res: ServerResponse) => void;
-  /** CORS for /graphql (the RPC handler applies the same policy itself); default `*` without credentials. */
+  /**
+   * Opens a request's scope, in which the listener then runs it (request id, request log, request metrics:
+   * src/observability/request.ts); none: requests run without one.
+   */
+  observe?: (req: IncomingMessage, res: ServerResponse) => RequestScope;
+  /** CORS for both surfaces; default `*` without credentials. */
   cors?: CorsPolicy;
   /** Whether GraphiQL is served (GRAPHQL_INTROSPECTION): its page and assets are then kept, compressed, in memory. */
   graphiql?: boolean;
@@ -66,6 +71,7 @@ export interface HttpDeps {
 
 /** The CORS headers of the GraphQL surface (yoga's own CORS is off: one policy for both surfaces). */
 const graphqlCors = { methods: 'GET, POST, OPTIONS', allowHeaders: 'reflect' } as const;
+const rpcCors = { methods: 'POST, OPTIONS', allowHeaders: 'content-type, x-request-id, authorization, x-api-key' } as const;
 
 function sendJson(res: ServerResponse, status: number, body: unknown) {
   const text = JSON.stringify(body);
@@ -144,6 +150,8 @@ interface Listener {
   deps: HttpDeps;
   surfaceError: SurfaceError;
   cors: CorsPolicy;
+  /** The JSON-RPC surface's CORS headers for a request (computed once when no request can change them). */
+  rpcCors: (req: IncomingMessage) => Readonly<Record<string, string>>;
   compress: (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
   graphiql: ReturnType<typeof graphiqlPage> | undefined;
   /** Requests pipelined past HTTP_MAX_REQUESTS_PER_SOCKET (the response before them closed the connection). */
@@ -152,10 +160,12 @@ interface Listener {
 
 /** One listener for every surface: /graphql, /v2/rpc…, /v1/rpc…, /healthz, /readyz, /metrics. */
 export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
+  const cors = deps.cors ?? corsPolicy('*', false);
   const listener: Listener = {
     deps,
     surfaceError: surfaceErrors(deps.errorBodies),
-    cors: deps.cors ?? corsPolicy('*', false),
+    cors,
+    rpcCors: cors.forSurface(rpcCors),
     compress: deps.compression ? compressor(deps.compression) : (_req, _res, next) => next(),
     graphiql: deps.graphiql ? graphiqlOf(deps) : undefined,
     overLimit: new WeakSet(),
@@ -171,7 +181,11 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     newConnectionsPerS: limits.HTTP_MAX_CONNECTIONS_PER_CLIENT === 0 ? 0 : limits.SHED_NEW_CONNECTIONS_PER_S ?? 0,
     minConnections: limits.SHED_CLIENT_MIN_CONNECTIONS ?? 128,
   });
-  const handle = (deps.wrap ?? ((handler) => handler))((req, res) => handleRequest(listener, server, req, res));
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    const scope = deps.observe?.(req, res);
+    if (!scope) return handleRequest(listener, server, req, res);
+    requestScopes.run(scope, handleRequest, listener, server, req, res);
+  };
   const server = createServer({
     headersTimeout: limits.HTTP_HEADERS_TIMEOUT_MS,
     requestTimeout: limits.HTTP_REQUEST_TIMEOUT_MS,
@@ -251,7 +265,7 @@ function refusedUnfit(listener: Listener, server: Server, req: IncomingMessage, 
 }
 
 function handleRequest(listener: Listener, server: Server, req: IncomingMessage, res: ServerResponse) {
-  // the request's events run in this handler's context (the request scope the wrapper opened)
+  // the request's events run in this handler's context (the request scope opened for it)
   if (req instanceof GatewayRequest) req.bindEvents();
   const path = (req.url ?? '/').split('?')[0]!;
   if (refusedUnfit(listener, server, req, res, path)) return;
@@ -287,9 +301,8 @@ function guarded(listener: Listener, req: IncomingMessage, res: ServerResponse, 
 function route(listener: Listener, req: IncomingMessage, res: ServerResponse, path: string) {
   const { deps } = listener;
   if (path === '/metrics' && deps.metrics) return serveMetrics(deps.metrics, res);
-  const rpc = deps.rpc;
-  if (rpc && (path === '/v2' || path.startsWith('/v2/'))) return guarded(listener, req, res, path, () => rpc(req, res, 'v2'));
-  if (rpc && (path === '/v1' || path.startsWith('/v1/'))) return guarded(listener, req, res, path, () => rpc(req, res, 'v1'));
+  if (deps.rpc && (path === '/v2' || path.startsWith('/v2/'))) return guarded(listener, req, res, path, () => routeRpc(listener, req, res, 'v2'));
+  if (deps.rpc && (path === '/v1' || path.startsWith('/v1/'))) return guarded(listener, req, res, path, () => routeRpc(listener, req, res, 'v1'));
   if (path === '/graphql' || path === '/graphql/') return routeGraphql(listener, req, res, path);
   if (path.startsWith('/graphql/')) {
     // yoga would answer an empty 404 here
@@ -301,6 +314,26 @@ function route(listener: Listener, req: IncomingMessage, res: ServerResponse, pa
     return res.end();
   }
   sendJson(res, 404, { error: 'not found' });
+}
+
+/** A JSON-RPC request, answered by src/rpc/handler.ts and written here with the surface's CORS headers. */
+function routeRpc(listener: Listener, req: IncomingMessage, res: ServerResponse, iface: 'v1' | 'v2') {
+  const answer = listener.deps.rpc!(req, iface);
+  if (!(answer instanceof Promise)) return writeRpc(listener, req, res, answer);
+  void answer.then((ready) => (ready ? writeRpc(listener, req, res, ready) : void res.destroy()));
+}
+
+function writeRpc(listener: Listener, req: IncomingMessage, res: ServerResponse, answer: RpcAnswer) {
+  const headers = { ...listener.rpcCors(req), ...answer.headers };
+  if (answer.text === null) {
+    res.writeHead(answer.status, headers);
+    res.end();
+    return;
+  }
+  res.writeHead(answer.status, {
+    ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(answer.text)),
+  });
+  res.end(answer.text);
 }
 
 function serveMetrics(metrics: NonNullable<HttpDeps['metrics']>, res: ServerResponse) {

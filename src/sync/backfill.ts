@@ -24,11 +24,11 @@ import {
 } from './mapping.js';
 import { caseDuplicate, ShadowedTicks, TickKeys } from './case-ticks.js';
 import { crossCheckStats } from './cross-check.js';
-import { currentPosition, snapshotBinlogPosition, sourceNow } from './source/cdc.js';
+import { currentPosition, samePosition, sessionSnapshotPosition, snapshotBinlogPosition, sourceNow } from './source/cdc.js';
 import { beginSnapshot, eachSourceRow, endSnapshot, sourceChainsAndBlocks, sourceIds, sourceMaxId } from './source/reads.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
 import { estimateRows } from './source/schema.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../observability/logger.js';
 import type { SyncMetrics } from './metrics.js';
 
 /** A text value for COPY's text format (backslash, tab, newline, carriage return escaped). */
@@ -98,10 +98,11 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
   // tables finished while the copy went on (a resumed run finishes those of the earlier run in the finish)
   const background: Background = { tables: new Set(), finishing: Promise.resolve() };
   const conn = await connectSource(c.target);
+  let second: SourceConnection | null = null;
   try {
     const before = c.mode === 'binlog' ? await currentPosition(conn) : null;
     const dbNow = await sourceNow(conn);
-    await beginSnapshot(conn, { repeatableRead: true });
+    second = await beginSnapshots(c, conn);
     const position = await snapshotBinlogPosition(conn, before);
 
     let plan = await state.readBackfill(c.sql);
@@ -124,11 +125,11 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
         await state.saveDroppedIndexes(tx, defs);
         await dropIndexes(tx as unknown as Sql, defs);
       });
-      c.log.info({ position, tables: Object.fromEntries([...tops].map(([k, v]) => [k, String(v)])), droppedIndexes: defs.length },
+      c.log.info({ position, lanes: second ? 2 : 1, tables: Object.fromEntries([...tops].map(([k, v]) => [k, String(v)])), droppedIndexes: defs.length },
         'backfill planned');
       plan = await state.readBackfill(c.sql);
     } else {
-      c.log.info({ resumeFrom: Object.fromEntries([...plan].map(([k, v]) => [k, v.last_id])) }, 'backfill resumes');
+      c.log.info({ lanes: second ? 2 : 1, resumeFrom: Object.fromEntries([...plan].map(([k, v]) => [k, v.last_id])) }, 'backfill resumes');
     }
 
     // the two small tables: whole, through the follow's upserts
@@ -141,39 +142,29 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
     });
 
     // a table copied whole is finished (the history linked, its indexes rebuilt) on another connection
-    // while the next ones are copied, one table at a time: the copy leaves part of the two cores idle (the
-    // sync, PostgreSQL's COPY and the source each wait on the others), which the finish alone would only
-    // use at the end. The last table with rows to copy is left to the finish (its indexes two at a time).
+    // while the next ones are copied: the copy leaves part of the two cores idle (the sync, PostgreSQL's
+    // COPY and the source each wait on the others), which the finish alone would only use at the end. The
+    // last table with rows to copy is left to the finish (its indexes two at a time).
     // inscriptions differing from an earlier one only in case (src/sync/case-ticks.ts), and their rows
     const shadowed = new ShadowedTicks(await state.readShadowedTicks(c.sql));
+    let transactionsCopied!: (copied: boolean) => void;
+    const run: CopyRun = { c, plan, background, shadowed, ticks: null, failed: false,
+      transactions: (plan.get('txs')?.done ?? true) ? Promise.resolve(true) : new Promise((resolve) => { transactionsCopied = resolve; }),
+      transactionsCopied: (copied) => transactionsCopied?.(copied) };
     const stopped = await withBulkSession(c.databaseUrl, async (bulk) => {
-      let ticks: Map<string, string> | null = null;
-      for (const [i, t] of rangeTables.entries()) {
-        let p = plan.get(t.source);
-        // a backfill planned before this table was synced (resumed across an upgrade) leaves it out
-        if (!p || p.done) continue;
-        if (t.stage && await resetLostHistoryStage(c.sql, t.source)) {
-          c.log.warn({ table: t.source, rowsRecorded: p.rows_copied }, 'backfill: the staged rows were lost (server crash): copying the table again');
-          p = (await state.readBackfill(c.sql)).get(t.source)!;
-        }
-        if (t.needsTicks && !ticks) ticks = new Map((await bulk.ticks()).map((x) => [tickKeyString(x), x.id]));
-        const started = performance.now();
-        const shadows: state.ShadowedTick[] = [];
-        const stop = await copyTable(c, conn, bulk, t, p, ticks, { shadowed, shadows });
-        await state.recordShadowedTicks(c.sql, shadows);
-        if (stop) return true;
-        c.log.info({ table: t.source, seconds: Math.round(performance.now() - started) / 1000 }, 'backfill table copied');
-        const more = rangeTables.slice(i + 1).some((x) => {
-          const q = plan.get(x.source);
-          return q && !q.done && BigInt(q.max_id) > BigInt(q.last_id.split('.')[0]!);
-        });
-        if (more && bulkTargets.includes(t.target)) {
-          background.tables.add(t.target);
-          background.finishing = background.finishing.then(() => finishTable(c, t.target, p));
-          background.finishing.catch(() => {}); // awaited by the finish (or below, when the copy stops or fails)
-        }
-      }
-      return false;
+      if (await copyLane(run, conn, bulk, rangeTables.filter((t) => t.source === 'inscriptions'))) return true;
+      // the others in two lanes at once when a second connection holds the same snapshot (txs and balances
+      // on this one, the history, address_txs and utxos on the other), else one after the other here
+      const rest = rangeTables.filter((t) => t.source !== 'inscriptions');
+      const lane = second ? rest.filter((t) => secondLane.has(t.source)) : [];
+      const lanes = await Promise.allSettled([
+        copyLane(run, conn, bulk, rest.filter((t) => !lane.includes(t))),
+        lane.length ? withBulkSession(c.databaseUrl, (bulk2) => copyLane(run, second!, bulk2, lane)) : false,
+      ].map((p) => Promise.resolve(p).catch((error: unknown) => { run.failed = true; throw error; })));
+      // the history's move, waiting for the transactions, does not run when the copy stopped or failed before them
+      run.transactionsCopied(false);
+      for (const r of lanes) if (r.status === 'rejected') throw r.reason;
+      return lanes.some((r) => r.status === 'fulfilled' && r.value);
     }).catch(async (error: unknown) => {
       await background.finishing.catch(() => {});
       throw error;
@@ -183,9 +174,104 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
     await endSnapshot(conn);
   } finally {
     await conn.end().catch(() => {});
+    await second?.end().catch(() => {});
   }
   await finish(c, background);
   return 'done';
+}
+
+/** Tables copied on the second lane (see beginSnapshots), beside txs and then balances on the first: about
+ *  as much work on each. The history's move waits for the transactions (see copyLane); balances, whose
+ *  indexes are the quickest to build, is last on its lane. */
+const secondLane = new Set(['balance_txn', 'address_txs', 'utxos']);
+
+/**
+ * Starts the backfill's snapshot on `conn` and, when it can be shown to be the same, on a second connection
+ * (returned; else null): the two lanes then copy one source state. The snapshots start together and MariaDB
+ * names the binlog position each holds (the same one: no commit between them). MySQL names none (the end
+ * of its binlog may already hold a transaction the engine has not made visible yet), and without a binlog
+ * or on SQLite nothing tells: one connection copies everything, as it does when three tries found commits
+ * between the two.
+ */
+async function beginSnapshots(c: BackfillContext, conn: SourceConnection): Promise<SourceConnection | null> {
+  const binlog = conn.dialect === 'mysql' && (await currentPosition(conn).catch(() => null)) !== null;
+  const second = binlog ? await connectSource(c.target).catch(() => null) : null;
+  if (!second) {
+    await beginSnapshot(conn, { repeatableRead: true });
+    return null;
+  }
+  for (let attempt = 1; ; attempt++) {
+    await Promise.all([beginSnapshot(conn, { repeatableRead: true }), beginSnapshot(second, { repeatableRead: true })]);
+    const [a, b] = await Promise.all([sessionSnapshotPosition(conn), sessionSnapshotPosition(second)]);
+    if (a && b && samePosition(a, b)) return second;
+    if (!a || !b || attempt >= 3) {
+      if (a && b) c.log.info('backfill: the source committed between the two lanes\' snapshots three times: one lane copies every table');
+      await endSnapshot(second).catch(() => {});
+      await second.end().catch(() => {});
+      return null; // conn's snapshot stays
+    }
+    await Promise.all([endSnapshot(conn), endSnapshot(second)]);
+  }
+}
+
+/** What the lanes of one backfill share. */
+interface CopyRun {
+  c: BackfillContext;
+  plan: Map<string, state.BackfillRange>;
+  background: Background;
+  shadowed: ShadowedTicks;
+  /** tick id per key, read once the inscriptions are copied */
+  ticks: Promise<Map<string, string>> | null;
+  /** tables copied whole by this run */
+  copied?: Set<string>;
+  /** a lane failed: the other stops at its next range */
+  failed: boolean;
+  /** resolves true once txs is copied whole (the history's move joins its rows), false if the lanes ended before */
+  transactions: Promise<boolean>;
+  transactionsCopied: (copied: boolean) => void;
+}
+
+/**
+ * Copies `tables` one after the other on one source connection and bulk session; true when stopped. A table
+ * copied whole while another (in either lane) still has rows to copy is finished in the background; the
+ * last one is left to the finish.
+ */
+async function copyLane(run: CopyRun, conn: SourceConnection, bulk: BulkSession, tables: typeof rangeTables): Promise<boolean> {
+  const { c, plan, background } = run;
+  const copied = (run.copied ??= new Set());
+  const lane = { ...c, stopping: () => c.stopping() || run.failed };
+  for (const t of tables) {
+    let p = plan.get(t.source);
+    // a backfill planned before this table was synced (resumed across an upgrade) leaves it out
+    if (!p || p.done) continue;
+    if (t.stage && await resetLostHistoryStage(c.sql, t.source)) {
+      c.log.warn({ table: t.source, rowsRecorded: p.rows_copied }, 'backfill: the staged rows were lost (server crash): copying the table again');
+      p = (await state.readBackfill(c.sql)).get(t.source)!;
+    }
+    const ticks = t.needsTicks
+      ? await (run.ticks ??= bulk.ticks().then((rows) => new Map(rows.map((x) => [tickKeyString(x), x.id])))) : null;
+    const started = performance.now();
+    const shadows: state.ShadowedTick[] = [];
+    const stop = await copyTable(lane, conn, bulk, t, p, ticks, { shadowed: run.shadowed, shadows });
+    await state.recordShadowedTicks(c.sql, shadows);
+    if (stop) return true;
+    copied.add(t.source);
+    if (t.source === 'txs') run.transactionsCopied(true);
+    c.log.info({ table: t.source, seconds: Math.round(performance.now() - started) / 1000 }, 'backfill table copied');
+    const more = rangeTables.some((x) => {
+      const q = plan.get(x.source);
+      return !copied.has(x.source) && q && !q.done && BigInt(q.max_id) > BigInt(q.last_id.split('.')[0]!);
+    });
+    if (more && bulkTargets.includes(t.target)) {
+      const range = p;
+      background.tables.add(t.target);
+      // the history's move needs every transaction (on the other lane, it may still be copying)
+      const after = t.stage ? Promise.all([background.finishing, run.transactions]).then(([, ready]) => ready) : background.finishing.then(() => true);
+      background.finishing = after.then((ready) => (ready ? finishTable(c, t.target, range) : undefined));
+      background.finishing.catch(() => {}); // awaited by the finish (or below, when the copy stops or fails)
+    }
+  }
+  return false;
 }
 
 interface Background {

@@ -10,7 +10,7 @@ import { noteRewinds, resyncInSnapshot, rewoundChains } from './rewind.js';
 import { atOrAfter, currentPosition, startSnapshotAt, type BinlogPosition } from './source/cdc.js';
 import { connectionOptions, connectSource, type SourceTarget } from './source/connection.js';
 import { endSnapshot } from './source/reads.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../observability/logger.js';
 import type { SyncMetrics } from './metrics.js';
 
 export interface BinlogContext {

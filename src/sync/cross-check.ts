@@ -6,7 +6,7 @@ import { statsDisagreements } from './target/compare.js';
 import { normalizeDecimal, tickKeyOf } from './mapping.js';
 import { sourceStatsPage } from './source/reads.js';
 import { connectSource, type SourceTarget } from './source/connection.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../observability/logger.js';
 
 export async function crossCheckStats(sql: Sql, target: SourceTarget, log: Logger, batch = 10_000): Promise<number> {
   const conn = await connectSource(target);

@@ -7,7 +7,7 @@ import { deleteHistory, deleteMovements, deleteTicks, deleteTransactions, delete
 import type { SourceConnection } from './source/connection.js';
 import { sourceIds } from './source/reads.js';
 import { readModelIds, readModelMaxId } from './target/rewind.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../observability/logger.js';
 
 /** Children before their tick, so that a rewind's tick delete finds no rows pointing at it. */
 const sweeps: { source: string; target: string; remove: (tx: Tx, ids: string[]) => Promise<void> }[] = [

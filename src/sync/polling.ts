@@ -15,7 +15,7 @@ import {
   beginSnapshot, endSnapshot, sourceBalancesOf, sourceChainsAndBlocks, sourceMaxId, sourceRowsAbove, sourceRowsById, sourceRowsUpdated,
 } from './source/reads.js';
 import { connectSource, type SourceConnection, type SourceTarget } from './source/connection.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../observability/logger.js';
 import type { SyncMetrics } from './metrics.js';
 
 export interface PollingContext {
@@ -183,8 +183,12 @@ function pipelinedApply(c: PollingContext, apply: ApplyOptions, applyMs: Record<
 
 type Schedule = { previousTickAt: number; tickAt: number; sleep: (ms: number) => Promise<void> };
 
-/** One cycle; returns whether a table had more new rows than one batch (poll again at once). */
-async function pollOnce(c: PollingContext, conn: SourceConnection, schedule?: Schedule): Promise<boolean> {
+/** What a cycle saw: a table with more new rows than one batch (poll again at once), and whether its
+ *  snapshots held anything new (new rows, a block or chain row that changed). */
+type CycleResult = { more: boolean; found: boolean };
+
+/** One cycle. */
+async function pollOnce(c: PollingContext, conn: SourceConnection, schedule?: Schedule): Promise<CycleResult> {
   return new PollCycle(c, conn, await state.readPollState(c.sql)).run(schedule);
 }
 
@@ -206,6 +210,8 @@ class PollCycle {
   /** the id tables' watermarks and gaps, as the snapshots read so far leave them */
   private readonly marks: Map<string, state.PollState>;
   private more = false;
+  /** a snapshot of this cycle held something new (the sweep's finds aside) */
+  private found = false;
   private readonly rewinds = new Map<string, string | null>();
   /** where a cycle's time goes (metrics, and a debug line per cycle) */
   private readonly phases: Record<string, number> = { source: 0, compare: 0, apply: 0 };
@@ -235,7 +241,7 @@ class PollCycle {
   private lap(phase: string) { const now = performance.now(); this.phases[phase]! += now - this.t; this.t = now; }
   private pushNew() { this.main.push(this.changes.slice(this.pushed)); this.pushed = this.changes.length; }
 
-  async run(schedule?: Schedule): Promise<boolean> {
+  async run(schedule?: Schedule): Promise<CycleResult> {
     let committed = false;
     try {
       if (!schedule || !(await this.readEarly(schedule))) {
@@ -255,7 +261,7 @@ class PollCycle {
       await endSnapshot(this.conn);
     }
     this.report();
-    return this.more;
+    return { more: this.more, found: this.found };
   }
 
   /** Reads one consistent snapshot of the source (left open) and queues its changes. */
@@ -272,6 +278,7 @@ class PollCycle {
       this.pushNew();
     }
     await this.readDerivedBalances(this.changes.slice(from));
+    if (this.changes.length > from) this.found = true;
   }
 
   /** chain_info and block, whole; written only where they differ (an unchanged write would still bump the data version). */
@@ -372,6 +379,8 @@ class PollCycle {
       this.lap('apply');
       if (this.more || this.rewinds.size) { single = true; break; }
       await endSnapshot(this.conn);
+      // nothing committed since the previous tick: the tick's snapshot alone reads what comes next
+      if (!this.found) break;
       // the next one holds what committed since this one's start: its time is a fixed part and those rows'
       // (at this one's ms per ms of source time); it starts as late as leaves it that time before the tick
       const rate = Math.max(0, performance.now() - e0 - earlyFixedMs) / share;
@@ -506,13 +515,16 @@ export async function followPolling(c: PollingContext): Promise<void> {
   });
   // fixed rate: a cycle's (last) snapshot is taken at its tick, `intervalMs` after the previous tick, however
   // long that cycle took (one that overran the next tick moves the schedule: that tick is then at once); its
-  // first snapshot is read and applied just before the tick (see pollOnce)
+  // first snapshot is read and applied just before the tick (see pollOnce), unless the previous cycle found
+  // nothing new: an idle source is then read once per interval, at the tick
   let tick = Date.now();
   let previous = tick - c.intervalMs;
+  let idle = false;
   try {
     while (!stopped) {
-      const early = !c.once && tick - Date.now() > 0;
-      const more = await pollOnce(c, conn, early ? { previousTickAt: previous, tickAt: tick, sleep } : undefined);
+      const early = !c.once && !idle && tick - Date.now() > 0;
+      const { more, found } = await pollOnce(c, conn, early ? { previousTickAt: previous, tickAt: tick, sleep } : undefined);
+      idle = !found;
       previous = tick;
       if (Date.now() - lastSweep >= c.reconcileIntervalS * 1000) {
         await sweepDeletes(c.sql, conn, c.log);
@@ -522,7 +534,7 @@ export async function followPolling(c: PollingContext): Promise<void> {
       if (more) { tick = Date.now(); previous = tick; continue; }
       if (c.once) return;
       tick = Math.max(tick + c.intervalMs, Date.now());
-      await sleep(tick - firstLeadMs(c) - Date.now());
+      await sleep(tick - (idle ? 0 : firstLeadMs(c)) - Date.now());
     }
   } finally {
     await conn.end().catch(() => {});

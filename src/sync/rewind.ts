@@ -13,7 +13,7 @@ import { applyChanges, type ApplyOptions, type Change } from './apply.js';
 import { mapBalance } from './mapping.js';
 import { sourceChainBalances, sourceIds, sourceMaxId, sourceRowsById } from './source/reads.js';
 import type { SourceConnection } from './source/connection.js';
-import type { Logger } from './log.js';
+import type { Logger } from '../observability/logger.js';
 
 /** Ticks first when copying (children need them), children first when deleting. */
 const tables: { source: string; remove: (tx: Tx, ids: string[]) => Promise<void> }[] = [

@@ -9,7 +9,8 @@ import { recordSource } from './target/state.js';
 import type { ApplyOptions } from './apply.js';
 import { backfill } from './backfill.js';
 import { followBinlog } from './binlog.js';
-import { createSyncLogger, type Logger } from './log.js';
+import type { LevelWithSilent } from 'pino';
+import { createLogger, type Logger } from '../observability/logger.js';
 import { BadRowError, parseZone } from './mapping.js';
 import { createSyncMetrics, serveMetrics, type SyncMetrics } from './metrics.js';
 import type { SyncOptions } from './options.js';
@@ -210,7 +211,7 @@ function exitFor(r: SyncRun, error: unknown): number | null {
   return null;
 }
 
-export async function runSync(options: SyncOptions, log: Logger = createSyncLogger(options['log-level'])): Promise<number> {
+export async function runSync(options: SyncOptions, log: Logger = syncLogger(options['log-level'])): Promise<number> {
   const target = parseSourceUrl(options.source);
   if (options.verify) return runVerify(options, target);
   const metrics = createSyncMetrics();
@@ -265,4 +266,9 @@ export async function runSync(options: SyncOptions, log: Logger = createSyncLogg
     metricsServer?.close();
     await sql.end({ timeout: 5 }).catch(() => {});
   }
+}
+
+/** JSON lines on stdout, one logger for the whole sync process (its lines marked `igw-sync`). */
+export function syncLogger(level: string): Logger {
+  return createLogger({ level: level as LevelWithSilent, service: 'igw-sync' });
 }

@@ -467,7 +467,7 @@ describe('transactions', () => {
     expect(asc.at(-1)).toBe(manualTx.plain!.tx_hash);
     const top = data.d.edges[0].node;
     expect(top).toMatchObject({
-      chainName: 'eth', protocol: '', blockHeight: String(manualTx.plain!.block_height), positionInBlock: 3, from: alice, to: bob, op: '', tickName: '', amount: '0',
+      chainName: 'eth', protocol: '', blockHeight: String(manualTx.plain!.block_height), positionInBlock: '3', from: alice, to: bob, op: '', tickName: '', amount: '0',
     });
   });
 

@@ -63,6 +63,10 @@ describe('GET /metrics', () => {
     // sees parsed requests: the miss and `{ nope }`, not the two hits
     expect(sample(text, 'graphql_yoga_http_duration_count', { operationType: 'query', statusCode: '200' })).toBe(2);
     expect(text).not.toMatch(/graphql_yoga_http_duration_count\{[^}]*(url|operationName)=/);
+    // `{ nope }` failed validation: one error of that phase, and the parse and context phases timed for the miss only
+    expect(sample(text, 'graphql_envelop_error_result', { operationName: 'Anonymous', phase: 'validate' })).toBe(1);
+    expect(sample(text, 'graphql_envelop_phase_context_count', { operationType: 'query' })).toBe(1);
+    expect(sample(text, 'graphql_envelop_phase_parse_count', { operationType: 'query' })).toBe(2);
     // per RPC method (interface:method), errors by code
     expect(sample(text, 'igw_requests_total', { surface: 'rpc', operation: 'v2:inds_getTicks', outcome: 'ok' })).toBe(2);
     expect(sample(text, 'igw_request_duration_seconds_count', { surface: 'rpc', operation: 'v2:inds_getTicks', cache: 'hit' })).toBe(1);

@@ -21,14 +21,15 @@ const server = await findServer();
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'atom' };
 const address = (flush: number, i: number) => `0xa7${flush.toString(16).padStart(4, '0')}${i.toString(16).padStart(4, '0')}${'0'.repeat(30)}`;
 
-// The same readers against the polling follow (every 300 ms): a poll reads two snapshots of the source (the
-// first just before its tick, the second at the tick) and commits them as one transaction, which must show
-// whole flushes only, the indexed height of the last of them included. Smaller flushes, more of them: some
-// commit between a poll's two snapshots.
+// The same readers against the polling follow (every 300 ms): while the indexer writes, a poll reads two
+// snapshots of the source (the first just before its tick, the second at the tick; after a poll that found
+// nothing, only the second) and commits them as one transaction, which must show whole flushes only, the
+// indexed height of the last of them included. Smaller flushes back to back, more of them: some commit
+// between a poll's two snapshots.
 // Per flush: new holders (one mint each) and transfers between them (half of a mint: nobody reaches 0).
 const modes = [
   { mode: 'binlog', port: 4451, mints: 150, transfers: 50, flushes: 8, args: ['--mode', 'binlog', '--server-id', '5531', '--log-level', 'info'] },
-  { mode: 'polling', port: 4452, mints: 40, transfers: 10, flushes: 24, args: ['--mode', 'polling', '--poll-interval-ms', '300', '--log-level', 'debug'] },
+  { mode: 'polling', port: 4452, mints: 20, transfers: 5, flushes: 40, args: ['--mode', 'polling', '--poll-interval-ms', '300', '--log-level', 'debug'] },
 ] as const;
 
 describe.each(modes)('sync: a $mode flush is applied all at once', { timeout: 240_000, ...skipUnlessAll([server, because.noServerForChild], [mariadbAvailable(), because.noMariadb]) }, ({ mode, port, mints, transfers, flushes, args }) => {

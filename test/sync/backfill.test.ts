@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
 import { runSync } from '../../src/sync/run.js';
 import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
-import { createSyncLogger } from '../../src/sync/log.js';
+import { syncLogger } from '../../src/sync/run.js';
 import { createTestDatabase, findServer } from '../support/db.js';
 import { startTestGateway, useDatabase } from '../support/gateway.js';
 import { call, gqlJson } from '../support/http.js';
@@ -14,7 +14,7 @@ import { because, skipUnless } from '../support/skips.js';
 // then the v2 answers the gateway gives for it; polling picks up flushes and a row committed late.
 
 const server = await findServer();
-const silent = createSyncLogger('silent');
+const silent = syncLogger('silent');
 const eth = { chain: 'eth', protocol: 'erc-20', tick: 'Pepe' }; // the source keeps the tick's case
 const big = { chain: 'avalanche', protocol: 'asc-20', tick: 'huge' };
 const alice = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
@@ -241,7 +241,7 @@ describe('sync: backfill and polling from an indexer database', skipUnless(serve
       updated_at) VALUES ('eth', 'erc-20', 2, ?, 'pepe', 1, 0, 1, ?, '2024-03-02 00:00:00', '2024-03-02 00:00:00')`, [bob, Buffer.alloc(32, 0xcd)]);
     const [[{ id }]] = await src.conn.query('SELECT max(id) AS id FROM balance_txn') as any;
     const lines: string[] = [];
-    const log = createSyncLogger('error');
+    const log = syncLogger('error');
     const capture = Object.assign(Object.create(log), { error: (o: unknown, msg: string) => lines.push(JSON.stringify({ o, msg })) });
     expect(await runSync(options(), capture)).toBe(1);
     expect(lines.join('\n')).toContain(`balance_txn row ${id}: no txs row of its chain and tx_hash`);
@@ -253,7 +253,7 @@ describe('sync: backfill and polling from an indexer database', skipUnless(serve
     await src.conn.query(`INSERT INTO address_txs (chain, event, protocol, operate, tx_hash, address, related_address, amount, tick,
       created_at, updated_at) VALUES ('eth', 9, 'erc-20', 'odd', NULL, ?, '', 1, 'pepe', '2024-03-02 00:00:00', '2024-03-02 00:00:00')`, [bob]);
     const lines: string[] = [];
-    const log = createSyncLogger('error');
+    const log = syncLogger('error');
     const capture = Object.assign(Object.create(log), { error: (o: unknown, msg: string) => lines.push(JSON.stringify({ o, msg })) });
     expect(await runSync(options(), capture)).toBe(1);
     expect(lines.join('\n')).toMatch(/"table":"address_txs".*event 9/);

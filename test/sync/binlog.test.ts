@@ -78,6 +78,8 @@ describe('sync: binlog follow', { timeout: 180_000, ...skipUnlessAll([server, be
       const [r] = await db.sql`SELECT sum(rows_copied)::int AS n, bool_and(done) AS done FROM sync_backfill`.catch(() => [] as any[]);
       return r && r.n >= 300 && !r.done;
     }, 60_000, 'the backfill to be under way');
+    // the tables keyed by tick copied on a second connection in the same snapshot, beside txs and the history
+    expect(sync.output()).toMatch(/"lanes":2,.*"msg":"backfill planned"/);
     await sync.kill('SIGKILL');
     const [mid] = await db.sql`SELECT backfill_done FROM sync_source`;
     expect(mid!.backfill_done).toBe(false);
@@ -87,6 +89,7 @@ describe('sync: binlog follow', { timeout: 180_000, ...skipUnlessAll([server, be
     await w.flush();
     sync = startSyncProcess(args());
     await caughtUp();
+    expect(sync.output()).toMatch(/"lanes":\d,.*"msg":"backfill resumes"/);
     await expectSameAsSource();
   });
 

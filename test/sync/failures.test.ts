@@ -68,7 +68,7 @@ describe('sync: failures end the run', skipUnless(server, because.noServerForChi
     expect(stuck[0]!.n).toBe(0);
   }, 90_000);
 
-  it('a txs position above 2^31 (bigint unsigned in the source) is copied as it is', async () => {
+  it('a txs position above 2^31 (bigint unsigned in the source) is copied and followed as it is', async () => {
     const db2 = await createTestDatabase();
     const src2 = await createSourceDatabase();
     try {
@@ -83,6 +83,16 @@ describe('sync: failures end the run', skipUnless(server, because.noServerForChi
       expect(exit?.code, sync.output().slice(-3000)).toBe(0);
       const rows = await db2.sql`SELECT position_in_block::text AS p FROM transactions ORDER BY id`;
       expect(rows.map((r) => r.p)).toEqual(['0', '3000000000']);
+      // and by the follow's apply (a later flush caught up by polling)
+      w.mint(t, '0x00000000000000000000000000000000000000bb', '1');
+      w.raw('UPDATE txs SET position_in_block = 4000000000 ORDER BY id DESC LIMIT 1');
+      await w.flush('eth');
+      const follow = startSyncProcess(['--source', src2.url, '--database-url', db2.target.url!, '--once', '--mode', 'polling']);
+      const caught = await Promise.race([follow.exited, new Promise<null>((resolve) => setTimeout(() => resolve(null), 45_000))]);
+      await follow.kill();
+      expect(caught?.code, follow.output().slice(-3000)).toBe(0);
+      const after = await db2.sql`SELECT position_in_block::text AS p FROM transactions ORDER BY id`;
+      expect(after.map((r) => r.p)).toEqual(['0', '3000000000', '4000000000']);
     } finally {
       await src2.close();
       await db2.close();

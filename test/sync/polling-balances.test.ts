@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSync } from '../../src/sync/run.js';
 import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
-import { createSyncLogger } from '../../src/sync/log.js';
+import { syncLogger } from '../../src/sync/run.js';
 import { findServer } from '../support/db.js';
 import { useDatabase } from '../support/gateway.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
@@ -13,7 +13,7 @@ import { because, skipUnless } from '../support/skips.js';
 // poll cycle (nothing is more than a batch behind).
 
 const server = await findServer();
-const silent = createSyncLogger('silent');
+const silent = syncLogger('silent');
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'Derive' };
 const holders = Array.from({ length: 12 }, (_, i) => `0x${(i + 1).toString(16).padStart(4, '0')}DeAd${'0'.repeat(30)}`);
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSyncLogger } from '../../src/sync/log.js';
+import { syncLogger } from '../../src/sync/run.js';
 import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
 import { runSync } from '../../src/sync/run.js';
 import { findServer } from '../support/db.js';
@@ -41,7 +41,7 @@ describe('sync --verify: values', { timeout: 120_000, ...skipUnless(server, beca
     await w.flush('eth');
     const options = parseOptions(['--source', src.url, '--database-url', db.target.url!, '--once', '--source-time-zone', '+08:00',
       '--metrics-port', '0', '--mode', 'polling'], {}) as SyncOptions;
-    expect(await runSync(options, createSyncLogger('silent'))).toBe(0);
+    expect(await runSync(options, syncLogger('silent'))).toBe(0);
   }, 120_000);
   afterAll(async () => {
     await src?.close();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSync } from '../../src/sync/run.js';
 import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
-import { createSyncLogger } from '../../src/sync/log.js';
+import { syncLogger } from '../../src/sync/run.js';
 import { findServer } from '../support/db.js';
 import { useDatabase } from '../support/gateway.js';
 import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
@@ -36,7 +36,7 @@ describe('sync --verify', { timeout: 120_000, ...skipUnless(server, because.noSe
     await w.flush('eth');
     const options = parseOptions(['--source', src.url, '--database-url', db.target.url!, '--once', '--source-time-zone', '+08:00',
       '--metrics-port', '0', '--mode', 'polling'], {}) as SyncOptions;
-    expect(await runSync(options, createSyncLogger('silent'))).toBe(0);
+    expect(await runSync(options, syncLogger('silent'))).toBe(0);
   }, 120_000);
   afterAll(async () => {
     await src?.close();

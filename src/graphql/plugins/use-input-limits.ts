@@ -22,6 +22,53 @@ const badInput = (message: string) =>
 
 /** The first value of `variables` over a length bound, as a message; null when every value is within. */
 export function oversizedValue(variables: unknown, limits: InputLimits): string | null {
+  const bound = withinLengths(variables, limits);
+  return bound !== null && Number.isFinite(bound) ? null : describeOversized(variables, limits);
+}
+
+/** Variables nested deeper than this are sized by JSON.stringify (see withinLengths). */
+const maxPlainDepth = 64;
+
+/**
+ * One walk without allocations but its stack: null when a string or list is over its bound, else an upper bound
+ * of the variables' JSON size in UTF-8 bytes (a character takes at most 6: `\u001f`), so that the exact size is
+ * measured only when it might be over its own bound.
+ */
+function withinLengths(variables: unknown, limits: InputLimits): number | null {
+  const stack: unknown[] = [variables];
+  const depths: number[] = [0];
+  let bytes = 0;
+  while (stack.length > 0) {
+    const value = stack.pop();
+    const depth = depths.pop()!;
+    // deep nesting is measured by JSON.stringify itself (which refuses what is nested deeper than its stack)
+    if (depth > maxPlainDepth) return Number.POSITIVE_INFINITY;
+    if (typeof value === 'string') {
+      if (value.length > limits.maxStringLength) return null;
+      bytes += 6 * value.length + 2;
+    } else if (Array.isArray(value)) {
+      if (value.length > limits.maxListLength) return null;
+      bytes += value.length + 2;
+      for (let i = 0; i < value.length; i++) {
+        stack.push(value[i]);
+        depths.push(depth + 1);
+      }
+    } else if (typeof value === 'object' && value !== null) {
+      bytes += 2;
+      for (const key in value) {
+        bytes += 6 * key.length + 4;
+        stack.push((value as Record<string, unknown>)[key]);
+        depths.push(depth + 1);
+      }
+    } else {
+      bytes += 24; // a number, boolean or null: never longer in JSON
+    }
+  }
+  return bytes;
+}
+
+/** The message naming the first value over its bound, with its path (walked again only when there is one). */
+function describeOversized(variables: unknown, limits: InputLimits): string | null {
   const stack: { value: unknown; path: string }[] = [{ value: variables, path: '' }];
   while (stack.length > 0) {
     const { value, path } = stack.pop()!;
@@ -39,6 +86,15 @@ export function oversizedValue(variables: unknown, limits: InputLimits): string 
     }
   }
   return null;
+}
+
+/** The variables' size as JSON in UTF-8 bytes; infinite when they cannot be written as JSON at all. */
+function jsonBytes(variables: unknown): number {
+  try {
+    return Buffer.byteLength(JSON.stringify(variables));
+  } catch {
+    return Number.POSITIVE_INFINITY; // nested deeper than the stack: no legitimate variables are
+  }
 }
 
 /** The same bounds on the document's literals (a string literal is one token, whatever its length). */
@@ -69,16 +125,14 @@ export function inputLimitsPlugin(limits: InputLimits): Plugin {
     onParams({ params }) {
       const variables = params.variables;
       if (variables == null) return;
-      let bytes: number;
-      try {
-        bytes = Buffer.byteLength(JSON.stringify(variables));
-      } catch {
-        bytes = Number.POSITIVE_INFINITY; // nested deeper than the stack: no legitimate variables are
-      }
+      const bound = withinLengths(variables, limits);
+      // the exact size only when the bound might be over the limit (and before the lengths, as it always was)
+      const bytes = bound === null || bound > limits.maxVariablesBytes ? jsonBytes(variables) : bound;
       if (bytes > limits.maxVariablesBytes) {
         throw badInput(`Variables of ${Number.isFinite(bytes) ? bytes : 'too many'} bytes: at most ${limits.maxVariablesBytes} (GRAPHQL_MAX_VARIABLES_BYTES)`);
       }
-      const oversized = oversizedValue(variables, limits);
+      // (a walk cut short by deep nesting checked no length: the full walk does)
+      const oversized = bound === null || !Number.isFinite(bound) ? describeOversized(variables, limits) : null;
       if (oversized) throw badInput(oversized);
     },
     onValidate({ addValidationRule }) {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { GraphQLError } from 'graphql';
-import { enterEventScope } from '../../observability/request.js';
+import { enterEventScope } from '../../request/scope.js';
 import { isDropped, type LiveBlock, type LiveMovement, type Topic } from '../../live/hub.js';
 import { builder } from '../builder.js';
 import { onSocketClose } from '../socket-close.js';

@@ -17,7 +17,12 @@ TransactionRef.implement({
     chain: t.field({ type: ChainRef, resolve: (x, _a, ctx) => ctx.loaders.chainByName.load(x.chain).then((c) => c!) }),
     protocol: t.exposeString('protocol', { description: 'Protocol; empty for a non-inscription transaction.' }),
     blockHeight: t.field({ type: 'BigInt', resolve: (x) => x.block_height }),
-    positionInBlock: t.exposeInt('position_in_block'),
+    positionInBlock: t.field({
+      type: 'BigInt',
+      // the source's column is bigint unsigned: an Int (32-bit) could not carry every value it holds
+      description: 'Position of the transaction in its block.',
+      resolve: (x) => x.position_in_block,
+    }),
     blockTime: t.field({ type: 'DateTime', resolve: (x) => x.block_time }),
     txHash: t.exposeString('tx_hash'),
     from: t.exposeString('from_address'),

@@ -60,7 +60,7 @@ export const transactionEntry = (x: TransactionNode) => ({
   chain: x.chainName,
   protocol: x.protocol,
   block_height: integer(x.blockHeight),
-  position_in_block: x.positionInBlock,
+  position_in_block: integer(x.positionInBlock),
   block_time: isoTime(x.blockTime),
   tx_hash: x.txHash,
   from: x.from,

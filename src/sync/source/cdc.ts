@@ -102,7 +102,15 @@ export async function snapshotBinlogPosition(conn: SourceConnection, before: Bin
   return before;
 }
 
-const samePosition = (a: BinlogPosition | null, b: BinlogPosition | null) => !!a && !!b && a.file === b.file && a.pos === b.pos;
+/** The binlog position the session's snapshot holds everything before, where the server names it (MariaDB). */
+export async function sessionSnapshotPosition(conn: SourceConnection): Promise<{ file: string; pos: number } | null> {
+  const [rows] = await conn.query("SHOW SESSION STATUS LIKE 'binlog_snapshot_%'");
+  const named = new Map((rows as { Variable_name: string; Value: string }[]).map((r) => [r.Variable_name.toLowerCase(), r.Value]));
+  const file = named.get('binlog_snapshot_file');
+  return file ? { file, pos: Number(named.get('binlog_snapshot_position')) } : null;
+}
+
+export const samePosition = (a: { file: string; pos: number } | null, b: { file: string; pos: number } | null) => !!a && !!b && a.file === b.file && a.pos === b.pos;
 
 /** Starts a consistent snapshot on `conn` and returns the binlog position it holds everything before:
  *  MariaDB names it (Binlog_snapshot_*); elsewhere it is the end of the binlog when that did not move
