@@ -41,6 +41,18 @@ export class RequestTimeBudgetError extends ClientLimitError {
   }
 }
 
+/**
+ * The rows fetched by every request together are past REQUESTS_MAX_ROWS_PER_S and this request already holds
+ * many: its further statements are refused, the heaviest first, so that answers being built cannot fill the
+ * heap whatever the number of clients. A request holding few rows is never refused.
+ */
+export class RequestsBusyError extends ClientLimitError {
+  constructor() {
+    super('server overloaded: rows fetched by all requests past REQUESTS_MAX_ROWS_PER_S; retry with smaller requests or later');
+    this.name = 'RequestsBusyError';
+  }
+}
+
 /** Finds a ClientLimitError in an error's cause chain (GraphQL errors wrap the resolver's in `originalError`). */
 export function clientLimitOf(error: unknown): ClientLimitError | undefined {
   let current: unknown = error;

@@ -1,5 +1,5 @@
 import {
-  InvalidInputError, RequestBudgetError, RequestTimeBudgetError, ServiceUnavailableError, describeUnavailable, isInvalidInput, isRetryable, isUnavailable,
+  InvalidInputError, RequestBudgetError, RequestsBusyError, RequestTimeBudgetError, ServiceUnavailableError, describeUnavailable, isInvalidInput, isRetryable, isUnavailable,
 } from './errors.js';
 import { currentScope, type Clock, type RequestScope } from '../request/scope.js';
 import { Semaphore } from './semaphore.js';
@@ -43,6 +43,15 @@ export interface RunnerOptions {
    * so aliases or batch elements cannot multiply what one request costs the database. Default: unbounded.
    */
   requestTimeBudgetMs?: number;
+  /**
+   * Rows per second fetched by every request together past which a request already holding
+   * `busyRequestRows` rows is refused its further statements (RequestsBusyError): the rows of answers still
+   * being built and written are what fills the heap, and many addresses each within their own row budget
+   * add up. Requests holding fewer rows are never refused. Default: unbounded.
+   */
+  maxRowsPerS?: number;
+  /** Rows a request holds from which it counts as heavy for `maxRowsPerS` (default 1,000). */
+  busyRequestRows?: number;
   /**
    * The share of each pool that anonymous requests' statements may hold together now (1: all of it), so
    * that keyed requests always find the rest (ANONYMOUS_SHARE, in force while any API key exists): written
@@ -131,7 +140,7 @@ export function createRunner(options: RunnerOptions, router: Router) {
     }
     if (share) share.connections++;
     track.running();
-    return execute(() => source.send(query), { permits, share, track, timeoutMs: options.timeoutMs });
+    return execute(() => source.send(query), { permits, share, track, timeoutMs: options.timeoutMs, fetched: budgets.fetched });
   }
 
   return Object.assign(run, { pool: admission.pool });
@@ -190,6 +199,8 @@ function createAdmission(options: RunnerOptions) {
 function createRequestBudgets(options: RunnerOptions) {
   const shares = new WeakMap<object, RequestShare>();
   const timeBudgetMs = options.requestTimeBudgetMs ?? Infinity;
+  const heavyRows = options.busyRequestRows ?? 1_000;
+  const fetched = summedRows(options.maxRowsPerS ?? Infinity);
   return {
     shareOf(scope: object): RequestShare {
       let share = shares.get(scope);
@@ -200,7 +211,38 @@ function createRequestBudgets(options: RunnerOptions) {
     overBudget(share: RequestShare | undefined): Error | null {
       if (!share) return null;
       if (share.rows >= options.requestMaxRows) return new RequestBudgetError();
-      return share.busyMs >= timeBudgetMs ? new RequestTimeBudgetError() : null;
+      if (share.busyMs >= timeBudgetMs) return new RequestTimeBudgetError();
+      return share.rows >= heavyRows && fetched.over() ? new RequestsBusyError() : null;
+    },
+    /** Counts rows a statement of `share` fetched, for the request and for every request together. */
+    fetched(share: RequestShare | undefined, rows: number): void {
+      if (share) share.rows += rows;
+      fetched.add(rows);
+    },
+  };
+}
+
+/** Rows fetched by every request together, decaying with a one-second half-life: about the last 1.4 s's worth. */
+function summedRows(maxRowsPerS: number) {
+  const halfLifeMs = 1_000;
+  const bound = (maxRowsPerS * halfLifeMs) / 1_000 / Math.LN2;
+  let rows = 0;
+  let at = performance.now();
+  const decay = () => {
+    const now = performance.now();
+    rows *= 2 ** (-(now - at) / halfLifeMs);
+    at = now;
+  };
+  return {
+    add(n: number) {
+      if (maxRowsPerS === Infinity) return;
+      decay();
+      rows += n;
+    },
+    over(): boolean {
+      if (maxRowsPerS === Infinity) return false;
+      decay();
+      return rows > bound;
     },
   };
 }
@@ -274,10 +316,12 @@ interface Execution {
   share: RequestShare | undefined;
   track: Track;
   timeoutMs: number;
+  /** Counts the rows fetched (the request's and every request's together). */
+  fetched: (share: RequestShare | undefined, rows: number) => void;
 }
 
 /** Sends with the connection held; settles with the rows, the error or "query timed out", whichever comes first. */
-function execute<T>(send: () => Promise<T>, { permits, share, track, timeoutMs }: Execution): Promise<T> {
+function execute<T>(send: () => Promise<T>, { permits, share, track, timeoutMs, fetched }: Execution): Promise<T> {
   // the permit is given back when the driver is done with the statement, not when the caller gives up
   // on it: a timed-out statement still occupies its connection until the server's statement_timeout
   // ends it. (No driver cancel here: postgres.js leaves a failed cancel as an unhandled rejection.)
@@ -316,7 +360,7 @@ function execute<T>(send: () => Promise<T>, { permits, share, track, timeoutMs }
       if (timedOut) return; // answered "query timed out" already
       clearTimeout(timer);
       track.done();
-      if (share && Array.isArray(rows)) share.rows += rows.length;
+      if (Array.isArray(rows)) fetched(share, rows.length);
       resolve(rows);
     }, (error: unknown) => {
       release();
