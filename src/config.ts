@@ -47,8 +47,8 @@ export const configSchema = z.object({
     'a statement that waits longer for a connection → `-32000` / `SERVICE_UNAVAILABLE` "server busy"'),
   REQUEST_MAX_ROWS: int(1, 100_000_000).default(20_000).describe(
     'rows one HTTP request (a whole JSON-RPC batch, a GraphQL document) may fetch; its later statements → `-32005` "limit exceeded" / `LIMIT_EXCEEDED`, reason "request row budget exceeded" (a client error, not retryable as sent)'),
-  REQUESTS_MAX_ROWS_PER_S: int(1, 100_000_000).default(50_000).describe(
-    'rows per second fetched by all requests together (decaying, half-life 1 s) past which a request that already holds 1,000 rows or more is refused its further statements: `-32005` "limit exceeded" / `LIMIT_EXCEEDED`, reason "server overloaded: rows fetched by all requests …" (a client error, the heaviest first); requests holding fewer rows are never refused. Bounds the heap that answers being built take, whatever the number of clients'),
+  REQUESTS_MAX_ROWS_HELD: int(1, 100_000_000).default(60_000).describe(
+    'rows held by all HTTP requests in progress together (fetched, not yet answered) past which a request that already holds 1,000 rows or more is refused its further statements: `-32005` "limit exceeded" / `LIMIT_EXCEEDED`, reason "server overloaded: rows held by all requests …" (a client error, the heaviest first); requests holding fewer rows are never refused. Bounds the heap that answers being built take, whatever the number of clients'),
   DB_REQUEST_TIME_BUDGET_MS: int(10, 3_600_000).default(2_000).describe(
     'database time one HTTP request (a whole JSON-RPC batch, a GraphQL document; one subscription event) may spend: the sum of its statements\' times with a connection. Its later statements → `-32005` "limit exceeded" / `LIMIT_EXCEEDED`, reason "request database time budget exceeded", so aliases and batch elements cannot multiply one request\'s cost'),
   HISTORY_MAX_OFFSET: int(0, 100_000_000).default(10_000).describe(

@@ -17,7 +17,11 @@ export class ServiceUnavailableError extends Error {
  */
 export class ClientLimitError extends Error {
   constructor(readonly reason: string) {
+    // no stack: it is the client's doing, never logged with one, and a refused batch or alias list builds many
+    const depth = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(`Limit exceeded: ${reason}`);
+    Error.stackTraceLimit = depth;
     this.name = 'ClientLimitError';
   }
 }
@@ -42,13 +46,13 @@ export class RequestTimeBudgetError extends ClientLimitError {
 }
 
 /**
- * The rows fetched by every request together are past REQUESTS_MAX_ROWS_PER_S and this request already holds
+ * The rows held by every request in progress are past REQUESTS_MAX_ROWS_HELD and this request already holds
  * many: its further statements are refused, the heaviest first, so that answers being built cannot fill the
  * heap whatever the number of clients. A request holding few rows is never refused.
  */
 export class RequestsBusyError extends ClientLimitError {
   constructor() {
-    super('server overloaded: rows fetched by all requests past REQUESTS_MAX_ROWS_PER_S; retry with smaller requests or later');
+    super('server overloaded: rows held by all requests past REQUESTS_MAX_ROWS_HELD; retry with smaller requests or later');
     this.name = 'RequestsBusyError';
   }
 }

@@ -1,7 +1,7 @@
 import {
   InvalidInputError, RequestBudgetError, RequestsBusyError, RequestTimeBudgetError, ServiceUnavailableError, describeUnavailable, isInvalidInput, isRetryable, isUnavailable,
 } from './errors.js';
-import { currentScope, type Clock, type RequestScope } from '../request/scope.js';
+import { currentScope, liveRows, type Clock, type RequestScope } from '../request/scope.js';
 import { Semaphore } from './semaphore.js';
 
 /** A database server the runner can send statements to (src/db/sources.ts). */
@@ -44,13 +44,13 @@ export interface RunnerOptions {
    */
   requestTimeBudgetMs?: number;
   /**
-   * Rows per second fetched by every request together past which a request already holding
+   * Rows held by every HTTP request in progress together past which a request already holding
    * `busyRequestRows` rows is refused its further statements (RequestsBusyError): the rows of answers still
-   * being built and written are what fills the heap, and many addresses each within their own row budget
-   * add up. Requests holding fewer rows are never refused. Default: unbounded.
+   * being built and written are what fills the heap, and many clients each within their own row budget add
+   * up. Requests holding fewer rows are never refused. Default: unbounded.
    */
-  maxRowsPerS?: number;
-  /** Rows a request holds from which it counts as heavy for `maxRowsPerS` (default 1,000). */
+  maxLiveRows?: number;
+  /** Rows a request holds from which it counts as heavy for `maxLiveRows` (default 1,000). */
   busyRequestRows?: number;
   /**
    * The share of each pool that anonymous requests' statements may hold together now (1: all of it), so
@@ -140,7 +140,7 @@ export function createRunner(options: RunnerOptions, router: Router) {
     }
     if (share) share.connections++;
     track.running();
-    return execute(() => source.send(query), { permits, share, track, timeoutMs: options.timeoutMs, fetched: budgets.fetched });
+    return execute(() => source.send(query), { permits, share, track, timeoutMs: options.timeoutMs, fetched: budgets.fetched, scope });
   }
 
   return Object.assign(run, { pool: admission.pool });
@@ -200,7 +200,7 @@ function createRequestBudgets(options: RunnerOptions) {
   const shares = new WeakMap<object, RequestShare>();
   const timeBudgetMs = options.requestTimeBudgetMs ?? Infinity;
   const heavyRows = options.busyRequestRows ?? 1_000;
-  const fetched = summedRows(options.maxRowsPerS ?? Infinity);
+  const maxLiveRows = options.maxLiveRows ?? Infinity;
   return {
     shareOf(scope: object): RequestShare {
       let share = shares.get(scope);
@@ -212,40 +212,18 @@ function createRequestBudgets(options: RunnerOptions) {
       if (!share) return null;
       if (share.rows >= options.requestMaxRows) return new RequestBudgetError();
       if (share.busyMs >= timeBudgetMs) return new RequestTimeBudgetError();
-      return share.rows >= heavyRows && fetched.over() ? new RequestsBusyError() : null;
+      return share.rows >= heavyRows && liveRows.rows > maxLiveRows ? new RequestsBusyError() : null;
     },
-    /** Counts rows a statement of `share` fetched, for the request and for every request together. */
-    fetched(share: RequestShare | undefined, rows: number): void {
+    /** Counts rows a statement fetched, for its request and, until the request ends, for all of them together. */
+    fetched(share: RequestShare | undefined, scope: RequestScope | undefined, rows: number): void {
       if (share) share.rows += rows;
-      fetched.add(rows);
+      if (scope?.rowsHeld === undefined) return;
+      scope.rowsHeld += rows;
+      liveRows.rows += rows;
     },
   };
 }
 
-/** Rows fetched by every request together, decaying with a one-second half-life: about the last 1.4 s's worth. */
-function summedRows(maxRowsPerS: number) {
-  const halfLifeMs = 1_000;
-  const bound = (maxRowsPerS * halfLifeMs) / 1_000 / Math.LN2;
-  let rows = 0;
-  let at = performance.now();
-  const decay = () => {
-    const now = performance.now();
-    rows *= 2 ** (-(now - at) / halfLifeMs);
-    at = now;
-  };
-  return {
-    add(n: number) {
-      if (maxRowsPerS === Infinity) return;
-      decay();
-      rows += n;
-    },
-    over(): boolean {
-      if (maxRowsPerS === Infinity) return false;
-      decay();
-      return rows > bound;
-    },
-  };
-}
 
 /** How one statement spends its time, as the runner learns it. */
 interface Track {
@@ -317,11 +295,12 @@ interface Execution {
   track: Track;
   timeoutMs: number;
   /** Counts the rows fetched (the request's and every request's together). */
-  fetched: (share: RequestShare | undefined, rows: number) => void;
+  fetched: (share: RequestShare | undefined, scope: RequestScope | undefined, rows: number) => void;
+  scope: RequestScope | undefined;
 }
 
 /** Sends with the connection held; settles with the rows, the error or "query timed out", whichever comes first. */
-function execute<T>(send: () => Promise<T>, { permits, share, track, timeoutMs, fetched }: Execution): Promise<T> {
+function execute<T>(send: () => Promise<T>, { permits, share, track, timeoutMs, fetched, scope }: Execution): Promise<T> {
   // the permit is given back when the driver is done with the statement, not when the caller gives up
   // on it: a timed-out statement still occupies its connection until the server's statement_timeout
   // ends it. (No driver cancel here: postgres.js leaves a failed cancel as an unhandled rejection.)
@@ -360,7 +339,7 @@ function execute<T>(send: () => Promise<T>, { permits, share, track, timeoutMs, 
       if (timedOut) return; // answered "query timed out" already
       clearTimeout(timer);
       track.done();
-      if (Array.isArray(rows)) fetched(share, rows.length);
+      if (Array.isArray(rows)) fetched(share, scope, rows.length);
       resolve(rows);
     }, (error: unknown) => {
       release();

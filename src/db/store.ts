@@ -15,7 +15,7 @@ import { createUtxoStore } from './utxos.js';
 /** The pool's fair-use limits (src/config.ts), given whole by the composition root (src/app.ts). */
 export type StoreLimits = Pick<Config,
   'DB_POOL_MAX' | 'DB_MAX_QUEUE' | 'DB_QUEUE_TIMEOUT_MS' | 'REQUEST_MAX_ROWS' | 'REQUEST_MAX_CONCURRENT_STATEMENTS'> &
-  Partial<Pick<Config, 'DB_REQUEST_TIME_BUDGET_MS' | 'REQUESTS_MAX_ROWS_PER_S'>>;
+  Partial<Pick<Config, 'DB_REQUEST_TIME_BUDGET_MS' | 'REQUESTS_MAX_ROWS_HELD'>>;
 
 /** Every statement on `sql` itself, never retried: a store without replicas (tools, tests). */
 function singleSource(): Router {
@@ -46,7 +46,7 @@ export function createStore(sql: Sql, options: {
     requestMaxRows: limits.REQUEST_MAX_ROWS,
     requestMaxConcurrent: limits.REQUEST_MAX_CONCURRENT_STATEMENTS,
     requestTimeBudgetMs: limits.DB_REQUEST_TIME_BUDGET_MS,
-    maxRowsPerS: limits.REQUESTS_MAX_ROWS_PER_S,
+    maxLiveRows: limits.REQUESTS_MAX_ROWS_HELD,
     servers: options.servers ?? 1,
     shares: options.shares,
   }, options.router ?? singleSource());

@@ -60,6 +60,18 @@ export interface RequestScope {
   keyName?: string;
   /** The API key's page-size clamp (api_keys.max_page_size), set by the access hook; absent: none. */
   keyMaxPageSize?: number;
+  /** Rows its statements fetched, counted in `liveRows` until it ends; absent: not counted (a subscription event's scope). */
+  rowsHeld?: number;
+}
+
+/** Rows held by the HTTP requests in progress: the statement runner adds a request's rows, its end takes them back. */
+export const liveRows = { rows: 0 };
+
+/** Takes a finished request's rows back from `liveRows` (src/observability/request.ts, when its response ends). */
+export function releaseRows(scope: RequestScope): void {
+  if (!scope.rowsHeld) return;
+  liveRows.rows -= scope.rowsHeld;
+  scope.rowsHeld = 0;
 }
 
 /**
@@ -75,7 +87,7 @@ export function currentScope(): RequestScope | undefined {
 
 export function newScope(id: string, surface: Surface, pool?: PoolMeter): RequestScope {
   return {
-    id, surface, startedAt: performance.now(), errorCodes: [], rpc: [], dbMs: 0, queueMs: 0, dbStatements: 0, pool,
+    id, surface, startedAt: performance.now(), errorCodes: [], rpc: [], dbMs: 0, queueMs: 0, dbStatements: 0, pool, rowsHeld: 0,
     clocks: { running: { open: 0, since: 0 }, queued: { open: 0, since: 0 } },
   };
 }
@@ -88,5 +100,6 @@ export function newScope(id: string, surface: Surface, pool?: PoolMeter): Reques
  */
 export function enterEventScope(): void {
   const parent = requestScopes.getStore();
-  if (parent) requestScopes.enterWith({ ...newScope(parent.id, parent.surface, parent.pool), primaryOnly: true, keyName: parent.keyName });
+  // an event's scope never ends with a response: its rows are not counted in liveRows (streams have bounds of their own)
+  if (parent) requestScopes.enterWith({ ...newScope(parent.id, parent.surface, parent.pool), primaryOnly: true, keyName: parent.keyName, rowsHeld: undefined });
 }

@@ -200,11 +200,11 @@ async function dispatchChecked(dispatch: Dispatch, element: unknown, context: Ca
   return response.error ? { id, error: response.error } : { id, result: response.result };
 }
 
-/** A -32005 of the request's own budgets or of the summed rows (src/db/errors.ts): the later elements would meet it too. */
+/** A -32005 of the request's own budgets or of the rows all requests hold (src/db/errors.ts): the later elements would meet it too. */
 function spendsRequest(error: RpcError): boolean {
   const reason = (error.data as { reason?: unknown } | undefined)?.reason;
   return error.code === -32005 && typeof reason === 'string' &&
-    (reason === 'request row budget exceeded' || reason === 'request database time budget exceeded' || reason.startsWith('server overloaded: rows fetched'));
+    (reason === 'request row budget exceeded' || reason === 'request database time budget exceeded' || reason.startsWith('server overloaded: rows held'));
 }
 
 /** Reads a request's body, up to `limit` bytes: past it, `tooLarge` once and the rest is drained unread. */

@@ -94,10 +94,10 @@ describe('a request over its own row budget', () => {
   });
 });
 
-describe('rows fetched by all requests together past REQUESTS_MAX_ROWS_PER_S', () => {
+describe('rows held by all requests in progress past REQUESTS_MAX_ROWS_HELD', () => {
   it('refuses the further statements of a request already holding many rows (-32005, logged as the client\'s), never one holding few', async () => {
-    // 300 rows a page: a batch holds 1,200 rows after four pages, past the heavy mark (1,000) and the summed bound
-    const { base, log } = await gatewayWith({ REQUESTS_MAX_ROWS_PER_S: 500, REQUEST_MAX_ROWS: 100_000 });
+    // 300 rows a page: a batch holds 2,100 rows after seven pages, past the heavy mark (1,000) and the bound of all requests
+    const { base, log } = await gatewayWith({ REQUESTS_MAX_ROWS_HELD: 2_000, REQUEST_MAX_ROWS: 100_000 });
     const batch = Array.from({ length: 20 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'inds_getTransactions', params: [1_000, 0, '', 'eth', 'erc-20', 'busy', 1] }));
     const reply = await rpc(base, batch, '/v2/rpc', { 'x-request-id': 'summed-rows' });
     const elements = reply.json as any[];
@@ -108,14 +108,17 @@ describe('rows fetched by all requests together past REQUESTS_MAX_ROWS_PER_S', (
     for (const e of answered) expect(e.result.data).toHaveLength(TRANSACTIONS);
     for (const e of refused) {
       expect(e.error).toMatchObject({ code: -32005, message: 'limit exceeded' });
-      expect(e.error.data.reason).toMatch(/^server overloaded: rows fetched by all requests past REQUESTS_MAX_ROWS_PER_S/);
+      expect(e.error.data.reason).toMatch(/^server overloaded: rows held by all requests past REQUESTS_MAX_ROWS_HELD/);
       expect(e.error.data.retryable).toBeUndefined();
     }
-    // while the summed rows are still past the bound, a request holding few rows is served
+    // a request holding few rows is served whatever the others hold; once the batch has ended its rows are released
     const small = await rpc(base, { jsonrpc: '2.0', id: 1, method: 'inds_getTransactions', params: [10, 0, '', 'eth', 'erc-20', 'busy', 1] });
     expect((small.json as any).result.data).toHaveLength(10);
     const [line] = await linesOf(log, 'summed-rows');
     expect(line).toMatchObject({ msg: 'request', level: 'info', failure: 'client' });
-    expect(line!.limit).toMatch(/^server overloaded: rows fetched/);
+    expect(line!.limit).toMatch(/^server overloaded: rows held/);
+    // the batch has ended: its rows are released, and five pages (1,500 rows, under the bound) are all answered
+    const again = await rpc(base, batch.slice(0, 5));
+    expect((again.json as any[]).map((e) => e.result?.data.length)).toEqual([300, 300, 300, 300, 300]);
   });
 });
