@@ -22,6 +22,9 @@ export type HttpSettings = Pick<Config,
  * How often timeouts and body rates are checked: a quarter of the shortest limit, between 0.1 and 1 s
  * (Node's own default is 30 s, which would let a 10 s headers timeout fire at 40 s).
  */
+/** Refused connections the listener may hold open until their Retry-After (src/server/http.ts); server.maxConnections leaves room for them. */
+export const refusalsHeldAtMost = 1_024;
+
 export function checkInterval(settings: HttpSettings): number {
   const limits = [settings.HTTP_HEADERS_TIMEOUT_MS, settings.HTTP_REQUEST_TIMEOUT_MS];
   if (settings.HTTP_MIN_BODY_BYTES_PER_S > 0) limits.push(Math.max(settings.HTTP_BODY_GRACE_MS, 100));
@@ -156,7 +159,8 @@ function pressureTable(server: Server, settings: HttpSettings, hooks: Connection
   const maxWaiting = maxIncomplete > 0 ? settings.HTTP_MAX_CONNECTIONS : 0;
   // Node closes a connection over maxConnections on accept: the table keeps the admitted ones within
   // HTTP_MAX_CONNECTIONS and lets as many more wait unread for their address's turn
-  server.maxConnections = settings.HTTP_MAX_CONNECTIONS + maxWaiting;
+  // and refused connections held until their Retry-After (src/server/http.ts: refusalsHeldAtMost)
+  server.maxConnections = settings.HTTP_MAX_CONNECTIONS + maxWaiting + refusalsHeldAtMost;
   const table = connectionTable({
     maxConnections: settings.HTTP_MAX_CONNECTIONS,
     thresholdPercent: settings.HTTP_PRESSURE_THRESHOLD_PERCENT ?? 90,

@@ -11,7 +11,7 @@ import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
 import type { RpcAnswer } from '../rpc/handler.js';
 import { requestScopes, type RequestScope } from '../request/scope.js';
-import { checkInterval, clientBudget, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
+import { checkInterval, clientBudget, refusalsHeldAtMost, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { assetPrefix, graphiqlPage, wantsGraphiql } from './graphiql.js';
 import { GatewayRequest, GatewayResponse, type HeadHook } from './response.js';
 import { createShedder } from './shedding.js';
@@ -140,10 +140,30 @@ function cutRequest(surfaceError: SurfaceError) {
  */
 function refuseConnection(socket: Socket, reason: string, retryAfterS: number) {
   socket.on('error', () => socket.destroy());
-  rawReply(socket, 429, { status: 'error', reason }, `retry-after: ${retryAfterS}\r\n`);
-  socket.once('finish', () => socket.destroy());
-  setTimeout(() => socket.destroy(), 1_000).unref(); // a client that does not even take the reply
+  if (refusedHeld >= refusalsHeldAtMost) {
+    rawReply(socket, 429, { status: 'error', reason }, `retry-after: ${retryAfterS}\r\n`);
+    socket.once('finish', () => socket.destroy());
+    setTimeout(() => socket.destroy(), 1_000).unref(); // a client that does not even take the reply
+    return;
+  }
+  // answered but held open (what it sends is discarded) until Retry-After, at most a few seconds: a client
+  // that reconnects as soon as it is closed waits that long, instead of costing an accept and an answer
+  // every few milliseconds; an HTTP client reads `connection: close` and closes at once
+  refusedHeld++;
+  const text = JSON.stringify({ status: 'error', reason });
+  socket.write(`HTTP/1.1 429 ${STATUS_CODES[429]}\r\nconnection: close\r\nretry-after: ${retryAfterS}\r\n` +
+    `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+  socket.on('data', () => {});
+  socket.once('end', () => socket.destroy());
+  const timer = setTimeout(() => socket.destroy(), Math.min(retryAfterS, 5) * 1_000);
+  timer.unref();
+  socket.once('close', () => {
+    clearTimeout(timer);
+    refusedHeld--;
+  });
 }
+
+let refusedHeld = 0;
 
 /** What the listener's handlers share. */
 interface Listener {

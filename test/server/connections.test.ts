@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
-import { clientKey } from '../../src/server/connections.js';
+import { clientKey, refusalsHeldAtMost } from '../../src/server/connections.js';
 import { buildTestGateway, useDatabase } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { call } from '../support/http.js';
@@ -75,8 +75,9 @@ describe('limits', () => {
 
   it('the listener is built with them', async () => {
     const { gateway } = await gatewayWith({ HTTP_MAX_CONNECTIONS: 77, HTTP_MAX_CONNECTIONS_PER_CLIENT: 16, HTTP_HEADERS_TIMEOUT_MS: 1_500, HTTP_REQUEST_TIMEOUT_MS: 2_500 });
-    // HTTP_MAX_CONNECTIONS admitted, as many again waiting unread for their address's turn (HTTP_MAX_INCOMPLETE_PER_CLIENT)
-    expect(gateway.server.maxConnections).toBe(2 * 77);
+    // HTTP_MAX_CONNECTIONS admitted, as many again waiting unread for their address's turn (HTTP_MAX_INCOMPLETE_PER_CLIENT),
+    // and the refused ones held open until their Retry-After
+    expect(gateway.server.maxConnections).toBe(2 * 77 + refusalsHeldAtMost);
     expect(gateway.server.headersTimeout).toBe(1_500);
     expect(gateway.server.requestTimeout).toBe(2_500);
     expect(gateway.server.keepAliveTimeout).toBe(5_000);
@@ -95,7 +96,7 @@ describe('limits', () => {
 });
 
 describe('the per-client cap', () => {
-  it('slow connections from 127.0.0.2 hit the cap (429 with a body, closed at once) while 127.0.0.1 is served', async () => {
+  it('slow connections from 127.0.0.2 hit the cap (429 with a body at once, the connection held until its Retry-After) while 127.0.0.1 is served', async () => {
     // timeouts long enough that nothing held here is cut during the test
     const { port, base } = await gatewayWith({
       HTTP_MAX_CONNECTIONS_PER_CLIENT: 8, HTTP_HEADERS_TIMEOUT_MS: 60_000, HTTP_REQUEST_TIMEOUT_MS: 60_000, HTTP_MIN_BODY_BYTES_PER_S: 0,
@@ -110,7 +111,10 @@ describe('the per-client cap', () => {
     }
     await probe(base);
     // the 9th to 20th connection from the same address: refused with a body, without a request being read
+    const refusedAt = performance.now();
     const refused = await Promise.all(Array.from({ length: 12 }, () => client(port, '127.0.0.2').closed));
+    // held open until Retry-After (1 s): a client reconnecting as soon as it is closed waits that long
+    expect(performance.now() - refusedAt).toBeGreaterThanOrEqual(900);
     for (const data of refused) {
       const response = parseResponse(data);
       expect(response?.status).toBe(429);
