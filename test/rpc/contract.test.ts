@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { addGgang, documentedFixture } from '../support/documented.js';
 import { useGateway } from '../support/gateway.js';
 import { Fixture, unix } from '../support/fixtures.js';
 import { call } from '../support/http.js';
@@ -22,22 +23,6 @@ function expectExact(actual: unknown, expected: unknown) {
   expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
 }
 
-const crazydogDeployer = '0xF2f9D2575023D320475ed7875FCDCB9b52787E59';
-const crazydogHash = '0x2f88df8669337ec739d8414df0f3ef32bf166cb73233c965e805b7fa54eef1f2';
-
-function documentedFixture(crazydogTransferType: number): Fixture {
-  const f = new Fixture();
-  const crazydog = f.tick({
-    chain: 'avalanche', protocol: 'asc-20', tick: 'crazydog', name: 'crazydog', limit_per_mint: '21000000',
-    deploy_by: crazydogDeployer, total_supply: '21000000', deploy_hash: crazydogHash, deploy_time: unix(1704152964),
-    transfer_type: crazydogTransferType, decimals: 0, created_at: unix(1704524337), updated_at: unix(1704524337),
-  });
-  f.mint(crazydog, crazydogDeployer, '21000000', '0xe89e1c445431a695fcc2797cde214a731c65765468e6095672fb0cbe8f8a6fdd');
-  // movement times as documented (created_at = updated_at = 1704524337)
-  const movement = f.data.movements.at(-1)!;
-  movement.created_at = movement.updated_at = unix(1704524337);
-  return f;
-}
 
 /** The documented records with transfer type 0, plus the ticks, transaction and blocks the v2 examples show. */
 function exchangesFixture(): Fixture {
@@ -51,13 +36,7 @@ function exchangesFixture(): Fixture {
     updated_at: null, stats: { holders: 5195, minted: '21000000', tx_cnt: 54446 },
   });
   // ggang: the tick list example sorted by holders ascending
-  f.tick({
-    chain: 'polygon', protocol: 'brc-20', tick: 'ggang', name: 'ggang', limit_per_mint: '500',
-    deploy_by: '0x53B4daF4a49bB1a91D8Adfca584529f69e5211F5', total_supply: '5000',
-    deploy_hash: '0x0a2672352f59b27b29a2cbbd043930441daed984af2a73cd94e2ee2d77e9041c',
-    deploy_time: unix(1704532932), created_at: unix(1704532932), updated_at: unix(1704532932),
-    stats: { holders: 2, minted: '2500', tx_cnt: 6 },
-  });
+  addGgang(f);
   // sats: the inds_getInscriptions example (list by holders, descending)
   f.tick({
     chain: 'btc', protocol: 'brc-20', tick: 'sats', name: 'sats', limit_per_mint: '100000000',

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { addGgang, crazydogDeployer, crazydogHash, documentedFixture } from '../support/documented.js';
 import { useGateway } from '../support/gateway.js';
-import { alice, bob, fakeHash, Fixture, unix } from '../support/fixtures.js';
+import { alice, bob, fakeHash, Fixture } from '../support/fixtures.js';
 import { call, post } from '../support/http.js';
 
 // The v1 interface on /v1/rpc (and /v1/): the ten dotted names, each answering as its v2 twin with the
@@ -17,38 +18,16 @@ function expectExact(actual: unknown, expected: unknown) {
   expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
 }
 
-const crazydogDeployer = '0xF2f9D2575023D320475ed7875FCDCB9b52787E59';
-const crazydogHash = '0x2f88df8669337ec739d8414df0f3ef32bf166cb73233c965e805b7fa54eef1f2';
 const lobbyHash = '0x947022fc38f5c1c3349d0b2f77c82917ea3663141c535d07d674c1e21fd0c601';
 const lobbyDeployer = '0x7a7b6Be7f5Ac593bcb262b52ae5a731aa1690ad4';
 const avasHash = '0x7ffc56b2bf20f4f3474c1fd503fc3f1fb9066c8b0665d6da11185cac892108a5';
 const tomrayHash = '0xed8e1bedf44d582849b31925e17d4379c2c42845c3a472f16a0b70e4bcdfeb52';
 const tomrayMint = '646174613a2c7b2270223a226173632d3230222c226f70223a226d696e74222c227469636b223a22746f6d726179222c22616d74223a2231227d';
 
-/** The documented records; crazydog with the transfer type each group of examples shows. */
-function documentedFixture(crazydogTransferType: number): Fixture {
-  const f = new Fixture();
-  const crazydog = f.tick({
-    chain: 'avalanche', protocol: 'asc-20', tick: 'crazydog', name: 'crazydog', limit_per_mint: '21000000', deploy_by: crazydogDeployer,
-    total_supply: '21000000', deploy_hash: crazydogHash, deploy_time: unix(1704152964), transfer_type: crazydogTransferType,
-    decimals: 0, created_at: unix(1704524337), updated_at: unix(1704524337),
-  });
-  f.mint(crazydog, crazydogDeployer, '21000000', '0xe89e1c445431a695fcc2797cde214a731c65765468e6095672fb0cbe8f8a6fdd');
-  const movement = f.data.movements.at(-1)!;
-  movement.created_at = movement.updated_at = unix(1704524337);
-  return f;
-}
-
 /** The documented records with transfer type 0 and the ticks the v1 twins of v2 read. */
 function typeZeroFixture(): Fixture {
   const f = documentedFixture(0);
-  f.tick({
-    chain: 'polygon', protocol: 'brc-20', tick: 'ggang', name: 'ggang', limit_per_mint: '500',
-    deploy_by: '0x53B4daF4a49bB1a91D8Adfca584529f69e5211F5', total_supply: '5000',
-    deploy_hash: '0x0a2672352f59b27b29a2cbbd043930441daed984af2a73cd94e2ee2d77e9041c',
-    deploy_time: unix(1704532932), created_at: unix(1704532932), updated_at: unix(1704532932),
-    stats: { holders: 2, minted: '2500', tx_cnt: 6 },
-  });
+  addGgang(f);
   const tomray = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'tomray', total_supply: '1000', limit_per_mint: '1', transfer_type: 2, deploy_hash: tomrayHash });
   f.mint(tomray, alice, '3').mint(tomray, bob, '5').mint(tomray, alice, '4').transfer(tomray, alice, bob, '1'); // alice 6, bob 6: tie broken by address
   const avas = f.tick({ chain: 'avalanche', protocol: 'asc-20', tick: 'avas', deploy_hash: avasHash });

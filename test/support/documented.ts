@@ -1,0 +1,33 @@
+import { Fixture, unix } from './fixtures.js';
+
+// The records the v2 interface's documented examples show, shared by the contract tests of both interface
+// versions (test/rpc/contract.test.ts, test/rpc/v1.test.ts).
+
+export const crazydogDeployer = '0xF2f9D2575023D320475ed7875FCDCB9b52787E59';
+export const crazydogHash = '0x2f88df8669337ec739d8414df0f3ef32bf166cb73233c965e805b7fa54eef1f2';
+
+/** crazydog and its one mint, with the transfer type each group of examples shows. */
+export function documentedFixture(crazydogTransferType: number): Fixture {
+  const f = new Fixture();
+  const crazydog = f.tick({
+    chain: 'avalanche', protocol: 'asc-20', tick: 'crazydog', name: 'crazydog', limit_per_mint: '21000000',
+    deploy_by: crazydogDeployer, total_supply: '21000000', deploy_hash: crazydogHash, deploy_time: unix(1704152964),
+    transfer_type: crazydogTransferType, decimals: 0, created_at: unix(1704524337), updated_at: unix(1704524337),
+  });
+  f.mint(crazydog, crazydogDeployer, '21000000', '0xe89e1c445431a695fcc2797cde214a731c65765468e6095672fb0cbe8f8a6fdd');
+  // movement times as documented (created_at = updated_at = 1704524337)
+  const movement = f.data.movements.at(-1)!;
+  movement.created_at = movement.updated_at = unix(1704524337);
+  return f;
+}
+
+/** ggang, the tick list example sorted by holders ascending. */
+export function addGgang(f: Fixture): void {
+  f.tick({
+    chain: 'polygon', protocol: 'brc-20', tick: 'ggang', name: 'ggang', limit_per_mint: '500',
+    deploy_by: '0x53B4daF4a49bB1a91D8Adfca584529f69e5211F5', total_supply: '5000',
+    deploy_hash: '0x0a2672352f59b27b29a2cbbd043930441daed984af2a73cd94e2ee2d77e9041c',
+    deploy_time: unix(1704532932), created_at: unix(1704532932), updated_at: unix(1704532932),
+    stats: { holders: 2, minted: '2500', tx_cnt: 6 },
+  });
+}
