@@ -68,8 +68,10 @@ const maxTracked = 10_000;
 class CostTable {
   private readonly scores = new Map<string, Score>();
   bar = Infinity;
-  /** Cost charged since the last sample (the summed rate). */
+  /** Cost charged since the last sample. */
   sinceSample = 0;
+  /** The summed rate (cost per second), smoothed over about two seconds: one client's burst does not press. */
+  rate = 0;
 
   constructor(private readonly floor: number, private readonly halfLifeMs: number, private readonly now: () => number) {}
 
@@ -94,6 +96,13 @@ class CostTable {
     const cost = this.decayed(score, this.now());
     if (cost < this.bar) return 0;
     return Math.min(30, Math.max(1, Math.ceil((this.halfLifeMs * Math.log2(cost / this.bar)) / 1_000)));
+  }
+
+  /** The summed rate after `seconds` more with `sinceSample` charged (an exponential average, time constant 2 s). */
+  sampleRate(seconds: number): number {
+    const keep = Math.exp(-seconds / 2);
+    this.rate = this.rate * keep + (this.sinceSample / seconds) * (1 - keep);
+    return this.rate;
   }
 
   /** Moves the bar by whether the server is under pressure; forgets the addresses whose cost has decayed away. */
@@ -133,8 +142,10 @@ export function createShedder(settings: SheddingSettings, clock: ShedderClock = 
     const seconds = Math.max(1e-3, (t - sampledAt) / 1_000);
     sampledAt = t;
     const loopLate = settings.lagMs > 0 && lagMs > settings.lagMs;
-    bytes.update(loopLate || (totalBytesPerS > 0 && bytes.sinceSample / seconds > totalBytesPerS));
-    connections.update(loopLate || (newConnectionsPerS > 0 && connections.sinceSample / seconds > newConnectionsPerS));
+    const byteRate = bytes.sampleRate(seconds);
+    const connectionRate = connections.sampleRate(seconds);
+    bytes.update(loopLate || (totalBytesPerS > 0 && byteRate > totalBytesPerS));
+    connections.update(loopLate || (newConnectionsPerS > 0 && connectionRate > newConnectionsPerS));
   };
 
   let stop = () => {};

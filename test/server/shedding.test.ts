@@ -54,6 +54,16 @@ describe('the shedding order (one sample at a time)', () => {
     shedder.stop();
   });
 
+  it('one client\'s burst does not press: the summed rate is smoothed over about two seconds', () => {
+    let t = 0;
+    const shedder = createShedder({ lagMs: 100, minBytes: 1_000_000, totalBytesPerS: 10_000_000 }, { now: () => t, lagMs: () => 0 });
+    answered(shedder, '127.0.0.2', 9_000_000); // a page of 9 MB in a quarter of a second
+    t = 250;
+    shedder.sample();
+    expect(shedder.state().bar).toBe(Infinity);
+    expect(refusal(shedder, '127.0.0.2')).toBe(0);
+  });
+
   it('answers summed over many addresses past SHED_TOTAL_BYTES_PER_S shed the most expensive, though the loop is on time and each is cheap alone', () => {
     let t = 0;
     const shedder = createShedder({ lagMs: 100, minBytes: 1_000_000, totalBytesPerS: 10_000_000 }, { now: () => t, lagMs: () => 0 });
@@ -65,9 +75,11 @@ describe('the shedding order (one sample at a time)', () => {
     expect(shedder.state().bar).toBeLessThan(Infinity);
     expect(refusal(shedder, '127.0.1.19')).toBeGreaterThanOrEqual(1);
     expect(refusal(shedder, '127.0.0.250')).toBe(0);
-    t = 2_000;
-    shedder.sample(); // nothing answered since: under the bound, the bar goes back up
-    shedder.sample();
+    // nothing answered since: the summed rate falls under the bound and the bar goes back up
+    for (let i = 0; i < 8; i++) {
+      t += 1_000;
+      shedder.sample();
+    }
     expect(shedder.state().bar).toBe(Infinity);
     expect(refusal(shedder, '127.0.1.19')).toBe(0);
   });
@@ -85,9 +97,11 @@ describe('the shedding order (one sample at a time)', () => {
     expect(connect('127.0.2.7')).toBeGreaterThanOrEqual(1);
     expect(connect('127.0.0.250')).toBe(0);
     expect(connect('10.0.0.1')).toBe(0); // never seen
-    // the flood stops: the bar rises back past the top and shedding ends
-    t = 2_000;
-    for (let i = 0; i < 8; i++) shedder.sample();
+    // the flood stops: the summed rate falls, the bar rises back past the top and shedding ends
+    for (let i = 0; i < 12; i++) {
+      t += 1_000;
+      shedder.sample();
+    }
     expect(shedder.state().connectionBar).toBe(Infinity);
     expect(connect('127.0.2.7')).toBe(0);
   });
