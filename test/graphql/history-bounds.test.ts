@@ -1,11 +1,9 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import type { GatewayConfig } from '../../src/app.js';
+import { describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config.js';
 import { Fixture } from '../support/fixtures.js';
 import { lockTable } from '../support/locks.js';
-import { capturingLogger } from '../support/ops.js';
 import { gql } from '../support/http.js';
-import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
+import { loggedGateways, useDatabase } from '../support/gateway.js';
 
 // History scans bounded: a list at a block height (atBlock) scans every history entry its
 // offset skips, so a deep offset is refused (HISTORY_MAX_OFFSET, a client error before any statement) and
@@ -15,8 +13,6 @@ import { startTestGateway, type TestGateway, useDatabase } from '../support/gate
 
 const HOLDERS = 200;
 let height = 0;
-const open: TestGateway[] = [];
-
 const db = useDatabase({
   load: async (db) => {
     const f = new Fixture();
@@ -27,16 +23,7 @@ const db = useDatabase({
     await f.load(db.sql);
   },
 });
-afterAll(async () => {
-  for (const gw of open.splice(0)) await gw.close();
-});
-
-async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const log = capturingLogger('info');
-  const live = await startTestGateway(db, { CACHE: false, ...overrides }, { logger: log.logger });
-  open.push(live);
-  return { ...live, log };
-}
+const gatewayWith = loggedGateways(db, { CACHE: false });
 
 const holdersAt = (offset: number, first = 10, alias = 'h') =>
   `${alias}: holders(atBlock: "${height}", first: ${first}, offset: ${offset}) { totalCount edges { node { address balance } } }`;

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { doc } from '../support/documented.js';
 import { describe, expect, it } from 'vitest';
 import { percentChange } from '../../src/graphql/types/activity.js';
 import { useGateway } from '../support/gateway.js';
@@ -12,9 +12,6 @@ import { expectExact, rpcCalls } from '../support/rpc.js';
 // search, findTick, transaction, chain). Expected answers come from the records of test/support/records.ts (computed by hand
 // from its rows), never from the database.
 
-interface Documented { method: string; params: unknown[]; result: any; note?: string }
-const documented: Documented[] = JSON.parse(readFileSync(new URL('../fixtures/v2-documented.json', import.meta.url), 'utf8'));
-const doc = (method: string) => documented.find((e) => e.method === method)!;
 const hex = (text: string) => Buffer.from(text, 'utf8').toString('hex');
 
 let records: Records;

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { addGgang, documentedFixture } from '../support/documented.js';
+import { addGgang, doc as example, documentedFixture } from '../support/documented.js';
 import { useGateway } from '../support/gateway.js';
 import { Fixture, unix } from '../support/fixtures.js';
 import { call } from '../support/http.js';
@@ -9,13 +8,6 @@ import { call } from '../support/http.js';
 // replayed against fixture rows equal to the documented data. Where the examples file notes a
 // documentation slip or a defect of the existing service, the test says which member differs and why.
 
-interface Example { method: string; params: unknown[]; result: any; note?: string }
-const examples: Example[] = JSON.parse(readFileSync(new URL('../fixtures/v2-documented.json', import.meta.url), 'utf8'));
-const example = (method: string) => {
-  const found = examples.find((e) => e.method === method);
-  if (!found) throw new Error(`no documented example for ${method}`);
-  return found;
-};
 
 /** Deep equality and the same key order (the wire format is compared as text). */
 function expectExact(actual: unknown, expected: unknown) {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { doc } from '../support/documented.js';
 import { describe, expect, it } from 'vitest';
 import type { TickInput } from '../../src/db/load.js';
 import { CallDataError, decodeCallData, maxCallDataBytes } from '../../src/domain/calldata.js';
@@ -14,9 +14,6 @@ import { expectExact, rpcCalls } from '../support/rpc.js';
 // bad-input path and its documented exchange. Expected answers come from the records of
 // test/support/records.ts (computed by hand from its rows), never from the database.
 
-interface Documented { method: string; params: unknown[]; result: any; note?: string }
-const documented: Documented[] = JSON.parse(readFileSync(new URL('../fixtures/v2-documented.json', import.meta.url), 'utf8'));
-const doc = (method: string) => documented.find((e) => e.method === method)!;
 const hex = (text: string) => Buffer.from(text, 'utf8').toString('hex');
 
 let records: Records;

@@ -1,9 +1,7 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import type { GatewayConfig } from '../../src/app.js';
+import { describe, expect, it } from 'vitest';
 import { Fixture } from '../support/fixtures.js';
-import { capturingLogger } from '../support/ops.js';
 import { gql, rpc } from '../support/http.js';
-import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
+import { loggedGateways, useDatabase } from '../support/gateway.js';
 
 // Client-caused limits are client errors: a request that runs into a limit of its own (here its
 // row budget, REQUEST_MAX_ROWS) is told JSON-RPC -32005 "limit exceeded" with data.reason (EIP-1474), never
@@ -13,8 +11,6 @@ import { startTestGateway, type TestGateway, useDatabase } from '../support/gate
 
 const TRANSACTIONS = 300;
 
-const open: TestGateway[] = [];
-
 const db = useDatabase({
   load: async (db) => {
     const f = new Fixture();
@@ -23,16 +19,7 @@ const db = useDatabase({
     await f.load(db.sql);
   },
 });
-afterAll(async () => {
-  for (const gw of open.splice(0)) await gw.close();
-});
-
-async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const log = capturingLogger('info');
-  const live = await startTestGateway(db, { CACHE: false, ...overrides }, { logger: log.logger });
-  open.push(live);
-  return { ...live, log };
-}
+const gatewayWith = loggedGateways(db, { CACHE: false });
 
 const limitExceeded = { code: -32005, message: 'limit exceeded', data: { reason: 'request row budget exceeded' } };
 

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Fixture, unix } from './fixtures.js';
 
 // The records the v2 interface's documented examples show, shared by the contract tests of both interface
@@ -30,4 +31,16 @@ export function addGgang(f: Fixture): void {
     deploy_time: unix(1704532932), created_at: unix(1704532932), updated_at: unix(1704532932),
     stats: { holders: 2, minted: '2500', tx_cnt: 6 },
   });
+}
+
+/** One documented request/response pair of the v2 interface (test/fixtures/v2-documented.json). */
+export interface Documented { method: string; params: unknown[]; result: any; note?: string }
+
+export const documentedExchanges: Documented[] = JSON.parse(readFileSync(new URL('../fixtures/v2-documented.json', import.meta.url), 'utf8'));
+
+/** The documented exchange of `method`. */
+export function doc(method: string): Documented {
+  const found = documentedExchanges.find((e) => e.method === method);
+  if (!found) throw new Error(`no documented exchange for ${method}`);
+  return found;
 }

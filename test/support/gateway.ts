@@ -4,6 +4,7 @@ import { createGateway, type Gateway, type GatewayConfig } from '../../src/app.j
 import { seedDemo } from '../../src/db/seed/index.js';
 import { createTestDatabase, testConfig, type TestDatabase } from './db.js';
 import { listen } from './http.js';
+import { capturingLogger } from './ops.js';
 
 // The one way a test builds a gateway in its own process: testConfig plus the test's settings, every
 // statement its pool sends recorded, listening on an ephemeral loopback port. useGateway adds the test
@@ -125,5 +126,22 @@ export function useGateway(
     get base() { return set(live, 'base').base; },
     get statements() { return set(live, 'statements').statements; },
     close: async () => { await live?.close(); },
+  };
+}
+
+/**
+ * Gateways a test file starts on `db` with its own settings (on top of `base`), each logging into a
+ * captured info-level log; all closed after the file.
+ */
+export function loggedGateways(db: TestDatabase, base: Partial<GatewayConfig> = {}) {
+  const open: TestGateway[] = [];
+  afterAll(async () => {
+    for (const gw of open.splice(0)) await gw.close();
+  });
+  return async (overrides: Partial<GatewayConfig>) => {
+    const log = capturingLogger('info');
+    const live = await startTestGateway(db, { ...base, ...overrides }, { logger: log.logger });
+    open.push(live);
+    return { ...live, log };
   };
 }
