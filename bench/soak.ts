@@ -1,6 +1,6 @@
 // npm run bench:soak -- [--seconds 120] [--calm 5] [--admin-url postgres://postgres@127.0.0.1:5432/postgres]
 //                       [--normal-rate 20] [--slow-sockets 3000] [--slow-every 5] [--batch-workers 4] [--idle-addresses 157]
-//                       [--nested3-at S] [--gateway-env KEY=VALUE]… [--only attack,attack] [--label NAME] [--keep-database] [--cpu-prof]
+//                       [--nested3-at S] [--gateway-env KEY=VALUE]… [--node-arg ARG]… [--only attack,attack] [--label NAME] [--keep-database] [--cpu-prof]
 //
 // The soak benchmark of the issue "No request may stall or kill the gateway". It creates a fresh database
 // on the PostgreSQL server of --admin-url, seeds it with the demo data (npm run db:seed), starts the real
@@ -43,6 +43,8 @@ const { values } = parseArgs({
     'idle-addresses': { type: 'string', default: '157' },
     'nested3-at': { type: 'string' },
     'gateway-env': { type: 'string', multiple: true, default: [] },
+    // a Node option for the gateway's process (e.g. --max-semi-space-size=32), before the script
+    'node-arg': { type: 'string', multiple: true, default: [] },
     only: { type: 'string' },
     label: { type: 'string' },
     'keep-database': { type: 'boolean', default: false },
@@ -199,7 +201,7 @@ async function main() {
   console.log('soak: building dist/ (npm run build)…');
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: fileURLToPath(new URL('..', import.meta.url)), stdio: 'inherit' });
   const profArgs = values['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${resultsDir}prof`] : [];
-  gateway = await startGateway(db.url, gatewayEnv, () => runStart, profArgs);
+  gateway = await startGateway(db.url, gatewayEnv, () => runStart, [...values['node-arg']!, ...profArgs]);
   const gw = gateway;
   log(`gateway pid ${gw.pid} on ${gw.base} (database ${db.name}); ${seconds} s of attacks + ${normalRate} normal req/s`);
   const metricsAtStart = await readMetrics(gw.base);

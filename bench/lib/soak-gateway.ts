@@ -1,6 +1,7 @@
 // The soak benchmark's subjects: a fresh PostgreSQL database seeded with the demo data (dropped at the
 // end), the real gateway as a separate process (`npm start`'s command: the compiled build with its heap limit),
 // and a sampler of that process's RSS every second from /proc/<pid>/status.
+import { createWriteStream } from 'node:fs';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
@@ -93,7 +94,10 @@ export async function startGateway(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let tail = '';
+  // SOAK_GATEWAY_LOG=FILE: the gateway's whole output also goes to FILE (e.g. with --gateway-env LOG_LEVEL=info)
+  const logFile = process.env.SOAK_GATEWAY_LOG ? createWriteStream(process.env.SOAK_GATEWAY_LOG) : null;
   const keep = (chunk: Buffer) => {
+    logFile?.write(chunk);
     tail += chunk.toString();
     if (tail.length > 128 * 1024) tail = tail.slice(-64 * 1024);
   };

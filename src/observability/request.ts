@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import { newScope, releaseRows, type PoolMeter, type RequestScope, type Surface } from '../request/scope.js';
+import { newScope, releaseHeld, type PoolMeter, type RequestScope, type Surface } from '../request/scope.js';
 import type { Metrics } from './metrics.js';
 
 // One request's observability: observeRequests, called by the listener for each request, opens the
@@ -50,7 +50,7 @@ export function observeRequests(deps: { logger: Logger; metrics: Metrics; pool: 
     const finish = () => {
       if (done) return;
       done = true;
-      releaseRows(scope);
+      releaseHeld(scope);
       deps.metrics.inFlight.dec();
       // runs in a socket event: anything thrown here would be an uncaught exception and end the process
       try {

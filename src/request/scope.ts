@@ -62,16 +62,33 @@ export interface RequestScope {
   keyMaxPageSize?: number;
   /** Rows its statements fetched, counted in `liveRows` until it ends; absent: not counted (a subscription event's scope). */
   rowsHeld?: number;
+  /** Bytes of JSON-RPC replies it has built, counted in `liveAnswerBytes` until it ends. */
+  answerBytesHeld?: number;
 }
 
 /** Rows held by the HTTP requests in progress: the statement runner adds a request's rows, its end takes them back. */
 export const liveRows = { rows: 0 };
 
-/** Takes a finished request's rows back from `liveRows` (src/observability/request.ts, when its response ends). */
-export function releaseRows(scope: RequestScope): void {
-  if (!scope.rowsHeld) return;
-  liveRows.rows -= scope.rowsHeld;
-  scope.rowsHeld = 0;
+/** Bytes of the JSON-RPC replies built by the HTTP requests in progress (text held until it is written). */
+export const liveAnswerBytes = { bytes: 0 };
+
+/** Counts `bytes` of reply text the request holds, for it and for all requests together, until it ends. */
+export function holdAnswerBytes(scope: RequestScope | undefined, bytes: number): void {
+  if (!scope) return;
+  scope.answerBytesHeld = (scope.answerBytesHeld ?? 0) + bytes;
+  liveAnswerBytes.bytes += bytes;
+}
+
+/** Takes a finished request's rows and reply bytes back (src/observability/request.ts, when its response ends). */
+export function releaseHeld(scope: RequestScope): void {
+  if (scope.rowsHeld) {
+    liveRows.rows -= scope.rowsHeld;
+    scope.rowsHeld = 0;
+  }
+  if (scope.answerBytesHeld) {
+    liveAnswerBytes.bytes -= scope.answerBytesHeld;
+    scope.answerBytesHeld = 0;
+  }
 }
 
 /**

@@ -7,7 +7,7 @@ import { isJsonText } from '../domain/json-text.js';
 import type { Context } from '../graphql/context.js';
 import { prepareOperation } from '../graphql/prepared-operation.js';
 import type { Metrics } from '../observability/metrics.js';
-import { currentScope, type CacheOutcome } from '../request/scope.js';
+import { currentScope, holdAnswerBytes, liveAnswerBytes, type CacheOutcome, type RequestScope } from '../request/scope.js';
 import { decodeParams, type MethodSpec, type PagingLimits, type RequestInfo } from './declaration.js';
 import { fromGraphqlErrors, isRpcError, rpcErrors, type RpcError } from './errors.js';
 
@@ -32,7 +32,13 @@ export interface RpcOptions {
   metrics?: Pick<Metrics, 'requests' | 'duration' | 'errors'>;
   /** The gateway's public base URL (`PUBLIC_URL`), which rpc.discover advertises instead of the Host header. */
   publicUrl?: string;
+  /** Reply bytes all requests in progress may hold (REQUESTS_MAX_ANSWER_BYTES_HELD) before heavy batches are cut short; default unbounded. */
+  maxAnswerBytesHeld?: number;
 }
+
+/** Reply bytes from which a batch counts as heavy for `maxAnswerBytesHeld` (as 1,000 rows are for the rows held). */
+const heavyAnswerBytes = 256 * 1024;
+const answersBusyReason = 'server overloaded: answer bytes held by all requests past REQUESTS_MAX_ANSWER_BYTES_HELD; retry with smaller requests or later';
 
 // a Host header that is a plain host[:port] (a name, IPv4 or [IPv6]); anything else is not advertised
 const plainHost = /^(?:[a-z0-9-]+(?:\.[a-z0-9-]+)*\.?|\[[0-9a-f:.]+\])(?::[0-9]{1,5})?$/i;
@@ -96,6 +102,12 @@ export function createRpcHandler(options: RpcOptions) {
     return { graphql, cache: raised ? null : options.cache?.forRequest(iface) ?? null, request, spent: { error: null } };
   }
 
+  /** The request holds heavy reply bytes while all requests together hold more than their bound. */
+  function answersBusy(scope: RequestScope | undefined): boolean {
+    const max = options.maxAnswerBytesHeld;
+    return max !== undefined && scope !== undefined && (scope.answerBytesHeld ?? 0) >= heavyAnswerBytes && liveAnswerBytes.bytes > max;
+  }
+
   /** The HTTP status and text answering a whole body, and its `x-cache`. */
   async function replyToBody(body: Buffer, iface: Iface, calls: () => RequestCalls): Promise<{ status: number; text: string | null; cache: CacheOutcome }> {
     const outcomes: CacheOutcome[] = [];
@@ -105,16 +117,32 @@ export function createRpcHandler(options: RpcOptions) {
     const parsed = read.value;
     if (!Array.isArray(parsed)) {
       const reply = await callOne(parsed, calls(), iface, outcomes);
-      return answered(reply ? serialise(reply) : null);
+      if (reply === null) return answered(null);
+      const text = serialise(reply);
+      holdAnswerBytes(currentScope(), text.length);
+      return answered(text);
     }
     if (parsed.length === 0) return answered(envelopeError(rpcErrors.invalidRequest('empty batch')));
     if (parsed.length > options.maxBatch) return answered(envelopeError(rpcErrors.invalidRequest(`batch exceeds ${options.maxBatch} requests`)));
     // a few elements at a time, in order: a batch is one request's share of the pool, not a hundred
     // requests' (and its DataLoaders batch at most that many elements' pages into one statement)
     const shared = calls();
-    const replies = (await mapBounded(parsed, options.batchConcurrency, (element) => callOne(element, shared, iface, outcomes)))
-      .filter((r): r is Reply => r !== null);
-    return answered(replies.length === 0 ? null : `[${replies.map(serialise).join(',')}]`);
+    const scope = currentScope();
+    // each reply becomes text as soon as it is answered (its objects freed), and its bytes are held until
+    // the response ends: past the summed bound, a heavy batch's later elements are refused unrun
+    const texts = await mapBounded(parsed, options.batchConcurrency, async (element) => {
+      if (!shared.spent.error && answersBusy(scope)) {
+        shared.spent.error = rpcErrors.limitExceeded(answersBusyReason);
+        scope!.limit ??= answersBusyReason; // the client's limit, on its request's line
+      }
+      const reply = await callOne(element, shared, iface, outcomes);
+      if (reply === null) return null;
+      const text = serialise(reply);
+      holdAnswerBytes(scope, text.length);
+      return text;
+    });
+    const replies = texts.filter((t): t is string => t !== null);
+    return answered(replies.length === 0 ? null : `[${replies.join(',')}]`);
   }
 
   /**
@@ -204,7 +232,8 @@ async function dispatchChecked(dispatch: Dispatch, element: unknown, context: Ca
 function spendsRequest(error: RpcError): boolean {
   const reason = (error.data as { reason?: unknown } | undefined)?.reason;
   return error.code === -32005 && typeof reason === 'string' &&
-    (reason === 'request row budget exceeded' || reason === 'request database time budget exceeded' || reason.startsWith('server overloaded: rows held'));
+    (reason === 'request row budget exceeded' || reason === 'request database time budget exceeded' || reason.startsWith('server overloaded: rows held') ||
+      reason === answersBusyReason);
 }
 
 /** Reads a request's body, up to `limit` bytes: past it, `tooLarge` once and the rest is drained unread. */

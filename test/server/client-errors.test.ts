@@ -109,3 +109,33 @@ describe('rows held by all requests in progress past REQUESTS_MAX_ROWS_HELD', ()
     expect((again.json as any[]).map((e) => e.result?.data.length)).toEqual([300, 300, 300, 300, 300]);
   });
 });
+
+describe('reply bytes held by all requests in progress past REQUESTS_MAX_ANSWER_BYTES_HELD', () => {
+  it('cuts a batch short once it holds 256 KiB of replies while all requests hold more than the bound (-32005, the client\'s), and serves small requests', async () => {
+    // 300 transactions a page (~90 KB of text): past 256 KiB after three pages; the bound (1 KiB) is passed by then
+    const { base, log } = await gatewayWith({ REQUESTS_MAX_ANSWER_BYTES_HELD: 1_024, REQUEST_MAX_ROWS: 100_000, REQUEST_MAX_CONCURRENT_STATEMENTS: 1 });
+    const batch = Array.from({ length: 20 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'inds_getTransactions', params: [1_000, 0, '', 'eth', 'erc-20', 'busy', 1] }));
+    const reply = await rpc(base, batch, '/v2/rpc', { 'x-request-id': 'summed-bytes' });
+    const elements = reply.json as any[];
+    expect(elements).toHaveLength(20);
+    const answered = elements.filter((e) => e.result);
+    const refused = elements.filter((e) => e.error);
+    const pageBytes = JSON.stringify(answered[0]).length;
+    // answered until the batch held 256 KiB, then every later element refused unrun
+    expect(answered.length).toBe(Math.ceil((256 * 1024) / pageBytes));
+    expect(elements.slice(0, answered.length).every((e) => e.result)).toBe(true);
+    for (const e of answered) expect(e.result.data).toHaveLength(TRANSACTIONS);
+    expect(refused.length).toBe(20 - answered.length);
+    for (const e of refused) {
+      expect(e.error).toMatchObject({ code: -32005, message: 'limit exceeded' });
+      expect(e.error.data.reason).toMatch(/^server overloaded: answer bytes held by all requests past REQUESTS_MAX_ANSWER_BYTES_HELD/);
+      expect(e.error.data.retryable).toBeUndefined();
+    }
+    const [line] = await linesOf(log, 'summed-bytes');
+    expect(line).toMatchObject({ msg: 'request', level: 'info', failure: 'client' });
+    expect(line!.limit).toMatch(/^server overloaded: answer bytes held/);
+    // the batch has ended and released its bytes: a small request, and a batch under 256 KiB, are answered whole
+    const small = await rpc(base, batch.slice(0, 2));
+    expect((small.json as any[]).map((e) => e.result?.data.length)).toEqual([TRANSACTIONS, TRANSACTIONS]);
+  });
+});
