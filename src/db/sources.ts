@@ -149,33 +149,10 @@ export function createSources(options: SourcesOptions): Sources {
     router: createSourceRouter<Member>({ primary, replicas, servable }),
     stateReadMs,
     listenUp: () => watcher.listening() && listenWorks,
-    unready() {
-      if (primaryProblem) return primaryProblem;
-      if (!all.some(servable)) {
-        if (primary.refusal) return primary.refusal;
-        if (primary.safety === 'unsafe' && !options.allowUnsafeSession) return unsafeReason(primary);
-        return 'no database source can serve';
-      }
-      if (replicas.length && !replicas.some((r) => servable(r)) && watcher.failing()) {
-        return 'no database source within the replica lag budget';
-      }
-      return null;
-    },
+    unready: () => primaryProblem || unservable(primary, replicas, servable, options.allowUnsafeSession, watcher),
     onVersionChange: (listener) => void listeners.push(listener),
     async start() {
-      // every step is bounded, and start-up (and /readyz) waits for them all for one bound at most: it must
-      // move on even when the server or a pooler in front never answers; what did not complete goes on
-      // in the background or is retried by the loops
-      const steps = (async () => {
-        // the session first: what else is read from a session that will be refused does not matter
-        await within(checks.checkSession(primary), stateReadMs, 'session check').catch(() => {});
-        await watcher.start();
-        await within(probeListen(), stateReadMs + 2_000, 'LISTEN probe')
-          .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'LISTEN probe failed'));
-        await within(tick(true), stateReadMs, 'replica checks').catch(() => {});
-      })();
-      await within(steps, stateReadMs + 2_000, 'start-up')
-        .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'database checks still running: serving meanwhile'));
+      await startUp({ logger, stateReadMs, checkSession: () => checks.checkSession(primary), watcher, probeListen, tick });
       if (stopped) return;
       const loop = () => {
         timer = setTimeout(() => void tick(false).finally(() => !stopped && loop()), options.pollMs);
@@ -193,6 +170,42 @@ export function createSources(options: SourcesOptions): Sources {
 }
 
 type VersionListener = Parameters<Sources['onVersionChange']>[0];
+
+/**
+ * Start-up's steps. Every step is bounded, and start-up (and /readyz) waits for them all for one bound at
+ * most: it must move on even when the server or a pooler in front never answers; what did not complete goes
+ * on in the background or is retried by the loops.
+ */
+async function startUp(o: {
+  logger: Logger; stateReadMs: number; checkSession: () => Promise<unknown>; watcher: VersionWatcher;
+  probeListen: () => Promise<void>; tick: (first: boolean) => Promise<unknown>;
+}): Promise<void> {
+  const { logger, stateReadMs } = o;
+  const steps = (async () => {
+    // the session first: what else is read from a session that will be refused does not matter
+    await within(o.checkSession(), stateReadMs, 'session check').catch(() => {});
+    await o.watcher.start();
+    await within(o.probeListen(), stateReadMs + 2_000, 'LISTEN probe')
+      .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'LISTEN probe failed'));
+    await within(o.tick(true), stateReadMs, 'replica checks').catch(() => {});
+  })();
+  await within(steps, stateReadMs + 2_000, 'start-up')
+    .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'database checks still running: serving meanwhile'));
+}
+
+/** Why no source can serve, or why the replicas cannot (null: the sources can serve). */
+function unservable(primary: Member, replicas: Member[], servable: (s: Member) => boolean, allowUnsafeSession: boolean,
+  watcher: VersionWatcher): string | null {
+  if (![primary, ...replicas].some(servable)) {
+    if (primary.refusal) return primary.refusal;
+    if (primary.safety === 'unsafe' && !allowUnsafeSession) return unsafeReason(primary);
+    return 'no database source can serve';
+  }
+  if (replicas.length && !replicas.some((r) => servable(r)) && watcher.failing()) {
+    return 'no database source within the replica lag budget';
+  }
+  return null;
+}
 
 function replicaNames(options: SourcesOptions): string[] {
   const names = options.replicaNames ?? options.replicas.map((_, i) => String(i));

@@ -68,13 +68,6 @@ export function createRpcHandler(options: RpcOptions) {
     v2: createDispatch(options.tables.v2, options),
   };
 
-  /** The reply text of an error answered before any call is dispatched, the request's only error in its log line. */
-  function envelopeError(error: RpcError): string {
-    const scope = currentScope();
-    if (scope && scope.rpc.length === 0) scope.envelopeCode = error.code;
-    return serialise({ id: null, error });
-  }
-
   /** One element of a body: checked, dispatched and reported; its reply, or null (a notification). */
   async function callOne(element: unknown, shared: RequestCalls, iface: Iface, outcomes: CacheOutcome[]): Promise<Reply | null> {
     const started = performance.now();
@@ -87,13 +80,6 @@ export function createRpcHandler(options: RpcOptions) {
       method: context.outcome.method, sent, iface, code: reply?.error?.code, cache: context.outcome.cache, ms: performance.now() - started,
     });
     return reply;
-  }
-
-  /** The calls of one request share a GraphQL context; a raised page-size clamp keeps them out of the shared cache. */
-  function requestCalls(iface: Iface, request: RequestInfo, raised: PagingLimits | null): RequestCalls {
-    const graphql = options.newContext();
-    if (raised) graphql.paging = raised;
-    return { graphql, cache: raised ? null : options.cache?.forRequest(iface) ?? null, request, spent: { error: null } };
   }
 
   /** The HTTP status and text answering a whole body, and its `x-cache`. */
@@ -134,7 +120,7 @@ export function createRpcHandler(options: RpcOptions) {
       }),
       failed: () => resolve(null),
       read: (body) => {
-        const calls = () => requestCalls(iface, requestInfo(req, options.publicUrl), keyPaging(options.limits));
+        const calls = () => requestCalls(options, iface, requestInfo(req, options.publicUrl), keyPaging(options.limits));
         resolve(replyToBody(body, iface, calls).then(
           ({ status, text, cache }): RpcAnswer => ({ status, text, headers: { 'x-cache': cache } }),
           (error: unknown): RpcAnswer => {
@@ -145,6 +131,20 @@ export function createRpcHandler(options: RpcOptions) {
       },
     }));
   };
+}
+
+/** The reply text of an error answered before any call is dispatched, the request's only error in its log line. */
+function envelopeError(error: RpcError): string {
+  const scope = currentScope();
+  if (scope && scope.rpc.length === 0) scope.envelopeCode = error.code;
+  return serialise({ id: null, error });
+}
+
+/** The calls of one request share a GraphQL context; a raised page-size clamp keeps them out of the shared cache. */
+function requestCalls(options: RpcOptions, iface: Iface, request: RequestInfo, raised: PagingLimits | null): RequestCalls {
+  const graphql = options.newContext();
+  if (raised) graphql.paging = raised;
+  return { graphql, cache: raised ? null : options.cache?.forRequest(iface) ?? null, request, spent: { error: null } };
 }
 
 /** A key's raised page-size clamp (api_keys.max_page_size above the default, set in the request scope by the access hook), or null. */
