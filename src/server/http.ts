@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import { constants } from 'node:zlib';
 import compression from 'compression';
 import vary from 'vary';
+import type { AccessHook } from '../access/http-hook.js';
 import { ServiceUnavailableError } from '../db/errors.js';
 import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
@@ -28,13 +29,6 @@ export interface Refusal {
   /** A per-client limit of the listener (byte budget, load shedding): JSON-RPC -32005 "limit exceeded", GraphQL LIMIT_EXCEEDED. */
   limit?: boolean;
 }
-
-/**
- * Who a request is (an API key or anonymous) and whether it may go on, decided before a surface runs it
- * (src/access/http-hook.ts, built in src/app.ts). null: go on at once; else a promise of null (go on) or a
- * refusal with its status, answered here in the surface's error shape. It sets its own response headers.
- */
-export type AccessHook = (req: IncomingMessage, res: ServerResponse) => Promise<(Refusal & { status: number }) | null> | null;
 
 /** A surface's error body for a refusal. */
 export type RefusalBody = (refusal: Refusal) => unknown;
