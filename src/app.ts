@@ -135,7 +135,7 @@ export function createGateway(
     // the store's admission gate (built below, once the metrics can observe it)
     poolState: () => store.poolState(),
   });
-  // Cache keys carry the data version of the source the request is pinned to (src/db/source-router.ts): the
+  // Cache keys carry the data version of the source the request is pinned to (src/db/source-routing.ts): the
   // one it had when the request began. The store takes a key only while that source is still at that
   // version (a source that moved on during the request may have answered from newer data).
   const versionOf = (snapshot: { epoch: string; version: string } | null) => (snapshot ? keyVersion(snapshot) : null);

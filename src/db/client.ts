@@ -16,7 +16,7 @@ export interface DbOptions {
   /**
    * `pgbouncer`: a transaction pooler in front. Server sessions change between transactions, so no
    * prepared statements and no startup parameters but the application name (PgBouncer refuses the
-   * others); read-only and statement_timeout are then set per transaction (src/db/source-send.ts).
+   * others); read-only and statement_timeout are then set per transaction (src/db/source-routing.ts).
    */
   pooler?: 'none' | 'pgbouncer';
   /** application_name of the sessions (default `inscription-gateway`). */

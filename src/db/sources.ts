@@ -5,8 +5,7 @@ import { within } from './deadline.js';
 import { primaryHistory, type PrimaryHistory } from './freshness.js';
 import { listenDelivers } from './listen-probe.js';
 import { createSessionChecks, unsafeReason, type CheckedSource, type Safety } from './session-checks.js';
-import { createSender, sourceSending, type SendOn } from './source-send.js';
-import { createSourceRouter, type Pin } from './source-router.js';
+import { createSender, createSourceRouter, sourceSending, type Pin, type SendOn } from './source-routing.js';
 import { hostLabel } from '../domain/database-urls.js';
 import { createVersionWatcher, readSnapshot, type DataSnapshot, type VersionWatcher } from './version.js';
 
@@ -14,7 +13,7 @@ import { createVersionWatcher, readSnapshot, type DataSnapshot, type VersionWatc
 // (DATABASE_READ_URLS). Each has its own query pool, its own admission gate (src/db/semaphore.ts) and its
 // own connection for state reads.
 //
-// Routing is per request (src/db/source-router.ts): a request is pinned to one source and the data snapshot
+// Routing is per request (src/db/source-routing.ts): a request is pinned to one source and the data snapshot
 // it had then, so every statement sees data at least as new as the version its answer is stored under.
 //
 // Freshness, proven and not assumed (src/db/freshness.ts): every read of the primary's data version says
@@ -278,7 +277,7 @@ function makeSource(role: 'primary' | 'replica', target: { url?: string; socketP
     sessionChecked: ctx.embedded,
     problems: [],
   };
-  // how a statement is sent on it, and what its failure says about it: src/db/source-send.ts
+  // how a statement is sent on it, and what its failure says about it: src/db/source-routing.ts
   const source: Member = Object.assign(fields, sourceSending<Member>(fields as Member, {
     allowUnsafeSession: options.allowUnsafeSession, sendOn: ctx.sendOn, unsafeReason, fresh: rotation.fresh,
     outOfRotation: rotation.outOfRotation, sessionLost: ctx.sessionLost,
