@@ -39,7 +39,7 @@ import { clientBudget, clientKey, type HttpSettings } from './server/connections
 import { createAccessControl, type AccessControl } from './access/control.js';
 import { accessOf } from './access/request-access.js';
 import { keyOverridesPlugin } from './graphql/plugins/use-key-overrides.js';
-import { closeGracefully, corsPolicy, createHttpServer } from './server/http.js';
+import { closeGracefully, corsPolicy, createHttpServer, type HttpDeps } from './server/http.js';
 
 // The composition root: the only module that builds the gateway's parts (sql clients and sources with the
 // data-version watcher, store, metrics, response cache, live events, yoga, the RPC handler, the HTTP
@@ -135,7 +135,7 @@ export function createGateway(
     // the store's admission gate (built below, once the metrics can observe it)
     poolState: () => store.poolState(),
   });
-  // Cache keys carry the data version of the source the request is pinned to (src/db/source-router.ts): the
+  // Cache keys carry the data version of the source the request is pinned to (src/db/source-routing.ts): the
   // one it had when the request began. The store takes a key only while that source is still at that
   // version (a source that moved on during the request may have answered from newer data).
   const versionOf = (snapshot: { epoch: string; version: string } | null) => (snapshot ? keyVersion(snapshot) : null);
@@ -156,14 +156,7 @@ export function createGateway(
   const opsReady = Promise.all([sources.start(), schema.start(), cache?.ready]).then(() => {
     logger.debug({ cache: cache?.kind ?? 'off', listening: watcher.listening(), dataVersion: currentVersion() }, 'operations ready');
   });
-  // the application-side limit backs up statement_timeout (a little later, so the server's fires first)
-  // (counted from the moment a statement holds a connection); `limits` share the pool fairly between requests
-  const store = observeBatches(createStore(sql, {
-    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => whyUnready(schema.unready(), sources.unready()),
-    servers: 1 + sources.replicas.length,
-    // keyed clients keep the rest of the pool whatever anonymous traffic does, once any key exists
-    shares,
-  }), metrics.batchSize);
+  const store = openStore(settings, sources, schema, shares, metrics);
   const { hub, source } = liveEvents(settings, target, sources, store, metrics, logger);
   // one byte budget per client address for answers and event streams alike (src/server/connections.ts)
   const budget = clientBudget({ bytesPerS: settings.HTTP_CLIENT_BYTES_PER_S, burstBytes: settings.HTTP_CLIENT_BURST_BYTES });
@@ -171,22 +164,8 @@ export function createGateway(
   const yoga = graphqlServer(settings, {
     store, paging, resultLimits, manifest, logger, hub, plugins: yogaPlugins, subscriptionPlugins: [subscriptionLimits.plugin, streams.plugin],
   });
-  // one CORS policy for both surfaces (src/server/http.ts)
-  const cors = corsPolicy(settings.CORS_ORIGIN, settings.CORS_CREDENTIALS);
   const rpc = rpcHandler(settings, { store, paging, resultLimits, metrics, logger, onError: hooks.onError, cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null });
-  const freshness = () => {
-    const snapshot = watcher.current();
-    return snapshot ? { dataVersion: snapshot.version, dataAgeSeconds: dataAgeSeconds(snapshot) } : null;
-  };
-  const server = createHttpServer({
-    store, yoga, rpc, cors,
-    metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
-    observe: observeRequests({ logger, metrics, pool }), graphiql: settings.GRAPHQL_INTROSPECTION, freshness,
-    compression: settings.HTTP_COMPRESSION ? { minBytes: settings.HTTP_COMPRESSION_MIN_BYTES } : undefined,
-    errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
-    access: access.hook, warmGraphiql: hooks.warmGraphiql,
-    budget,
-  }, settings);
+  const server = httpServer(settings, { store, yoga, rpc, metrics, logger, pool, watcher, access, budget, warmGraphiql: hooks.warmGraphiql });
   return {
     sql, sources, store, yoga, server, access,
     ops: { logger, metrics, watcher, cache },
@@ -206,6 +185,41 @@ export function createGateway(
       await sources.stop();
     },
   };
+}
+
+/**
+ * The statement store over the primary and its replicas. The application-side limit backs up
+ * statement_timeout (a little later, so the server's fires first), counted from the moment a statement
+ * holds a connection; `limits` share the pool fairly between requests.
+ */
+function openStore(settings: Config, sources: Sources, schema: ReturnType<typeof createSchemaCheck>, shares: PoolShares, metrics: Metrics): Store {
+  return observeBatches(createStore(sources.primary.sql, {
+    timeoutMs: settings.DB_STATEMENT_TIMEOUT_MS + 1_000, limits: settings, router: sources.router, unready: () => whyUnready(schema.unready(), sources.unready()),
+    servers: 1 + sources.replicas.length,
+    // keyed clients keep the rest of the pool whatever anonymous traffic does, once any key exists
+    shares,
+  }), metrics.batchSize);
+}
+
+/** The listener of both surfaces, with one CORS policy for both (src/server/http.ts). */
+function httpServer(settings: Config, parts: {
+  store: Store; yoga: GraphqlServer; rpc: HttpDeps['rpc']; metrics: Metrics; logger: Logger; pool: PoolMeter; watcher: VersionWatcher;
+  access: AccessControl; budget: ReturnType<typeof clientBudget>; warmGraphiql: boolean | undefined;
+}): Server {
+  const { store, yoga, rpc, metrics, logger, pool, watcher } = parts;
+  const freshness = () => {
+    const snapshot = watcher.current();
+    return snapshot ? { dataVersion: snapshot.version, dataAgeSeconds: dataAgeSeconds(snapshot) } : null;
+  };
+  return createHttpServer({
+    store, yoga, rpc, cors: corsPolicy(settings.CORS_ORIGIN, settings.CORS_CREDENTIALS),
+    metrics: async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() }),
+    observe: observeRequests({ logger, metrics, pool }), graphiql: settings.GRAPHQL_INTROSPECTION, freshness,
+    compression: settings.HTTP_COMPRESSION ? { minBytes: settings.HTTP_COMPRESSION_MIN_BYTES } : undefined,
+    errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
+    access: parts.access.hook, warmGraphiql: parts.warmGraphiql,
+    budget: parts.budget,
+  }, settings);
 }
 
 /** The primary and the read replicas; a multi-host DATABASE_URL's first host is the primary, the others replicas. */

@@ -13,7 +13,11 @@ export interface HookRefusal extends AccessRefusal {
   status: 401 | 429 | 503;
 }
 
-/** null: go on now; a promise: wait for it, then go on (null) or answer the refusal. Never rejects. */
+/**
+ * Who a request is (an API key or anonymous) and whether it may go on, decided before a surface runs it.
+ * null: go on now; a promise: wait for it, then go on (null) or a refusal with its status, which the listener
+ * answers in the surface's error shape. It sets its own response headers. Never rejects.
+ */
 export type AccessHook = (req: IncomingMessage, res: ServerResponse) => Promise<HookRefusal | null> | null;
 
 export function createAccessHook(gate: AccessGate, options: { anonymous: 'allow' | 'deny'; clientKey: (address: string) => string }): AccessHook {

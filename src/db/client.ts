@@ -1,7 +1,18 @@
 import postgres from 'postgres';
-import { timestampTypes } from './timestamptz.js';
+import { parseTimestamptz } from '../domain/utc-time.js';
 
 export type Sql = postgres.Sql<Record<string, never>>;
+
+/** postgres.js' own date type for timestamptz, with the gateway's parser (serialising as it does). */
+const timestamptz = {
+  to: 1184,
+  from: [1184],
+  serialize: (x: Date | string | number) => (x instanceof Date ? x : new Date(x)).toISOString(),
+  parse: parseTimestamptz,
+};
+
+// typed as the gateway's Sql has it (no custom types): the values stay the Dates the driver's own type gives
+const timestampTypes: Record<never, never> = { timestamptz };
 
 export interface DbOptions {
   /** postgres:// URL of a server, or… */
@@ -16,7 +27,7 @@ export interface DbOptions {
   /**
    * `pgbouncer`: a transaction pooler in front. Server sessions change between transactions, so no
    * prepared statements and no startup parameters but the application name (PgBouncer refuses the
-   * others); read-only and statement_timeout are then set per transaction (src/db/source-send.ts).
+   * others); read-only and statement_timeout are then set per transaction (src/db/source-routing.ts).
    */
   pooler?: 'none' | 'pgbouncer';
   /** application_name of the sessions (default `inscription-gateway`). */

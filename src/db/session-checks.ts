@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Sql } from './client.js';
 import { behindTransactionPooler } from './pooler-probe.js';
-import type { SendOn } from './source-send.js';
+import type { SendOn } from './source-routing.js';
 
 // A source's session checks: a session that is writable or has no statement timeout is unsafe (refused
 // unless DB_ALLOW_UNSAFE_SESSION); a transaction pooler in front of a server without DB_POOLER=pgbouncer

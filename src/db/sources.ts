@@ -5,8 +5,7 @@ import { within } from './deadline.js';
 import { primaryHistory, type PrimaryHistory } from './freshness.js';
 import { listenDelivers } from './listen-probe.js';
 import { createSessionChecks, unsafeReason, type CheckedSource, type Safety } from './session-checks.js';
-import { createSender, sourceSending, type SendOn } from './source-send.js';
-import { createSourceRouter, type Pin } from './source-router.js';
+import { createSender, createSourceRouter, sourceSending, type Pin, type SendOn } from './source-routing.js';
 import { hostLabel } from '../domain/database-urls.js';
 import { createVersionWatcher, readSnapshot, type DataSnapshot, type VersionWatcher } from './version.js';
 
@@ -14,7 +13,7 @@ import { createVersionWatcher, readSnapshot, type DataSnapshot, type VersionWatc
 // (DATABASE_READ_URLS). Each has its own query pool, its own admission gate (src/db/semaphore.ts) and its
 // own connection for state reads.
 //
-// Routing is per request (src/db/source-router.ts): a request is pinned to one source and the data snapshot
+// Routing is per request (src/db/source-routing.ts): a request is pinned to one source and the data snapshot
 // it had then, so every statement sees data at least as new as the version its answer is stored under.
 //
 // Freshness, proven and not assumed (src/db/freshness.ts): every read of the primary's data version says
@@ -149,33 +148,10 @@ export function createSources(options: SourcesOptions): Sources {
     router: createSourceRouter<Member>({ primary, replicas, servable }),
     stateReadMs,
     listenUp: () => watcher.listening() && listenWorks,
-    unready() {
-      if (primaryProblem) return primaryProblem;
-      if (!all.some(servable)) {
-        if (primary.refusal) return primary.refusal;
-        if (primary.safety === 'unsafe' && !options.allowUnsafeSession) return unsafeReason(primary);
-        return 'no database source can serve';
-      }
-      if (replicas.length && !replicas.some((r) => servable(r)) && watcher.failing()) {
-        return 'no database source within the replica lag budget';
-      }
-      return null;
-    },
+    unready: () => primaryProblem || unservable(primary, replicas, servable, options.allowUnsafeSession, watcher),
     onVersionChange: (listener) => void listeners.push(listener),
     async start() {
-      // every step is bounded, and start-up (and /readyz) waits for them all for one bound at most: it must
-      // move on even when the server or a pooler in front never answers; what did not complete goes on
-      // in the background or is retried by the loops
-      const steps = (async () => {
-        // the session first: what else is read from a session that will be refused does not matter
-        await within(checks.checkSession(primary), stateReadMs, 'session check').catch(() => {});
-        await watcher.start();
-        await within(probeListen(), stateReadMs + 2_000, 'LISTEN probe')
-          .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'LISTEN probe failed'));
-        await within(tick(true), stateReadMs, 'replica checks').catch(() => {});
-      })();
-      await within(steps, stateReadMs + 2_000, 'start-up')
-        .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'database checks still running: serving meanwhile'));
+      await startUp({ logger, stateReadMs, checkSession: () => checks.checkSession(primary), watcher, probeListen, tick });
       if (stopped) return;
       const loop = () => {
         timer = setTimeout(() => void tick(false).finally(() => !stopped && loop()), options.pollMs);
@@ -193,6 +169,42 @@ export function createSources(options: SourcesOptions): Sources {
 }
 
 type VersionListener = Parameters<Sources['onVersionChange']>[0];
+
+/**
+ * Start-up's steps. Every step is bounded, and start-up (and /readyz) waits for them all for one bound at
+ * most: it must move on even when the server or a pooler in front never answers; what did not complete goes
+ * on in the background or is retried by the loops.
+ */
+async function startUp(o: {
+  logger: Logger; stateReadMs: number; checkSession: () => Promise<unknown>; watcher: VersionWatcher;
+  probeListen: () => Promise<void>; tick: (first: boolean) => Promise<unknown>;
+}): Promise<void> {
+  const { logger, stateReadMs } = o;
+  const steps = (async () => {
+    // the session first: what else is read from a session that will be refused does not matter
+    await within(o.checkSession(), stateReadMs, 'session check').catch(() => {});
+    await o.watcher.start();
+    await within(o.probeListen(), stateReadMs + 2_000, 'LISTEN probe')
+      .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'LISTEN probe failed'));
+    await within(o.tick(true), stateReadMs, 'replica checks').catch(() => {});
+  })();
+  await within(steps, stateReadMs + 2_000, 'start-up')
+    .catch((error: unknown) => logger.warn({ err: (error as Error).message }, 'database checks still running: serving meanwhile'));
+}
+
+/** Why no source can serve, or why the replicas cannot (null: the sources can serve). */
+function unservable(primary: Member, replicas: Member[], servable: (s: Member) => boolean, allowUnsafeSession: boolean,
+  watcher: VersionWatcher): string | null {
+  if (![primary, ...replicas].some(servable)) {
+    if (primary.refusal) return primary.refusal;
+    if (primary.safety === 'unsafe' && !allowUnsafeSession) return unsafeReason(primary);
+    return 'no database source can serve';
+  }
+  if (replicas.length && !replicas.some((r) => servable(r)) && watcher.failing()) {
+    return 'no database source within the replica lag budget';
+  }
+  return null;
+}
 
 function replicaNames(options: SourcesOptions): string[] {
   const names = options.replicaNames ?? options.replicas.map((_, i) => String(i));
@@ -265,7 +277,7 @@ function makeSource(role: 'primary' | 'replica', target: { url?: string; socketP
     sessionChecked: ctx.embedded,
     problems: [],
   };
-  // how a statement is sent on it, and what its failure says about it: src/db/source-send.ts
+  // how a statement is sent on it, and what its failure says about it: src/db/source-routing.ts
   const source: Member = Object.assign(fields, sourceSending<Member>(fields as Member, {
     allowUnsafeSession: options.allowUnsafeSession, sendOn: ctx.sendOn, unsafeReason, fresh: rotation.fresh,
     outOfRotation: rotation.outOfRotation, sessionLost: ctx.sessionLost,

@@ -1,6 +1,6 @@
 import SchemaBuilder, { BasePlugin, type PothosOutputFieldConfig, type SchemaTypes } from '@pothos/core';
 import type { GraphQLError, GraphQLFieldResolver } from 'graphql';
-import { resultTooLarge, tooManyNodes, type RowBudget } from '../loaders/pages.js';
+import { resultTooLarge, tooManyNodes, type RowBudget } from '../loaders/index.js';
 
 // The hard cap behind the cost estimate (src/graphql/plugins/use-cost-limit.ts): whatever the estimate missed, one operation
 // may not build a result of more than `maxNodes` objects and list items nor of more than `maxBytes`
@@ -39,7 +39,7 @@ function estimateBytes(value: unknown): number {
   return size;
 }
 
-/** Also the page loaders' row budget (src/loaders/pages.ts): they read its counts and set `exceeded` themselves. */
+/** Also the page loaders' row budget (src/loaders/index.ts): they read its counts and set `exceeded` themselves. */
 export class ResultBudget implements RowBudget {
   nodes = 0;
   bytes = 0;

@@ -53,7 +53,7 @@ export interface RequestScope {
   clocks: { running: Clock; queued: Clock };
   /**
    * Read from the primary only: a subscription event was announced by the primary's NOTIFY, and a replica
-   * may not have replayed its rows yet (src/db/source-router.ts).
+   * may not have replayed its rows yet (src/db/source-routing.ts).
    */
   primaryOnly?: boolean;
   /** The API key's name (set by the access hook, src/access/http-hook.ts): never the key itself. */

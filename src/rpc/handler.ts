@@ -36,6 +36,11 @@ export interface RpcOptions {
   maxAnswerBytesHeld?: number;
 }
 
+/** The request holds heavy reply bytes while all requests together hold more than their bound (`max`). */
+function answersBusy(max: number | undefined, scope: RequestScope | undefined): boolean {
+  return max !== undefined && scope !== undefined && (scope.answerBytesHeld ?? 0) >= heavyAnswerBytes && liveAnswerBytes.bytes > max;
+}
+
 /** Reply bytes from which a batch counts as heavy for `maxAnswerBytesHeld` (as 1,000 rows are for the rows held). */
 const heavyAnswerBytes = 256 * 1024;
 const answersBusyReason = 'server overloaded: answer bytes held by all requests past REQUESTS_MAX_ANSWER_BYTES_HELD; retry with smaller requests or later';
@@ -74,13 +79,6 @@ export function createRpcHandler(options: RpcOptions) {
     v2: createDispatch(options.tables.v2, options),
   };
 
-  /** The reply text of an error answered before any call is dispatched, the request's only error in its log line. */
-  function envelopeError(error: RpcError): string {
-    const scope = currentScope();
-    if (scope && scope.rpc.length === 0) scope.envelopeCode = error.code;
-    return serialise({ id: null, error });
-  }
-
   /** One element of a body: checked, dispatched and reported; its reply, or null (a notification). */
   async function callOne(element: unknown, shared: RequestCalls, iface: Iface, outcomes: CacheOutcome[]): Promise<Reply | null> {
     const started = performance.now();
@@ -93,19 +91,6 @@ export function createRpcHandler(options: RpcOptions) {
       method: context.outcome.method, sent, iface, code: reply?.error?.code, cache: context.outcome.cache, ms: performance.now() - started,
     });
     return reply;
-  }
-
-  /** The calls of one request share a GraphQL context; a raised page-size clamp keeps them out of the shared cache. */
-  function requestCalls(iface: Iface, request: RequestInfo, raised: PagingLimits | null): RequestCalls {
-    const graphql = options.newContext();
-    if (raised) graphql.paging = raised;
-    return { graphql, cache: raised ? null : options.cache?.forRequest(iface) ?? null, request, spent: { error: null } };
-  }
-
-  /** The request holds heavy reply bytes while all requests together hold more than their bound. */
-  function answersBusy(scope: RequestScope | undefined): boolean {
-    const max = options.maxAnswerBytesHeld;
-    return max !== undefined && scope !== undefined && (scope.answerBytesHeld ?? 0) >= heavyAnswerBytes && liveAnswerBytes.bytes > max;
   }
 
   /** The HTTP status and text answering a whole body, and its `x-cache`. */
@@ -131,7 +116,7 @@ export function createRpcHandler(options: RpcOptions) {
     // each reply becomes text as soon as it is answered (its objects freed), and its bytes are held until
     // the response ends: past the summed bound, a heavy batch's later elements are refused unrun
     const texts = await mapBounded(parsed, options.batchConcurrency, async (element) => {
-      if (!shared.spent.error && answersBusy(scope)) {
+      if (!shared.spent.error && answersBusy(options.maxAnswerBytesHeld, scope)) {
         shared.spent.error = rpcErrors.limitExceeded(answersBusyReason);
         scope!.limit ??= answersBusyReason; // the client's limit, on its request's line
       }
@@ -162,7 +147,7 @@ export function createRpcHandler(options: RpcOptions) {
       }),
       failed: () => resolve(null),
       read: (body) => {
-        const calls = () => requestCalls(iface, requestInfo(req, options.publicUrl), keyPaging(options.limits));
+        const calls = () => requestCalls(options, iface, requestInfo(req, options.publicUrl), keyPaging(options.limits));
         resolve(replyToBody(body, iface, calls).then(
           ({ status, text, cache }): RpcAnswer => ({ status, text, headers: { 'x-cache': cache } }),
           (error: unknown): RpcAnswer => {
@@ -173,6 +158,20 @@ export function createRpcHandler(options: RpcOptions) {
       },
     }));
   };
+}
+
+/** The reply text of an error answered before any call is dispatched, the request's only error in its log line. */
+function envelopeError(error: RpcError): string {
+  const scope = currentScope();
+  if (scope && scope.rpc.length === 0) scope.envelopeCode = error.code;
+  return serialise({ id: null, error });
+}
+
+/** The calls of one request share a GraphQL context; a raised page-size clamp keeps them out of the shared cache. */
+function requestCalls(options: RpcOptions, iface: Iface, request: RequestInfo, raised: PagingLimits | null): RequestCalls {
+  const graphql = options.newContext();
+  if (raised) graphql.paging = raised;
+  return { graphql, cache: raised ? null : options.cache?.forRequest(iface) ?? null, request, spent: { error: null } };
 }
 
 /** A key's raised page-size clamp (api_keys.max_page_size above the default, set in the request scope by the access hook), or null. */

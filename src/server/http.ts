@@ -1,11 +1,14 @@
+import { AsyncResource } from 'node:async_hooks';
 import {
-  createServer, STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse,
+  createServer, IncomingMessage, ServerResponse, STATUS_CODES, type IncomingHttpHeaders, type OutgoingHttpHeader, type OutgoingHttpHeaders,
+  type Server,
 } from 'node:http';
 import { Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { constants } from 'node:zlib';
 import compression from 'compression';
 import vary from 'vary';
+import type { AccessHook } from '../access/http-hook.js';
 import { ServiceUnavailableError } from '../db/errors.js';
 import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
@@ -13,7 +16,6 @@ import type { RpcAnswer } from '../rpc/handler.js';
 import { requestScopes, type RequestScope } from '../request/scope.js';
 import { checkInterval, clientBudget, refusalsHeldAtMost, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { assetPrefix, graphiqlPage, wantsGraphiql } from './graphiql.js';
-import { GatewayRequest, GatewayResponse, type HeadHook } from './response.js';
 import { createShedder } from './shedding.js';
 
 /**
@@ -28,13 +30,6 @@ export interface Refusal {
   /** A per-client limit of the listener (byte budget, load shedding): JSON-RPC -32005 "limit exceeded", GraphQL LIMIT_EXCEEDED. */
   limit?: boolean;
 }
-
-/**
- * Who a request is (an API key or anonymous) and whether it may go on, decided before a surface runs it
- * (src/access/http-hook.ts, built in src/app.ts). null: go on at once; else a promise of null (go on) or a
- * refusal with its status, answered here in the surface's error shape. It sets its own response headers.
- */
-export type AccessHook = (req: IncomingMessage, res: ServerResponse) => Promise<(Refusal & { status: number }) | null> | null;
 
 /** A surface's error body for a refusal. */
 export type RefusalBody = (refusal: Refusal) => unknown;
@@ -563,4 +558,60 @@ function identityVary(req: IncomingMessage): HeadHook {
 function asGatewayResponse(res: ServerResponse): GatewayResponse {
   if (!(res instanceof GatewayResponse)) throw new TypeError('a response not created by the gateway\'s listener');
   return res;
+}
+
+/** Runs just before a response's status line and headers are written; `status` is the one about to go out. */
+export type HeadHook = (res: GatewayResponse, status: number) => void;
+
+/**
+ * The listener's response class (createServer's `ServerResponse` option): a layer that must adjust headers
+ * once they are final (compression's ETag and Vary) registers a hook here instead of replacing writeHead.
+ */
+export class GatewayResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+  private headHooks: HeadHook[] | undefined;
+
+  /** Adds `hook`, run once when the headers are written (by writeHead, or implicitly by write/end). */
+  beforeHead(hook: HeadHook): void {
+    (this.headHooks ??= []).push(hook);
+  }
+
+  override writeHead(status: number, ...rest: unknown[]): this {
+    const hooks = this.headHooks;
+    if (!hooks) return (super.writeHead as (status: number, ...rest: unknown[]) => this)(status, ...rest);
+    this.headHooks = undefined;
+    // the headers given here are set first, so that the hooks see the response's final headers
+    const reason = typeof rest[0] === 'string' ? rest[0] : undefined;
+    setHeaders(this, rest[reason === undefined ? 0 : 1] as OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined);
+    this.statusCode = status;
+    for (const hook of hooks) hook(this, status);
+    return reason === undefined ? super.writeHead(this.statusCode) : super.writeHead(this.statusCode, reason);
+  }
+}
+
+function setHeaders(res: ServerResponse, headers: OutgoingHttpHeaders | OutgoingHttpHeader[] | undefined): void {
+  if (Array.isArray(headers)) {
+    if (headers.length && Array.isArray(headers[0])) for (const [k, v] of headers as unknown as [string, string][]) res.setHeader(k, v);
+    else for (let i = 0; i + 1 < headers.length; i += 2) res.setHeader(String(headers[i]), headers[i + 1]!);
+  } else if (headers) {
+    for (const k of Object.keys(headers)) if (k) res.setHeader(k, headers[k]!);
+  }
+}
+
+/**
+ * The listener's request class (createServer's `IncomingMessage` option). Its own events ('data', 'end')
+ * come from the socket's async context; once bound, they run in the context its handler was called in, so
+ * that work started on 'end' (the JSON-RPC layer, yoga's body reader) keeps that handler's context.
+ */
+export class GatewayRequest extends IncomingMessage {
+  private context: AsyncResource | undefined;
+
+  /** Binds this request's events from now on to the current async context. */
+  bindEvents(): void {
+    this.context ??= new AsyncResource('igw.request');
+  }
+
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    const context = this.context;
+    return context ? context.runInAsyncScope(super.emit, this, event, ...args) : super.emit(event, ...args);
+  }
 }

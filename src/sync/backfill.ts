@@ -105,41 +105,8 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
     second = await beginSnapshots(c, conn);
     const position = await snapshotBinlogPosition(conn, before);
 
-    let plan = await state.readBackfill(c.sql);
-    if (plan.size === 0) {
-      // first start: fix each table's range, the follow's starting point and the polling watermarks
-      const tops = new Map<string, bigint>();
-      for (const t of rangeTables) tops.set(t.source, await sourceMaxId(conn, t.source));
-      const gaps = new Map<string, Record<string, number>>();
-      for (const t of idTables) gaps.set(t, await missingIds(conn, t, tops.get(t)!));
-      const defs = (await bulkRowCount(c.sql)) === 0n ? await captureIndexes(c.sql, bulkTargets) : [];
-      await c.sql.begin(async (tx) => {
-        for (const t of rangeTables) await state.planBackfill(tx, t.source, String(tops.get(t.source)));
-        await state.savePosition(tx, { mode: c.mode, file: position?.file ?? null, pos: position?.pos ?? null, gtid: position?.gtid ?? null });
-        for (const t of idTables) {
-          await state.savePollState(tx, { source_table: t, high_id: String(tops.get(t)), gaps: gaps.get(t)!, window_from: null });
-        }
-        for (const t of windowTables) {
-          await state.savePollState(tx, { source_table: t, high_id: '0', gaps: {}, window_from: utcMinus(dbNow, c.pollOverlapS) });
-        }
-        await state.saveDroppedIndexes(tx, defs);
-        await dropIndexes(tx as unknown as Sql, defs);
-      });
-      c.log.info({ position, lanes: second ? 2 : 1, tables: Object.fromEntries([...tops].map(([k, v]) => [k, String(v)])), droppedIndexes: defs.length },
-        'backfill planned');
-      plan = await state.readBackfill(c.sql);
-    } else {
-      c.log.info({ lanes: second ? 2 : 1, resumeFrom: Object.fromEntries([...plan].map(([k, v]) => [k, v.last_id])) }, 'backfill resumes');
-    }
-
-    // the two small tables: whole, through the follow's upserts
-    const { chains: chainRows, blocks: blockRows } = await sourceChainsAndBlocks(conn);
-    await c.sql.begin(async (tx) => {
-      await applyChanges(tx as Tx, [
-        ...chainRows.map((row) => ({ table: 'chain_info', kind: 'insert' as const, row })),
-        ...blockRows.map((row) => ({ table: 'block', kind: 'insert' as const, row })),
-      ], { ...c.apply, onApplied: (table, n) => c.metrics.rowsApplied.inc({ table, phase: 'backfill' }, n) });
-    });
+    const plan = await readOrPlanBackfill(c, conn, { dbNow, position, lanes: second ? 2 : 1 });
+    await copySmallTables(c, conn);
 
     // a table copied whole is finished (the history linked, its indexes rebuilt) on another connection
     // while the next ones are copied: the copy leaves part of the two cores idle (the sync, PostgreSQL's
@@ -178,6 +145,49 @@ export async function backfill(c: BackfillContext): Promise<'done' | 'stopped'> 
   }
   await finish(c, background);
   return 'done';
+}
+
+/** The backfill's ranges; on the first start they are fixed first, with the follow's starting point, the
+ *  polling watermarks and the indexes dropped for the copy. */
+async function readOrPlanBackfill(c: BackfillContext, conn: SourceConnection,
+  at: { dbNow: string; position: Awaited<ReturnType<typeof snapshotBinlogPosition>>; lanes: number }): Promise<Map<string, state.BackfillRange>> {
+  const { dbNow, position, lanes } = at;
+  const plan = await state.readBackfill(c.sql);
+  if (plan.size > 0) {
+    c.log.info({ lanes, resumeFrom: Object.fromEntries([...plan].map(([k, v]) => [k, v.last_id])) }, 'backfill resumes');
+    return plan;
+  }
+  const tops = new Map<string, bigint>();
+  for (const t of rangeTables) tops.set(t.source, await sourceMaxId(conn, t.source));
+  const gaps = new Map<string, Record<string, number>>();
+  for (const t of idTables) gaps.set(t, await missingIds(conn, t, tops.get(t)!));
+  const defs = (await bulkRowCount(c.sql)) === 0n ? await captureIndexes(c.sql, bulkTargets) : [];
+  await c.sql.begin(async (tx) => {
+    for (const t of rangeTables) await state.planBackfill(tx, t.source, String(tops.get(t.source)));
+    await state.savePosition(tx, { mode: c.mode, file: position?.file ?? null, pos: position?.pos ?? null, gtid: position?.gtid ?? null });
+    for (const t of idTables) {
+      await state.savePollState(tx, { source_table: t, high_id: String(tops.get(t)), gaps: gaps.get(t)!, window_from: null });
+    }
+    for (const t of windowTables) {
+      await state.savePollState(tx, { source_table: t, high_id: '0', gaps: {}, window_from: utcMinus(dbNow, c.pollOverlapS) });
+    }
+    await state.saveDroppedIndexes(tx, defs);
+    await dropIndexes(tx as unknown as Sql, defs);
+  });
+  c.log.info({ position, lanes, tables: Object.fromEntries([...tops].map(([k, v]) => [k, String(v)])), droppedIndexes: defs.length },
+    'backfill planned');
+  return state.readBackfill(c.sql);
+}
+
+/** The two small tables, copied whole through the follow's upserts. */
+async function copySmallTables(c: BackfillContext, conn: SourceConnection): Promise<void> {
+  const { chains: chainRows, blocks: blockRows } = await sourceChainsAndBlocks(conn);
+  await c.sql.begin(async (tx) => {
+    await applyChanges(tx as Tx, [
+      ...chainRows.map((row) => ({ table: 'chain_info', kind: 'insert' as const, row })),
+      ...blockRows.map((row) => ({ table: 'block', kind: 'insert' as const, row })),
+    ], { ...c.apply, onApplied: (table, n) => c.metrics.rowsApplied.inc({ table, phase: 'backfill' }, n) });
+  });
 }
 
 /** Tables copied on the second lane (see beginSnapshots), beside txs and then balances on the first: about
@@ -296,24 +306,63 @@ async function finishTable(c: BackfillContext, table: string, p: state.BackfillR
   c.log.info({ table, seconds: Math.round(performance.now() - started) / 1000 }, 'backfill table finished');
 }
 
+type RangeTable = (typeof rangeTables)[number];
+type TickCases = { shadowed: ShadowedTicks; shadows: state.ShadowedTick[] };
+
 async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkSession,
-  t: (typeof rangeTables)[number], p: state.BackfillRange, ticks: Map<string, string> | null,
-  cases: { shadowed: ShadowedTicks; shadows: state.ShadowedTick[] }): Promise<boolean> {
+  t: RangeTable, p: state.BackfillRange, ticks: Map<string, string> | null, cases: TickCases): Promise<boolean> {
   const top = BigInt(p.max_id);
   let last = BigInt(p.last_id.split('.')[0]!);
   const estimate = Math.max(await estimateRows(conn, t.source), Number(p.rows_copied), 1);
   const bar = progressBar(t.source, estimate);
   bar.add(Number(p.rows_copied));
-  const ctx = c.apply.ctx;
   const keys = t.source === 'inscriptions' ? new TickKeys((await bulk.ticks()).map((x) => [tickKeyString(x), x.id])) : null;
+  const line = copyLineOf(t, c.apply.ctx, keys, ticks, cases);
+  const copies: Promise<void>[] = [];
+  let copying: Promise<void> = Promise.resolve();
+  try {
+    while (last < top) {
+      if (c.stopping()) {
+        await copying;
+        return true;
+      }
+      const r = await readRange(c, conn, t, line, last, top);
+      while (copies.length >= copiesAhead) await copies.shift();
+      // the range and the record of it commit together, after the ranges before it
+      // (a staged table is done once moved from its stage)
+      copying = copying.then(() => bulk.copyRange(t.stage ?? t.target, t.columns, r.chunks,
+        { source: t.source, lastId: String(r.end), done: !t.stage && r.end >= top, rows: r.lines })
+        .catch((error: unknown) => { throw namedCopyError(t.source, r.ids, error); })).then(() => {
+        c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, r.lines);
+        bar.add(r.rows);
+      });
+      copying.catch(() => {}); // awaited before the next range is read past the limit, or at the end
+      copies.push(copying);
+      last = r.end;
+    }
+    await copying;
+    if (top === 0n || last >= top) await bulk.advance(t.source, String(top), !t.stage);
+    return false;
+  } finally {
+    // a failure while a COPY runs: let it end before the bulk connection is released
+    await copying.catch(() => {});
+    bar.stop();
+  }
+}
+
+/**
+ * The COPY line of one source row of `t`. The text is built directly: only free text (addresses, names,
+ * hashes kept as the source wrote them) can hold a character COPY escapes; ids, heights, decimals, times
+ * and enumerations are written as they are.
+ */
+function copyLineOf(t: RangeTable, ctx: ApplyOptions['ctx'], keys: TickKeys | null, ticks: Map<string, string> | null,
+  cases: TickCases): (row: SourceRow) => string {
   const tickId = (row: SourceRow, key: { chain: string; protocol: string; tick: string; id?: string; address?: string }) => {
     const id = ticks!.get(tickKeyString(key));
     if (!id) throw new BadRowError(t.source, String(row.id), `no inscription ${key.chain}/${key.protocol}/${key.tick}`);
     return id;
   };
-  // COPY text built directly: only free text (addresses, names, hashes kept as the source wrote them) can
-  // hold a character COPY escapes; ids, heights, decimals, times and enumerations are written as they are
-  const line = (row: SourceRow): string => {
+  return (row: SourceRow): string => {
     if (t.needsTicks && cases.shadowed.size) cases.shadowed.check(t.source, row);
     switch (t.source) {
       case 'inscriptions': {
@@ -354,59 +403,33 @@ async function copyTable(c: BackfillContext, conn: SourceConnection, bulk: BulkS
       }
     }
   };
-  // a range is read and mapped at once: each row becomes its COPY line, encoded into Buffers, as it is
-  // decoded (no row object outlives the young generation); the COPYs of the ranges before it run meanwhile
-  // (one at a time on the bulk connection, at most `copiesAhead` ranges waiting: a few MB of Buffers)
-  const readRange = async (from: bigint) => {
-    const out = new CopyChunks();
-    // the source id of each COPY line: a row the read model refuses is named by it (namedCopyError)
-    const ids: string[] = [];
-    let rows = 0;
-    let lastRowId: unknown = null;
-    await eachSourceRow(conn, t.source, !t.stage, { from, top, limit: c.batchSize },
-      (row) => {
-        rows++;
-        lastRowId = row.id;
-        try {
-          out.push(line(row));
-          ids.push(String(row.id));
-        } catch (error) {
-          if (!(error instanceof BadRowError) || !c.apply.skipBadRows) throw error;
-          c.apply.onBadRow(error);
-        }
-      });
-    return { chunks: out.done(), ids, lines: out.lines, rows, end: rows < c.batchSize ? top : BigInt(String(lastRowId)) };
-  };
-  const copies: Promise<void>[] = [];
-  let copying: Promise<void> = Promise.resolve();
-  try {
-    while (last < top) {
-      if (c.stopping()) {
-        await copying;
-        return true;
+}
+
+/**
+ * Reads and maps one range from `from`: each row becomes its COPY line, encoded into Buffers, as it is
+ * decoded (no row object outlives the young generation); the COPYs of the ranges before it run meanwhile
+ * (one at a time on the bulk connection, at most `copiesAhead` ranges waiting: a few MB of Buffers).
+ */
+async function readRange(c: BackfillContext, conn: SourceConnection, t: RangeTable, line: (row: SourceRow) => string,
+  from: bigint, top: bigint) {
+  const out = new CopyChunks();
+  // the source id of each COPY line: a row the read model refuses is named by it (namedCopyError)
+  const ids: string[] = [];
+  let rows = 0;
+  let lastRowId: unknown = null;
+  await eachSourceRow(conn, t.source, !t.stage, { from, top, limit: c.batchSize },
+    (row) => {
+      rows++;
+      lastRowId = row.id;
+      try {
+        out.push(line(row));
+        ids.push(String(row.id));
+      } catch (error) {
+        if (!(error instanceof BadRowError) || !c.apply.skipBadRows) throw error;
+        c.apply.onBadRow(error);
       }
-      const r = await readRange(last);
-      while (copies.length >= copiesAhead) await copies.shift();
-      // the range and the record of it commit together, after the ranges before it
-      // (a staged table is done once moved from its stage)
-      copying = copying.then(() => bulk.copyRange(t.stage ?? t.target, t.columns, r.chunks,
-        { source: t.source, lastId: String(r.end), done: !t.stage && r.end >= top, rows: r.lines })
-        .catch((error: unknown) => { throw namedCopyError(t.source, r.ids, error); })).then(() => {
-        c.metrics.rowsApplied.inc({ table: t.source, phase: 'backfill' }, r.lines);
-        bar.add(r.rows);
-      });
-      copying.catch(() => {}); // awaited before the next range is read past the limit, or at the end
-      copies.push(copying);
-      last = r.end;
-    }
-    await copying;
-    if (top === 0n || last >= top) await bulk.advance(t.source, String(top), !t.stage);
-    return false;
-  } finally {
-    // a failure while a COPY runs: let it end before the bulk connection is released
-    await copying.catch(() => {});
-    bar.stop();
-  }
+    });
+  return { chunks: out.done(), ids, lines: out.lines, rows, end: rows < c.batchSize ? top : BigInt(String(lastRowId)) };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseTimestamptz } from '../../src/db/timestamptz.js';
+import { parseTimestamptz } from '../../src/domain/utc-time.js';
 import { isoSeconds } from '../../src/graphql/scalars.js';
 import { unixTime } from '../../src/rpc/format.js';
 

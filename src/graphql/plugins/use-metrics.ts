@@ -108,7 +108,8 @@ export interface GraphqlObservabilityOptions {
 export function graphqlObservability(options: GraphqlObservabilityOptions): Plugin {
   const states = new WeakMap<Request, RequestState>();
   const names = operationNames();
-  const { series, operationOf, stateOf, countErrors } = yogaPhases(options.metrics);
+  const phases = yogaPhases(options.metrics);
+  const { series, stateOf } = phases;
   return {
     onPluginInit({ registerContextErrorHandler }) {
       registerContextErrorHandler(({ context }) => {
@@ -123,6 +124,40 @@ export function graphqlObservability(options: GraphqlObservabilityOptions): Plug
       const scope = currentScope();
       if (scope) scope.operation = names(params.query, params.operationName);
     },
+    ...phaseHooks(states, phases),
+    onResultProcess({ request, result, setResult }) {
+      if (Array.isArray(result) || !isExecutionResult(result)) return;
+      const state = states.get(request);
+      if (state) phaseFailure(state, series);
+      const snapshot = options.snapshots.get(request);
+      const outcome = cacheOutcome(options, request, result, snapshot);
+      if (state) state.outcome = outcome;
+      const scope = currentScope();
+      if (scope) {
+        scope.cache = outcome;
+        for (const error of result.errors ?? []) scope.errorCodes.push(String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));
+      }
+      if (snapshot) {
+        // a new object: the cached one (held by reference in memory) stays as it was stored
+        setResult({
+          ...result,
+          extensions: { ...result.extensions, freshness: { dataVersion: snapshot.version, indexedHeights: snapshot.heights, dataAgeSeconds: dataAgeSeconds(snapshot) } },
+        });
+      }
+    },
+    onResponse({ request, response }) {
+      const state = states.get(request);
+      if (!state) return;
+      if (state.outcome) response.headers.set('x-cache', state.outcome);
+      if (state.op) series.http.observe({ operationType: state.op.byType.operationType, method: request.method, statusCode: response.status }, seconds(state.start));
+    },
+  };
+}
+
+/** The hooks that time parse, validation, context building and execution, and count their results and errors. */
+function phaseHooks(states: WeakMap<Request, RequestState>, phases: ReturnType<typeof yogaPhases>): Plugin {
+  const { series, operationOf, stateOf, countErrors } = phases;
+  return {
     onParse({ context }) {
       const state = stateOf(context, states);
       if (state) state.parsing = Date.now();
@@ -174,32 +209,6 @@ export function graphqlObservability(options: GraphqlObservabilityOptions): Plug
           series.errors.inc({ ...op.byOperation, phase: 'subscribe' });
         },
       };
-    },
-    onResultProcess({ request, result, setResult }) {
-      if (Array.isArray(result) || !isExecutionResult(result)) return;
-      const state = states.get(request);
-      if (state) phaseFailure(state, series);
-      const snapshot = options.snapshots.get(request);
-      const outcome = cacheOutcome(options, request, result, snapshot);
-      if (state) state.outcome = outcome;
-      const scope = currentScope();
-      if (scope) {
-        scope.cache = outcome;
-        for (const error of result.errors ?? []) scope.errorCodes.push(String(error.extensions?.code ?? 'INTERNAL_SERVER_ERROR'));
-      }
-      if (snapshot) {
-        // a new object: the cached one (held by reference in memory) stays as it was stored
-        setResult({
-          ...result,
-          extensions: { ...result.extensions, freshness: { dataVersion: snapshot.version, indexedHeights: snapshot.heights, dataAgeSeconds: dataAgeSeconds(snapshot) } },
-        });
-      }
-    },
-    onResponse({ request, response }) {
-      const state = states.get(request);
-      if (!state) return;
-      if (state.outcome) response.headers.set('x-cache', state.outcome);
-      if (state.op) series.http.observe({ operationType: state.op.byType.operationType, method: request.method, statusCode: response.status }, seconds(state.start));
     },
   };
 }

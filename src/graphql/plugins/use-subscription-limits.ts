@@ -44,6 +44,23 @@ interface Holder { socket: Socket | undefined; keyed: boolean; key: string | nul
 const tooMany = (what: string) =>
   new GraphQLError(`Too many open subscriptions ${what}: close one first`, { extensions: { code: 'TOO_MANY_REQUESTS' } });
 
+/** The answer to an event-stream request refused before its body is read (the gateway's stream count is full). */
+function tooManyInAllResponse(Response: typeof globalThis.Response): Response {
+  const error = tooManyInAll();
+  return new Response(JSON.stringify({ errors: [{ message: error.message, extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } }] }), {
+    status: 503,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(busyRetryAfterS), connection: 'close' },
+  });
+}
+
+/** Who holds a stream: its API key or client address (the per-client count), and its connection. */
+function holderOf(limits: SubscriptionLimits, req: IncomingMessage | undefined): Holder {
+  const socket = req?.socket;
+  const keyed = limits.keyedCap?.(req) ?? null;
+  const key = keyed ? `key:${keyed.id}` : socket?.remoteAddress !== undefined ? limits.clientKey(socket.remoteAddress) : null;
+  return { socket, keyed: keyed !== null, key, cap: keyed ? keyed.max : limits.maxPerClient };
+}
+
 export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
   const perClient = new Map<string, number>();
   const perSocket = new WeakMap<Socket, number>();
@@ -59,11 +76,7 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
     onRequest({ request, endResponse, fetchAPI }) {
       if (limits.maxOpen === undefined || open < limits.maxOpen) return;
       if (!request.headers.get('accept')?.includes('text/event-stream')) return;
-      const error = tooManyInAll();
-      endResponse(new fetchAPI.Response(JSON.stringify({ errors: [{ message: error.message, extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } }] }), {
-        status: 503,
-        headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(busyRetryAfterS), connection: 'close' },
-      }));
+      endResponse(tooManyInAllResponse(fetchAPI.Response));
     },
     // a proxy in front (deploy/nginx buffers responses by default) passes each event on at once
     onResponse({ response }) {
@@ -71,7 +84,7 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
     },
     onSubscribe({ args, setResultAndStopExecution }) {
       const req = (args.contextValue as { req?: IncomingMessage }).req;
-      const holder = holderOf(req);
+      const holder = holderOf(limits, req);
       const refused = refusal(holder);
       if (refused) return setResultAndStopExecution({ errors: [refused] });
       const release = count(holder);
@@ -84,14 +97,6 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
       };
     },
   };
-
-  /** Who holds a stream: its API key or client address (the per-client count), and its connection. */
-  function holderOf(req: IncomingMessage | undefined): Holder {
-    const socket = req?.socket;
-    const keyed = limits.keyedCap?.(req) ?? null;
-    const key = keyed ? `key:${keyed.id}` : socket?.remoteAddress !== undefined ? limits.clientKey(socket.remoteAddress) : null;
-    return { socket, keyed: keyed !== null, key, cap: keyed ? keyed.max : limits.maxPerClient };
-  }
 
   /** The error refusing one more stream to `holder`, or null. */
   function refusal({ socket, keyed, key, cap }: Holder): GraphQLError | null {
