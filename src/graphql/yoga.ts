@@ -9,6 +9,7 @@ import { bodyLimitPlugin } from './plugins/use-body-limit.js';
 import { httpCachingPlugin } from './plugins/use-http-caching.js';
 import { inputLimitsPlugin, type InputLimits } from './plugins/use-input-limits.js';
 import { jitPlugin } from './plugins/use-jit.js';
+import { validationCachePlugin } from './plugins/use-validation-cache.js';
 import { persistedOperationsPlugins, type PersistedOptions } from './plugins/use-persisted-operations.js';
 import type { ResultLimits } from './result-budget.js';
 import { schema } from './schema.js';
@@ -74,6 +75,8 @@ export function createGraphqlServer(options: YogaOptions) {
     logging: options.logging ?? true,
     maxRequestBodySize: false, // enforced by bodyLimitPlugin (same errors, no stream pipeline per request)
     multipart: false, // no uploads: one parser less facing the internet
+    // parsed documents kept by yoga; their validation by validationCachePlugin (keyed by the document alone)
+    parserAndValidationCache: { validationCache: false },
     // compiled execution (graphql-jit) last: the response cache short-circuits before it; src/graphql/plugins/use-jit.ts
     // persisted operations resolve a hash to its document before anything reads the document (the
     // response cache's key, the operation name in the logs)
@@ -82,7 +85,7 @@ export function createGraphqlServer(options: YogaOptions) {
       ...persistedOperationsPlugins({ ...(options.persisted ?? persistedDefaults), maxTokens: options.limits.maxTokens }),
       httpCachingPlugin(options.cacheControl ?? defaultCacheControl),
       ...(options.plugins ?? []), jitPlugin(), bodyLimitPlugin(options.maxBodyBytes),
-      ...(options.subscriptionPlugins ?? [])],
+      ...(options.subscriptionPlugins ?? []), validationCachePlugin()],
     context: () => ({ ...createContext(options.store, options.paging, options.resultLimits), live: options.live }),
   });
 }
