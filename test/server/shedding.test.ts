@@ -118,7 +118,7 @@ describe('the shedding order (one sample at a time)', () => {
   it('the shedding settings have documented defaults', () => {
     const defaults = configSchema.parse({});
     expect([defaults.SHED_EVENT_LOOP_LAG_MS, defaults.SHED_CLIENT_MIN_BYTES, defaults.SHED_TOTAL_BYTES_PER_S, defaults.SHED_NEW_CONNECTIONS_PER_S, defaults.SHED_CLIENT_MIN_CONNECTIONS])
-      .toEqual([200, 8_388_608, 33_554_432, 1_000, 128]);
+      .toEqual([200, 8_388_608, 16_777_216, 1_000, 128]);
   });
 });
 
