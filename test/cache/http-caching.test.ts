@@ -1,9 +1,8 @@
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDemo } from '../../src/db/seed/index.js';
+import { describe, expect, it } from 'vitest';
 import { graphqlGetPath, wire, type WireReply, type WireRequest } from '../support/http.js';
 import { sameData } from '../support/ops.js';
-import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
+import { loadDemo, type TestGateway, useDatabase, useGateway } from '../support/gateway.js';
 
 // HTTP caching a CDN can use, and compression, on the demo data over real sockets (node:http, so the
 // bytes on the wire are seen as sent: fetch would decompress them): quoted strong ETags, If-None-Match
@@ -23,22 +22,12 @@ const decode = (r: WireReply): Buffer => {
 const query = '{ ticks(first: 20, orderBy: HOLDERS, direction: DESC) { edges { node { id chainName tick stats { holders } } } } }';
 const json = { accept: 'application/json' };
 
-const db = useDatabase();
-let live: TestGateway;
-let other: TestGateway;
-let custom: TestGateway;
-
-beforeAll(async () => {
-  await seedDemo(db.sql);
-  live = await startTestGateway(db, { CACHE: true });
-  other = await startTestGateway(db, { CACHE: true }); // another replica: its own (empty) response cache
-  custom = await startTestGateway(db, { CACHE: true, 
-    GRAPHQL_CACHE_CONTROL: 'public, max-age=60, s-maxage=300', HTTP_COMPRESSION_MIN_BYTES: 100_000, CORS_ORIGIN: 'https://app.example',
-  });
-});
-afterAll(async () => {
-  await Promise.all([live?.close(), other?.close(), custom?.close()]);
-});
+const db = useDatabase({ load: loadDemo });
+const live = useGateway({ db, config: { CACHE: true } });
+const other = useGateway({ db, config: { CACHE: true } }); // another replica: its own (empty) response cache
+const custom = useGateway({ db, config: { CACHE: true,
+  GRAPHQL_CACHE_CONTROL: 'public, max-age=60, s-maxage=300', HTTP_COMPRESSION_MIN_BYTES: 100_000, CORS_ORIGIN: 'https://app.example',
+} });
 
 describe('ETag and If-None-Match', () => {
   it('sends a quoted strong ETag, Cache-Control and Vary on a GET query, and no Last-Modified', async () => {
