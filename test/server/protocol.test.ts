@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDemo } from '../../src/db/seed/index.js';
 import { graphqlGetPath, wire, type WireRequest } from '../support/http.js';
 import { openClient, parseResponse } from '../support/sockets.js';
-import { startTestGateway, type TestGateway, useGateway } from '../support/gateway.js';
+import { loadDemo, startTestGateway, type TestGateway, useGateway } from '../support/gateway.js';
 
 // Protocol quirks, each answered the way a client (or a cache, or a
 // browser) can rely on: conditional requests that never skip execution or revalidate a POST, one ETag per
@@ -19,12 +18,7 @@ const json = { accept: 'application/json' };
 const query = '{ ticks(first: 20, orderBy: HOLDERS, direction: DESC) { edges { node { id chainName tick stats { holders } } } } }';
 const unique = () => ({ n: `${Date.now()}-${Math.random()}` });
 
-const live = useGateway({
-  load: async (db) => {
-    await seedDemo(db.sql);
-  },
-  config: { CACHE: true },
-});
+const live = useGateway({ load: loadDemo, config: { CACHE: true } });
 
 describe('conditional requests', () => {
   it('If-None-Match: * on a cache miss executes the query: a failing one gets its errors, never 304', async () => {
