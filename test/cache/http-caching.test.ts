@@ -1,31 +1,17 @@
-import { request as httpRequest } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDemo } from '../../src/db/seed/index.js';
+import { describe, expect, it } from 'vitest';
+import { graphqlGetPath, wire, type WireReply, type WireRequest } from '../support/http.js';
 import { sameData } from '../support/ops.js';
-import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
+import { loadDemo, type TestGateway, useDatabase, useGateway } from '../support/gateway.js';
 
 // HTTP caching a CDN can use, and compression, on the demo data over real sockets (node:http, so the
 // bytes on the wire are seen as sent: fetch would decompress them): quoted strong ETags, If-None-Match
 // per RFC 9110 (weak comparison, lists, `*`), Cache-Control by method and outcome, Vary, and gzip/brotli
 // negotiated from Accept-Encoding that decode to exactly the uncompressed bytes (JSON-RPC included).
 
-interface Raw { status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }
+const raw = (base: string, path: string, init: WireRequest = {}) => wire(`${base}${path}`, init);
 
-function raw(base: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(`${base}${path}`, { method: init.method ?? 'GET', headers: init.headers ?? {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(init.body);
-  });
-}
-
-const decode = (r: Raw): Buffer => {
+const decode = (r: WireReply): Buffer => {
   const coding = r.headers['content-encoding'];
   if (coding === 'br') return brotliDecompressSync(r.body);
   if (coding === 'gzip') return gunzipSync(r.body);
@@ -34,30 +20,18 @@ const decode = (r: Raw): Buffer => {
 };
 
 const query = '{ ticks(first: 20, orderBy: HOLDERS, direction: DESC) { edges { node { id chainName tick stats { holders } } } } }';
-const getPath = (q: string, variables?: object) =>
-  `/graphql?query=${encodeURIComponent(q)}${variables ? `&variables=${encodeURIComponent(JSON.stringify(variables))}` : ''}`;
 const json = { accept: 'application/json' };
 
-const db = useDatabase();
-let live: TestGateway;
-let other: TestGateway;
-let custom: TestGateway;
-
-beforeAll(async () => {
-  await seedDemo(db.sql);
-  live = await startTestGateway(db, { CACHE: true });
-  other = await startTestGateway(db, { CACHE: true }); // another replica: its own (empty) response cache
-  custom = await startTestGateway(db, { CACHE: true, 
-    GRAPHQL_CACHE_CONTROL: 'public, max-age=60, s-maxage=300', HTTP_COMPRESSION_MIN_BYTES: 100_000, CORS_ORIGIN: 'https://app.example',
-  });
-});
-afterAll(async () => {
-  await Promise.all([live?.close(), other?.close(), custom?.close()]);
-});
+const db = useDatabase({ load: loadDemo });
+const live = useGateway({ db, config: { CACHE: true } });
+const other = useGateway({ db, config: { CACHE: true } }); // another replica: its own (empty) response cache
+const custom = useGateway({ db, config: { CACHE: true,
+  GRAPHQL_CACHE_CONTROL: 'public, max-age=60, s-maxage=300', HTTP_COMPRESSION_MIN_BYTES: 100_000, CORS_ORIGIN: 'https://app.example',
+} });
 
 describe('ETag and If-None-Match', () => {
   it('sends a quoted strong ETag, Cache-Control and Vary on a GET query, and no Last-Modified', async () => {
-    const r = await raw(live.base, getPath(query), { headers: json });
+    const r = await raw(live.base, graphqlGetPath(query), { headers: json });
     expect(r.status).toBe(200);
     expect(r.headers.etag).toMatch(/^"igw:[^"]+"$/);
     expect(r.headers['cache-control']).toBe('public, max-age=5, stale-while-revalidate=30');
@@ -68,24 +42,24 @@ describe('ETag and If-None-Match', () => {
   });
 
   it('answers 304 to the tag as sent, weak, in a list, and to *; 200 to other tags', async () => {
-    const etag = (await raw(live.base, getPath(query), { headers: json })).headers.etag as string;
+    const etag = (await raw(live.base, graphqlGetPath(query), { headers: json })).headers.etag as string;
     const weak = `W/${etag}`;
     for (const sent of [etag, weak, `"nope", ${weak}`, `W/"a",${etag} , "b"`, '*']) {
-      const r = await raw(live.base, getPath(query), { headers: { ...json, 'if-none-match': sent } });
+      const r = await raw(live.base, graphqlGetPath(query), { headers: { ...json, 'if-none-match': sent } });
       expect(r.status, sent).toBe(304);
       expect(r.body.length).toBe(0);
       expect(r.headers.etag).toBe(etag);
       expect(r.headers['cache-control'], 'a 304 repeats the Cache-Control of the 200').toBe('public, max-age=5, stale-while-revalidate=30');
     }
     for (const sent of ['"nope"', `${etag.slice(0, -2)}"`, `"a", W/"b"`, etag.slice(1, -1), `${etag} garbage`]) {
-      const r = await raw(live.base, getPath(query), { headers: { ...json, 'if-none-match': sent } });
+      const r = await raw(live.base, graphqlGetPath(query), { headers: { ...json, 'if-none-match': sent } });
       expect(r.status, sent).toBe(200);
     }
   });
 
   it('answers 304 on a cache miss too (another replica, same data version)', async () => {
-    const etag = (await raw(live.base, getPath(query, { x: 1 }), { headers: json })).headers.etag as string;
-    const r = await raw(other.base, getPath(query, { x: 1 }), { headers: { ...json, 'if-none-match': etag } });
+    const etag = (await raw(live.base, graphqlGetPath(query, { x: 1 }), { headers: json })).headers.etag as string;
+    const r = await raw(other.base, graphqlGetPath(query, { x: 1 }), { headers: { ...json, 'if-none-match': etag } });
     expect(r.headers['x-cache']).toBe('miss');
     expect(r.status).toBe(304);
   });
@@ -94,13 +68,13 @@ describe('ETag and If-None-Match', () => {
     const post = await raw(live.base, '/graphql', { method: 'POST', headers: { ...json, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
     expect(post.status).toBe(200);
     expect(post.headers['cache-control']).toBe('no-store');
-    const invalid = await raw(live.base, getPath('{ nope }'), { headers: json });
+    const invalid = await raw(live.base, graphqlGetPath('{ nope }'), { headers: json });
     expect(JSON.parse(decode(invalid).toString()).errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
     expect(invalid.headers['cache-control']).toBe('no-store');
-    const badInput = await raw(live.base, getPath('{ ticks(first: -1) { totalCount } }'), { headers: json });
+    const badInput = await raw(live.base, graphqlGetPath('{ ticks(first: -1) { totalCount } }'), { headers: json });
     expect(JSON.parse(decode(badInput).toString()).errors[0].extensions.code).toBe('BAD_USER_INPUT');
     expect(badInput.headers['cache-control']).toBe('no-store');
-    const configured = await raw(custom.base, getPath(query), { headers: { ...json, origin: 'https://app.example' } });
+    const configured = await raw(custom.base, graphqlGetPath(query), { headers: { ...json, origin: 'https://app.example' } });
     expect(configured.headers['cache-control']).toBe('public, max-age=60, s-maxage=300');
     // a listed origin is echoed: a shared cache must key on it too, beside Accept and Accept-Encoding
     expect(configured.headers['access-control-allow-origin']).toBe('https://app.example');
@@ -110,7 +84,7 @@ describe('ETag and If-None-Match', () => {
 
 describe('compression', () => {
   it('negotiates br or gzip from Accept-Encoding with q-values; the bytes decode to the uncompressed answer', async () => {
-    const plain = await raw(live.base, getPath(query), { headers: json });
+    const plain = await raw(live.base, graphqlGetPath(query), { headers: json });
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(plain.body.length).toBeGreaterThan(1_024);
     const cases: [string, string | undefined][] = [
@@ -122,7 +96,7 @@ describe('compression', () => {
       ['*;q=0, identity', undefined],
     ];
     for (const [accept, expected] of cases) {
-      const r = await raw(live.base, getPath(query), { headers: { ...json, 'accept-encoding': accept } });
+      const r = await raw(live.base, graphqlGetPath(query), { headers: { ...json, 'accept-encoding': accept } });
       expect(r.headers['content-encoding'], accept).toBe(expected);
       // the same answer (freshness.dataAgeSeconds may have crossed a second if it was computed again)
       expect(sameData(JSON.parse(decode(r).toString())), accept).toEqual(sameData(JSON.parse(plain.body.toString())));
@@ -130,7 +104,7 @@ describe('compression', () => {
         expect(r.body.length).toBeLessThan(plain.body.length / 3);
         // one strong tag per representation; a 304 for any of them
         expect(r.headers.etag).toBe(`${String(plain.headers.etag).slice(0, -1)}-${expected}"`);
-        const again = await raw(live.base, getPath(query), { headers: { ...json, 'accept-encoding': accept, 'if-none-match': String(r.headers.etag) } });
+        const again = await raw(live.base, graphqlGetPath(query), { headers: { ...json, 'accept-encoding': accept, 'if-none-match': String(r.headers.etag) } });
         expect(again.status).toBe(304);
         expect(again.headers.etag).toBe(r.headers.etag);
       }
@@ -138,20 +112,20 @@ describe('compression', () => {
   });
 
   it('leaves bodies under HTTP_COMPRESSION_MIN_BYTES as they are', async () => {
-    const small = await raw(live.base, getPath('{ chains { chain } }'), { headers: { ...json, 'accept-encoding': 'br, gzip' } });
+    const small = await raw(live.base, graphqlGetPath('{ chains { chain } }'), { headers: { ...json, 'accept-encoding': 'br, gzip' } });
     expect(small.body.length).toBeLessThan(1_024);
     expect(small.headers['content-encoding']).toBeUndefined();
-    const big = await raw(custom.base, getPath(query), { headers: { ...json, 'accept-encoding': 'br' } });
+    const big = await raw(custom.base, graphqlGetPath(query), { headers: { ...json, 'accept-encoding': 'br' } });
     expect(big.headers['content-encoding'], 'under the configured 100 000 bytes').toBeUndefined();
   });
 
   it('answers a request without Accept-Encoding with the headers and bytes compression gives `identity`', async () => {
     // without Accept-Encoding the listener skips the compression middleware and only adds its Vary itself
     const requests: { gateway: TestGateway; path: string; method?: string; headers?: Record<string, string>; body?: string }[] = [
-      { gateway: live, path: getPath(query), headers: json },
-      { gateway: custom, path: getPath(query), headers: { ...json, origin: 'https://app.example' } },
+      { gateway: live, path: graphqlGetPath(query), headers: json },
+      { gateway: custom, path: graphqlGetPath(query), headers: { ...json, origin: 'https://app.example' } },
       { gateway: live, path: '/graphql', method: 'POST', headers: { ...json, 'content-type': 'application/json' }, body: JSON.stringify({ query }) },
-      { gateway: live, path: getPath('{ nope }'), headers: json },
+      { gateway: live, path: graphqlGetPath('{ nope }'), headers: json },
       { gateway: live, path: '/graphql', headers: { accept: 'text/html' } },
       { gateway: live, path: '/v2/rpc', method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'inds_getTicks', params: [100, 0, '', '', '', '', 3, 2] }) },
@@ -161,7 +135,7 @@ describe('compression', () => {
       { gateway: live, path: '/nowhere' },
       { gateway: live, path: '/' },
     ];
-    const comparable = (r: Raw) => {
+    const comparable = (r: WireReply) => {
       // the second request may be a response-cache hit; the rest is the same
       const { date: _date, 'x-request-id': _id, 'x-cache': _cache, ...rest } = r.headers;
       return rest;

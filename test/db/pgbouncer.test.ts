@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Gateway, type GatewayConfig } from '../../src/app.js';
+import type { GatewayConfig } from '../../src/app.js';
 import { findServer } from '../support/db.js';
 import { Fixture } from '../support/fixtures.js';
 import { gql, request, rpc } from '../support/http.js';
 import { capturingLogger, waitFor } from '../support/ops.js';
 import { pgbouncerBinary, startPgBouncer, type PgBouncer } from '../support/pgbouncer.js';
 import { because, skipUnlessAll } from '../support/skips.js';
-import { startTestGateway, useDatabase } from '../support/gateway.js';
+import { useDatabase, useGateways } from '../support/gateway.js';
 
 // The gateway behind a real PgBouncer in transaction pooling mode. With DB_POOLER=pgbouncer: it connects
 // (no startup parameters), answers, cannot write, has its statements cut at DB_STATEMENT_TIMEOUT_MS, sends
@@ -22,12 +22,11 @@ describe('behind PgBouncer (transaction pooling)', skipUnlessAll([bouncerBinary,
   const db = useDatabase();
   let bouncer: PgBouncer;
   let dropping: PgBouncer;
-  const gateways: Gateway[] = [];
+  const gateways = useGateways(db, { DATA_VERSION_POLL_MS: 100 });
 
-  async function start(url: string, overrides: Partial<GatewayConfig>, logger = capturingLogger('info')) {
-    const { gateway, base } = await startTestGateway({ target: { url } }, { DATA_VERSION_POLL_MS: 100, ...overrides }, { logger: logger.logger });
-    gateways.push(gateway);
-    return { gateway, base, log: logger };
+  /** A gateway connecting through `url` (a bouncer), logging into `log`. */
+  async function start(url: string, overrides: Partial<GatewayConfig>, log = capturingLogger('info')) {
+    return { ...(await gateways(overrides, { target: { url }, logger: log.logger })), log };
   }
 
   beforeAll(async () => {
@@ -44,7 +43,7 @@ describe('behind PgBouncer (transaction pooling)', skipUnlessAll([bouncerBinary,
   }, 60_000);
 
   afterAll(async () => {
-    for (const gateway of gateways) await gateway.close().catch(() => {});
+    await gateways.closeAll().catch(() => {});
     await bouncer?.stop();
     await dropping?.stop();
     if (figures.length) console.info(`[poolers.pgbouncer]\n  ${figures.join('\n  ')}`);

@@ -1,5 +1,4 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { GatewayConfig } from '../../src/app.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, configSchema, loadConfig } from '../../src/config.js';
 import { findServer } from '../support/db.js';
 import { lockTable } from '../support/locks.js';
@@ -7,7 +6,7 @@ import { Fixture } from '../support/fixtures.js';
 import { post } from '../support/http.js';
 import { capturingLogger } from '../support/ops.js';
 import { because, skipUnless } from '../support/skips.js';
-import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
+import { useDatabase, useGateways } from '../support/gateway.js';
 
 // Fair use of the pool: heavy JSON-RPC batches get a row budget and a few connections, not the pool;
 // cheap requests of other clients get through meanwhile; a statement's timer starts when it has a
@@ -19,8 +18,6 @@ const onServer = (await findServer()) !== null;
 const HOLDERS = 3_000;
 const holderAddress = (i: number) => `0x${(0xc0de0000 + i).toString(16).padStart(40, '0')}`;
 
-const open: TestGateway[] = [];
-
 const db = useDatabase({
   load: async (db) => {
     const f = new Fixture();
@@ -31,15 +28,7 @@ const db = useDatabase({
     await f.load(db.sql);
   },
 });
-afterAll(async () => {
-  for (const gw of open.splice(0)) await gw.close();
-});
-
-async function gatewayWith(overrides: Partial<GatewayConfig>, logger?: ReturnType<typeof capturingLogger>) {
-  const live = await startTestGateway(db, { CACHE: false, ...overrides }, { logger: logger?.logger });
-  open.push(live);
-  return live;
-}
+const gatewayWith = useGateways(db, { CACHE: false });
 
 const busy = { code: -32000, message: 'Service unavailable', data: { reason: 'server busy', retryable: true } };
 // the request's own limit: a client error (EIP-1474 -32005), never retryable as sent
@@ -86,9 +75,7 @@ describe('settings', () => {
 });
 
 describe('fair use of the pool (real PostgreSQL)', skipUnless(onServer, because.noServer), () => {
-  afterEach(async () => {
-    for (const gw of open.splice(0)) await gw.close();
-  });
+  afterEach(() => gatewayWith.closeAll());
 
   const lockTicks = () => lockTable(db.sql, 'ticks');
 
@@ -110,7 +97,7 @@ describe('fair use of the pool (real PostgreSQL)', skipUnless(onServer, because.
     // statement_timeout 1 s (backup timer 2 s): far more than a page takes in PostgreSQL, far less than
     // four such batches take on a pool of 4 (queue time does not count against it)
     // (the database time budget, DB_REQUEST_TIME_BUDGET_MS, is the row budget's sibling: out of the way here)
-    const { base, statements } = await gatewayWith({ DB_POOL_MAX: 4, DB_STATEMENT_TIMEOUT_MS: 1_000, REQUEST_MAX_ROWS: 10_000, DB_REQUEST_TIME_BUDGET_MS: 3_600_000 }, log);
+    const { base, statements } = await gatewayWith({ DB_POOL_MAX: 4, DB_STATEMENT_TIMEOUT_MS: 1_000, REQUEST_MAX_ROWS: 10_000, DB_REQUEST_TIME_BUDGET_MS: 3_600_000 }, { logger: log.logger });
     let heavyDone = 0;
     const offsets = (b: number) => Array.from({ length: 100 }, (_, i) => i * 20 + b * 5);
     const heavy = [0, 1, 2, 3].map((b) =>
@@ -212,7 +199,7 @@ describe('fair use of the pool (real PostgreSQL)', skipUnless(onServer, because.
 
   it('DB_MAX_QUEUE: past the queue limit -32000 / SERVICE_UNAVAILABLE "server busy"; the queued requests are answered', async () => {
     const log = capturingLogger('info');
-    const { base } = await gatewayWith({ DB_POOL_MAX: 1, DB_MAX_QUEUE: 1, DB_STATEMENT_TIMEOUT_MS: 30_000, DB_QUEUE_TIMEOUT_MS: 30_000 }, log);
+    const { base } = await gatewayWith({ DB_POOL_MAX: 1, DB_MAX_QUEUE: 1, DB_STATEMENT_TIMEOUT_MS: 30_000, DB_QUEUE_TIMEOUT_MS: 30_000 }, { logger: log.logger });
     const lock = await lockTicks();
     let first: Promise<Awaited<ReturnType<typeof post>>> | undefined;
     let second: Promise<Awaited<ReturnType<typeof post>>> | undefined;

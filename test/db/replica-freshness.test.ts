@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Gateway, type GatewayConfig } from '../../src/app.js';
+import type { GatewayConfig } from '../../src/app.js';
 import { createSql, type Sql } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
 import { Fixture } from '../support/fixtures.js';
@@ -9,7 +9,7 @@ import { waitFor } from '../support/ops.js';
 import { createPgInstance, pgBinDir, type PgInstance } from '../support/pg-instance.js';
 import { startRedis, type OwnRedis } from '../support/redis-server.js';
 import { because, skipUnless } from '../support/skips.js';
-import { startTestGateway } from '../support/gateway.js';
+import { useGateways } from '../support/gateway.js';
 
 // Never older than the budget: a real primary and streaming standby of this file's own, a writer that
 // bumps one value on the primary all the time, and clients asking two gateways for it back to back.
@@ -31,8 +31,10 @@ describe('replica freshness: never older than MAX_REPLICA_LAG_MS (own primary an
   let standby: PgInstance;
   let writer: Sql;
   let redis: OwnRedis;
-  const gateways: Gateway[] = [];
   const figures: string[] = [];
+  const gateways = useGateways({ get target() { return { url: primary.url }; } }, { CACHE: true, DATA_VERSION_POLL_MS: 500, MAX_REPLICA_LAG_MS: budgetMs });
+  /** A gateway on the primary reading from the standby. */
+  const startGateway = (overrides: Partial<GatewayConfig> = {}) => gateways({ DATABASE_READ_URLS: standby.url, ...overrides });
 
   beforeAll(async () => {
     primary = await createPgInstance();
@@ -48,7 +50,7 @@ describe('replica freshness: never older than MAX_REPLICA_LAG_MS (own primary an
   }, 120_000);
 
   afterAll(async () => {
-    for (const gateway of gateways) await gateway.close().catch(() => {});
+    await gateways.closeAll().catch(() => {});
     await writer?.end({ timeout: 5 });
     await redis?.stop();
     await standby?.destroy();
@@ -56,13 +58,6 @@ describe('replica freshness: never older than MAX_REPLICA_LAG_MS (own primary an
     if (figures.length) console.info(`[replicas.freshness]\n  ${figures.join('\n  ')}`);
   }, 60_000);
 
-  async function startGateway(overrides: Partial<GatewayConfig> = {}) {
-    const { gateway, base } = await startTestGateway({ target: { url: primary.url } }, {
-      CACHE: true, DATA_VERSION_POLL_MS: 500, MAX_REPLICA_LAG_MS: budgetMs, DATABASE_READ_URLS: standby.url, ...overrides,
-    });
-    gateways.push(gateway);
-    return { gateway, base };
-  }
 
   it('replay paused, standby restarted with nothing replayed, a gateway started then: no answer older than the budget leaves a gateway or its cache', async () => {
     // the writer: one acknowledged write after another; acks[n] is when total_supply = n was acknowledged
@@ -163,7 +158,7 @@ describe('replica freshness: never older than MAX_REPLICA_LAG_MS (own primary an
       phase = 'standby caught up';
       await standby.stop('fast');
       await standby.start();
-      await waitFor(async () => gateways.every((g) => g.sources.replicas[0]!.inRotation), 15_000, 20);
+      await waitFor(async () => gateways.open.every((g) => g.gateway.sources.replicas[0]!.inRotation), 15_000, 20);
       await during(1_500);
     };
     try {

@@ -4,7 +4,6 @@ import { promisify } from 'node:util';
 import { createClient } from 'graphql-sse';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Gateway, type GatewayConfig } from '../../src/app.js';
 import { createSql, type Sql } from '../../src/db/client.js';
 import { migrate } from '../../src/db/migrate.js';
 import { Fixture, fakeHash } from '../support/fixtures.js';
@@ -12,7 +11,7 @@ import { gql, request, rpc } from '../support/http.js';
 import { findRedis, indexMint, waitFor } from '../support/ops.js';
 import { createPgInstance, pgBinDir, type PgInstance } from '../support/pg-instance.js';
 import { because, skipUnless } from '../support/skips.js';
-import { startTestGateway } from '../support/gateway.js';
+import { useGateways } from '../support/gateway.js';
 
 // Read replicas against a real primary and a real streaming standby (pg_basebackup -R), both private to
 // this file: routing and rotation by measured lag, the replica metrics, /readyz, cache entries stored
@@ -32,13 +31,8 @@ describe('read replicas (own primary and streaming standby)', skipUnless(bin, be
   let standby: PgInstance;
   let writer: Sql;
   let onStandby: postgres.Sql;
-  const gateways: Gateway[] = [];
-
-  async function startGateway(overrides: Partial<GatewayConfig>, url = primary.url) {
-    const { gateway, base } = await startTestGateway({ target: { url } }, { DATA_VERSION_POLL_MS: 100, ...overrides });
-    gateways.push(gateway);
-    return { gateway, base };
-  }
+  // on the primary unless a call names another target
+  const startGateway = useGateways({ get target() { return { url: primary.url }; } }, { DATA_VERSION_POLL_MS: 100 });
   const supply = async (base: string, n = 1) => {
     const reply = await gql(base, supplyQuery, { n });
     expect(reply.json.errors, reply.text).toBeUndefined();
@@ -78,7 +72,7 @@ describe('read replicas (own primary and streaming standby)', skipUnless(bin, be
   }, 120_000);
 
   afterAll(async () => {
-    for (const gateway of gateways) await gateway.close().catch(() => {});
+    await startGateway.closeAll().catch(() => {});
     await onStandby?.end({ timeout: 5 });
     await writer?.end({ timeout: 5 });
     await standby?.destroy();
@@ -88,7 +82,7 @@ describe('read replicas (own primary and streaming standby)', skipUnless(bin, be
 
   it('a multi-host DATABASE_URL: reads go to the replica; over MAX_REPLICA_LAG_MS it leaves the rotation (metrics), back when caught up', async () => {
     const { gateway, base } = await startGateway({ MAX_REPLICA_LAG_MS: 1_500, DATABASE_READ_NAMES: ['standby-a'] },
-      `postgres://postgres@127.0.0.1:${primary.port},127.0.0.1:${standby.port}/postgres`);
+      { target: { url: `postgres://postgres@127.0.0.1:${primary.port},127.0.0.1:${standby.port}/postgres` } });
     const label = 'standby-a';
     expect(gateway.sources.replicas.map((r) => [r.name, r.label])).toEqual([[label, `127.0.0.1:${standby.port}`]]);
     await waitFor(async () => (await metric(base, 'igw_replica_in_rotation', label)) === 1, 5_000, 50);

@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, describe, expect, it } from 'vitest';
-import type { GatewayConfig } from '../../src/app.js';
+import { describe, expect, it } from 'vitest';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
 import { defaultQuery } from '../../src/graphql/yoga.js';
-import { loadDemo, startTestGateway, useDatabase } from '../support/gateway.js';
+import { loadDemo, useDatabase, useGateways } from '../support/gateway.js';
 import { post } from '../support/http.js';
 
 // The attacks of the "variables bypass the cost limit" finding, on the demo dataset (300 ticks, the
@@ -13,18 +12,8 @@ import { post } from '../support/http.js';
 // bytes. Legitimate 1000-row pages (GraphQL and JSON-RPC) still pass, and with introspection off no
 // error suggests field, argument or enum names.
 
-const open: { close(): Promise<void> }[] = [];
-
 const db = useDatabase({ load: loadDemo });
-afterAll(async () => {
-  for (const gw of open) await gw.close();
-});
-
-async function gatewayWith(overrides: Partial<GatewayConfig> = {}) {
-  const live = await startTestGateway(db, overrides, { ready: false });
-  open.push(live);
-  return live;
-}
+const gatewayWith = useGateways(db, {}, { ready: false });
 
 const graphql = async (base: string, query: string, variables?: Record<string, unknown>, operationName?: string) => {
   const reply = await post(base, { query, variables, operationName }, '/graphql');

@@ -1,17 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { DEMO_NOTABLE } from '../../src/db/seed/demo.js';
-import { seedDemo } from '../../src/db/seed/index.js';
-import { startTestGateway, useGateway } from '../support/gateway.js';
+import { loadDemo, startTestGateway, useGateway } from '../support/gateway.js';
 import { gqlJson } from '../support/http.js';
 
 // Relay's Node interface: every node type's global id refetches the same object through node(id) and
 // nodes(ids) (batched through the DataLoaders), and ids that are not ours are the client's error.
 
-const gw = useGateway({
-  load: async (db) => {
-    await seedDemo(db.sql);
-  },
-});
+const gw = useGateway({ load: loadDemo });
 const q = async (query: string, variables: Record<string, unknown> = {}) => {
   const result = await gqlJson(gw.base, query, variables);
   expect(result.errors).toBeUndefined();

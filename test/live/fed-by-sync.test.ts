@@ -1,7 +1,7 @@
 import { createClient } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findServer } from '../support/db.js';
-import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
+import { IndexerWriter, useSourceDatabase } from '../support/indexer.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
 import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
@@ -16,13 +16,12 @@ const minter = '0x00000000000000000000000000000000000Ab0b1';
 
 describe('live updates from the sync', { timeout: 180_000, ...skipUnless(server, because.noServerForChild) }, () => {
   const db = useDatabase();
-  let src: SourceDb;
+  const src = useSourceDatabase();
   let w: IndexerWriter;
   let sync: SyncProcess | null = null;
   let live: TestGateway;
 
   beforeAll(async () => {
-    src = await createSourceDatabase();
     w = new IndexerWriter(src.conn, 3 * 60);
     w.deploy({ ...tick, hash: '0xd0d0000000000000000000000000000000000000000000000000000000000abc' });
     for (let i = 0; i < 5; i++) w.mint(tick, minter, '10');
@@ -38,7 +37,6 @@ describe('live updates from the sync', { timeout: 180_000, ...skipUnless(server,
   afterAll(async () => {
     await sync?.kill();
     await live?.close();
-    await src?.close();
   });
 
   it('a block the indexer flushes reaches the subscribers of its tick and chain', async () => {

@@ -1,11 +1,11 @@
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { alice, Fixture } from '../support/fixtures.js';
 import { indexMint, waitFor } from '../support/ops.js';
 import { clientBudget } from '../../src/server/connections.js';
-import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
+import { startTestGateway, useDatabase, useGateway } from '../support/gateway.js';
 
 // Bounds on live streams: a stream ends with its connection whatever was pipelined on it.
 
@@ -39,11 +39,7 @@ function connectTo(base: string): Promise<net.Socket> {
 }
 
 describe('a stream ends with its connection', () => {
-  let live: TestGateway;
-  beforeAll(async () => {
-    live = await startTestGateway(db, { CACHE: true, SUBSCRIPTIONS_MAX_PER_CONNECTION: 10 });
-  });
-  afterAll(async () => live?.close());
+  const live = useGateway({ db, config: { CACHE: true, SUBSCRIPTIONS_MAX_PER_CONNECTION: 10 } });
 
   it('releases every subscription pipelined on one connection when the client closes it', async () => {
     const host = new URL(live.base).host;
@@ -71,11 +67,7 @@ async function post(base: string, body: unknown, stream = false) {
 }
 
 describe('argument and variable sizes', () => {
-  let live: TestGateway;
-  beforeAll(async () => {
-    live = await startTestGateway(db, { CACHE: true });
-  });
-  afterAll(async () => live?.close());
+  const live = useGateway({ db, config: { CACHE: true } });
 
   const chains = Array.from({ length: 90_000 }, (_, i) => `c${i}`);
   const big = 'a'.repeat(200_000);

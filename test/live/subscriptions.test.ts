@@ -1,12 +1,12 @@
 import http from 'node:http';
 import { createClient, type Client } from 'graphql-sse';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { alice, Fixture } from '../support/fixtures.js';
 import { startGatewayProcess } from '../support/gateway-process.js';
 import { startRedis } from '../support/redis-server.js';
 import { findRedis, indexMint, waitFor } from '../support/ops.js';
 import { because, skipUnless } from '../support/skips.js';
-import { startTestGateway, type TestGateway, useDatabase } from '../support/gateway.js';
+import { startTestGateway, type TestGateway, useDatabase, useGateway } from '../support/gateway.js';
 
 // Live updates end to end: a real SSE client (graphql-sse, the protocol yoga serves) against a listening
 // gateway, and writes made the way the indexer makes them (row by row, triggers on, one transaction).
@@ -48,11 +48,7 @@ async function whenSubscribed(live: TestGateway, n: number) {
 }
 
 describe('subscriptions over SSE', () => {
-  let live: TestGateway;
-  beforeAll(async () => {
-    live = await startTestGateway(db, { CACHE: true });
-  });
-  afterAll(async () => live?.close());
+  const live = useGateway({ db, config: { CACHE: true } });
 
   it('delivers a newly indexed block within 1 s of its commit', async () => {
     const sub = collect(sse(live.base), 'subscription { blocks(chains: ["ETH"]) { chainName height time transactionCount inscriptionCount tickCount addressCount chain { name } } }');

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { percentChange } from '../../src/graphql/types/activity.js';
 import { useGateway } from '../support/gateway.js';
 import { gqlJson } from '../support/http.js';
-import { crazydogDeployer, loadRecords, lobbyDeployer, lobbyHash, type Records, scripted, tomrayHash } from '../support/records.js';
+import { crazydogDeployer, lobbyDeployer, lobbyHash, tomrayHash } from '../support/documented.js';
+import { loadRecords, type Records, scripted } from '../support/records.js';
 import { expectExact, rpcCalls } from '../support/rpc.js';
 
 // The v2 chain methods beyond the eight of the spec, on real PostgreSQL: inds_getLastBlockNumberIndexed,

@@ -3,17 +3,11 @@ import { addGgang, doc as example, documentedFixture } from '../support/document
 import { useGateway } from '../support/gateway.js';
 import { Fixture, unix } from '../support/fixtures.js';
 import { call } from '../support/http.js';
+import { expectExact } from '../support/rpc.js';
 
 // The documented v2 exchanges (test/fixtures/v2-documented.json, copied from the interface's examples)
 // replayed against fixture rows equal to the documented data. Where the examples file notes a
 // documentation slip or a defect of the existing service, the test says which member differs and why.
-
-
-/** Deep equality and the same key order (the wire format is compared as text). */
-function expectExact(actual: unknown, expected: unknown) {
-  expect(actual).toEqual(expected);
-  expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
-}
 
 
 /** The documented records with transfer type 0, plus the ticks, transaction and blocks the v2 examples show. */

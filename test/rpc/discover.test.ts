@@ -1,26 +1,19 @@
 import { request } from 'node:http';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import type { GatewayConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { rpcPaths, type RpcInterface } from '../../src/rpc/openrpc.js';
-import { startTestGateway, useDatabase } from '../support/gateway.js';
+import { useDatabase, useGateways } from '../support/gateway.js';
 import { post } from '../support/http.js';
 
 // rpc.discover advertises where it was asked: PUBLIC_URL when set, else http:// and the request's Host
 // header (a plain host[:port] only), never a fixed address; and its answer is never served from the
 // response cache, which is keyed on the method and params, not on the Host.
 
-const gateways: { close(): Promise<void> }[] = [];
-
 const db = useDatabase();
-afterAll(async () => {
-  for (const gateway of gateways) await gateway.close();
-});
-
-async function start(overrides: Record<string, unknown> = {}) {
-  const live = await startTestGateway(db, { CACHE: true, ...overrides }, { ready: false });
-  gateways.push(live);
-  return new URL(live.base);
-}
+const gateways = useGateways(db, { CACHE: true }, { ready: false });
+// PUBLIC_URL is read by the gateway but not named in GatewayConfig
+const start = async (overrides: Record<string, unknown> = {}) => new URL((await gateways(overrides as Partial<GatewayConfig>)).base);
 
 /** rpc.discover over a raw HTTP/1.1 request with the Host header given (fetch does not let a caller set it). */
 function discover(base: URL, version: RpcInterface, host: string): Promise<{ servers: { url: string }[]; cache: string }> {

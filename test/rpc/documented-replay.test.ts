@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { allDocumentedExchanges } from '../support/documented.js';
 import { loadDemo, useGateway } from '../support/gateway.js';
 import { rpc } from '../support/http.js';
 
@@ -12,9 +12,6 @@ import { rpc } from '../support/http.js';
 // live now, and the test expects exactly those differences. Values differ (the demo data is not the docs' snapshot);
 // the exact values are asserted elsewhere on fixtures built from the documented records (test/rpc/v1,
 // test/rpc/lookups, test/rpc/contract).
-
-interface Exchange { method: string; params: unknown[]; endpoint: string; response_result: unknown }
-const exchanges: Exchange[] = JSON.parse(readFileSync(new URL('../fixtures/documented-all.json', import.meta.url), 'utf8'));
 
 const kind = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v);
 
@@ -48,10 +45,10 @@ const live = useGateway({ load: loadDemo, config: { CACHE: true } });
 
 describe('the documented exchanges, replayed on the demo data', () => {
   it('holds all 39 of them', () => {
-    expect(exchanges).toHaveLength(39);
+    expect(allDocumentedExchanges).toHaveLength(39);
   });
 
-  it.each(exchanges.map((e, i) => ({ ...e, n: i + 1 })))('#$n $endpoint $method answers with the documented shape', async (e) => {
+  it.each(allDocumentedExchanges.map((e, i) => ({ ...e, n: i + 1 })))('#$n $endpoint $method answers with the documented shape', async (e) => {
     const path = e.endpoint === '/v1/' ? '/v1/rpc' : '/v2/rpc';
     const reply = await rpc(live.base, { jsonrpc: '2.0', id: 1, method: e.method, params: e.params }, path);
     expect(reply.status).toBe(200);

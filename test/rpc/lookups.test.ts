@@ -5,7 +5,8 @@ import { CallDataError, decodeCallData, maxCallDataBytes } from '../../src/domai
 import { classifyKeyword } from '../../src/domain/keyword.js';
 import { alice, bob, drained, erin, fakeHash } from '../support/fixtures.js';
 import { useGateway } from '../support/gateway.js';
-import { BTC_HOLDER, crazydogHash, loadRecords, lobbyDeployer, lobbyHash, type Records, satsHash, scripted, tomrayHash } from '../support/records.js';
+import { crazydogHash, lobbyDeployer, lobbyHash, tomrayHash } from '../support/documented.js';
+import { BTC_HOLDER, loadRecords, type Records, satsHash, scripted } from '../support/records.js';
 import { expectExact, rpcCalls } from '../support/rpc.js';
 
 // The v2 lookups beyond the eight methods of the spec, on real PostgreSQL: inds_getTick,

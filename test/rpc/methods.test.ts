@@ -18,7 +18,7 @@ const H1 = '0xF000000000000000000000000000000000000001';
 const H2 = '0xe000000000000000000000000000000000000002';
 const H3 = '0x3333000000000000000000000000000000000003';
 const BTC_DEPLOYER = 'bc1qordideployer0000000000000000000000000';
-const BTC_HOLDER = 'bc1qOrdiHolder00000000000000000000000000';
+const ORDI_HOLDER = 'bc1qOrdiHolder00000000000000000000000000';
 
 const T: Record<string, TickInput> = {};
 const keyTicks = ['a%b', 'a_b', 'a\\b', 'axb', 'aab'];
@@ -99,7 +99,7 @@ async function loadRows(db: TestDatabase): Promise<void> {
   f.mint(T.avaxAlpha!, alice, '500').mint(T.avaxAlpha!, bob, '10').transfer(T.avaxAlpha!, alice, carol, '100'); // alice 400
   f.mint(T.avaxGamma!, alice, '150').mint(T.avaxGamma!, carol, '5');
   f.mint(T.ethBeta!, bob, '1000');
-  f.mint(T.ordi!, BTC_HOLDER, '1000');
+  f.mint(T.ordi!, ORDI_HOLDER, '1000');
   keyTicks.forEach((k, i) => f.mint(T[k]!, alice, k === 'aab' ? '150' : String((i + 1) * 10)));
 
   // raw transactions that are no inscription, with the address spelled in another case, and ties in

@@ -1,9 +1,9 @@
-import { request as httpRequest, Agent, type IncomingHttpHeaders } from 'node:http';
+import { Agent } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { TestDatabase } from '../support/db.js';
 import { startTestGateway, useDatabase, useGateway, type TestGateway } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
-import { call, post } from '../support/http.js';
+import { call, post, wire } from '../support/http.js';
 
 // JSON-RPC 2.0 over HTTP and every error the gateway answers with, against real PostgreSQL.
 
@@ -12,21 +12,12 @@ const errorTexts: string[] = [];
 
 const good = (id: unknown) => ({ jsonrpc: '2.0', id, method: 'inds_getAllChains', params: [['eth']] });
 
-interface Raw { status: number; headers: IncomingHttpHeaders; text: string }
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
-/** A request through node:http, so hop-by-hop headers (Connection) and raw bytes are visible as sent. */
-function raw(url: string, method: string, body?: string | Buffer, headers: Record<string, string> = {}): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method, agent, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
+/** A JSON request through node:http on one kept-alive connection, so hop-by-hop headers (Connection) are seen. */
+async function raw(url: string, method: string, body?: string | Buffer, headers: Record<string, string> = {}) {
+  const reply = await wire(url, { method, agent, body, headers: { 'content-type': 'application/json', ...headers } });
+  return { status: reply.status, headers: reply.headers, text: reply.body.toString('utf8') };
 }
 
 async function rpcError(body: unknown, url = main.base, path = '/v2/rpc') {

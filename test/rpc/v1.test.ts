@@ -1,27 +1,17 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { addGgang, crazydogDeployer, crazydogHash, documentedFixture } from '../support/documented.js';
+import { addGgang, allDocumentedExchanges, crazydogDeployer, crazydogHash, documentedFixture, lobbyDeployer, lobbyHash, tomrayHash } from '../support/documented.js';
 import { useGateway } from '../support/gateway.js';
 import { alice, bob, fakeHash, Fixture } from '../support/fixtures.js';
 import { call, post } from '../support/http.js';
+import { expectExact } from '../support/rpc.js';
 
 // The v1 interface on /v1/rpc (and /v1/): the ten dotted names, each answering as its v2 twin with the
 // v1 positional list, on real PostgreSQL; their not-found and bad-input paths; and the documented v1
 // exchanges of test/fixtures/documented-all.json (slips named where they are).
 
-interface Exchange { method: string; params: unknown[]; response_result: any; endpoint: string; notes: string }
-const exchanges: Exchange[] = JSON.parse(readFileSync(new URL('../fixtures/documented-all.json', import.meta.url), 'utf8'));
-const v1Exchange = (method: string) => exchanges.find((e) => e.method === method && e.endpoint === '/v1/')!;
+const v1Exchange = (method: string) => allDocumentedExchanges.find((e) => e.method === method && e.endpoint === '/v1/')!;
 
-function expectExact(actual: unknown, expected: unknown) {
-  expect(actual).toEqual(expected);
-  expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
-}
-
-const lobbyHash = '0x947022fc38f5c1c3349d0b2f77c82917ea3663141c535d07d674c1e21fd0c601';
-const lobbyDeployer = '0x7a7b6Be7f5Ac593bcb262b52ae5a731aa1690ad4';
 const avasHash = '0x7ffc56b2bf20f4f3474c1fd503fc3f1fb9066c8b0665d6da11185cac892108a5';
-const tomrayHash = '0xed8e1bedf44d582849b31925e17d4379c2c42845c3a472f16a0b70e4bcdfeb52';
 const tomrayMint = '646174613a2c7b2270223a226173632d3230222c226f70223a226d696e74222c227469636b223a22746f6d726179222c22616d74223a2231227d';
 
 /** The documented records with transfer type 0 and the ticks the v1 twins of v2 read. */

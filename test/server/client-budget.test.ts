@@ -1,17 +1,15 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import type { GatewayConfig } from '../../src/app.js';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { Fixture } from '../support/fixtures.js';
 import { call } from '../support/http.js';
 import { exchange } from '../support/sockets.js';
-import { startTestGateway, useDatabase } from '../support/gateway.js';
+import { useDatabase, useGateways } from '../support/gateway.js';
 
 // One client asking for big answers back to back cannot take the gateway's thread from everyone else:
 // each client address has a budget of response bytes (HTTP_CLIENT_BYTES_PER_S, burst HTTP_CLIENT_BURST_BYTES).
 // A client from 127.0.0.2 that spends it gets 429 with Retry-After and an error body of its surface, while
 // 127.0.0.1 is served; after the wait it is served again.
 
-const open: { close(): Promise<void> }[] = [];
 const tick = { chain: 'eth', protocol: 'erc-20', tick: 'bulk' };
 
 const db = useDatabase({
@@ -22,16 +20,8 @@ const db = useDatabase({
     await f.load(db.sql);
   },
 });
-afterAll(async () => {
-  for (const gw of open) await gw.close();
-});
-
-/** The port of a listening gateway with these settings (cache off: every answer is computed and charged). */
-async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const live = await startTestGateway(db, { CACHE: false, ...overrides });
-  open.push(live);
-  return Number(new URL(live.base).port);
-}
+// cache off: every answer is computed and charged
+const gatewayWith = useGateways(db, { CACHE: false });
 
 const rpcRequest = (body: unknown) => {
   const text = JSON.stringify(body);
@@ -54,7 +44,7 @@ describe('per-client byte budget', () => {
 
   it('a client over its budget gets 429 + Retry-After with a body of its surface; another address is served; it recovers', async () => {
     // a 400-row page is ~60 KB: the burst holds two, the refill one every ~3 s
-    const port = await gatewayWith({ HTTP_CLIENT_BYTES_PER_S: 20_000, HTTP_CLIENT_BURST_BYTES: 100_000 });
+    const { port } = await gatewayWith({ HTTP_CLIENT_BYTES_PER_S: 20_000, HTTP_CLIENT_BURST_BYTES: 100_000 });
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) statuses.push((await exchange(port, holdersPage, '127.0.0.2'))!.status);
     expect(statuses.slice(0, 2)).toEqual([200, 200]);
@@ -82,7 +72,7 @@ describe('per-client byte budget', () => {
   }, 60_000);
 
   it('HTTP_CLIENT_BYTES_PER_S=0: no budget', async () => {
-    const port = await gatewayWith({ HTTP_CLIENT_BYTES_PER_S: 0, HTTP_CLIENT_BURST_BYTES: 1_024 });
+    const { port } = await gatewayWith({ HTTP_CLIENT_BYTES_PER_S: 0, HTTP_CLIENT_BURST_BYTES: 1_024 });
     for (let i = 0; i < 5; i++) expect((await exchange(port, holdersPage, '127.0.0.2'))!.status).toBe(200);
   });
 });

@@ -1,9 +1,8 @@
-import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { clientKey, refusalsHeldAtMost } from '../../src/server/connections.js';
-import { buildTestGateway, useDatabase } from '../support/gateway.js';
+import { useDatabase, useGateways } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { call } from '../support/http.js';
 import { exchange, openClient, parseResponse, type RawClient } from '../support/sockets.js';
@@ -13,7 +12,6 @@ import { exchange, openClient, parseResponse, type RawClient } from '../support/
 // bodies and idle sockets are cut within the configured (here: small) timeouts with a 408 body of their
 // surface, and the total connection cap holds. Every error answer has a body, also without Host.
 
-const open: { close(): Promise<void> }[] = [];
 const clients: RawClient[] = [];
 
 const db = useDatabase({
@@ -23,18 +21,11 @@ const db = useDatabase({
     await f.load(db.sql);
   },
 });
-afterAll(async () => {
+const gatewayWith = useGateways(db, {}, { ready: false });
+// the clients go before the gateways close (hooks registered later run first)
+afterAll(() => {
   for (const client of clients) client.destroy();
-  for (const gw of open) await gw.close();
 });
-
-async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const { gateway } = buildTestGateway(db, overrides);
-  open.push(gateway);
-  await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
-  const port = (gateway.server.address() as AddressInfo).port;
-  return { gateway, port, base: `http://127.0.0.1:${port}` };
-}
 
 function client(port: number, localAddress: string, first?: string) {
   const c = openClient(port, localAddress, first);

@@ -1,24 +1,13 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import type { GatewayConfig } from '../../src/app.js';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { startTestGateway, useDatabase } from '../support/gateway.js';
+import { useDatabase, useGateways } from '../support/gateway.js';
 
 // CORS: with CORS_ORIGIN=* neither surface ever allows credentials (nor echoes the Origin with
 // `access-control-allow-credentials: true`); a configured list answers only listed origins, echoed, and
 // allows credentials only with CORS_CREDENTIALS=true. GraphQL and JSON-RPC agree.
 
-const open: { close(): Promise<void> }[] = [];
-
 const db = useDatabase();
-afterAll(async () => {
-  for (const gw of open) await gw.close();
-});
-
-async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const live = await startTestGateway(db, overrides, { ready: false });
-  open.push(live);
-  return live.base;
-}
+const gatewayWith = useGateways(db, {}, { ready: false });
 
 const surfaces = {
   graphql: { path: '/graphql', body: JSON.stringify({ query: '{ __typename }' }) },
@@ -45,7 +34,7 @@ async function corsOf(base: string, surface: keyof typeof surfaces, origin: stri
 
 describe('CORS_ORIGIN=* (the default)', () => {
   it('both surfaces answer a plain * and never allow credentials, whatever the Origin', async () => {
-    const base = await gatewayWith({});
+    const { base } = await gatewayWith({});
     for (const surface of ['graphql', 'rpc'] as const) {
       for (const origin of ['https://evil.example', 'null', 'http://localhost:3000']) {
         const cors = await corsOf(base, surface, origin);
@@ -63,7 +52,7 @@ describe('a list of origins', () => {
   const list = 'https://app.example,https://admin.example:8443';
 
   it('echoes a listed origin with credentials when CORS_CREDENTIALS=true, on both surfaces', async () => {
-    const base = await gatewayWith({ CORS_ORIGIN: list, CORS_CREDENTIALS: true });
+    const { base } = await gatewayWith({ CORS_ORIGIN: list, CORS_CREDENTIALS: true });
     for (const surface of ['graphql', 'rpc'] as const) {
       for (const origin of ['https://app.example', 'https://admin.example:8443']) {
         const cors = await corsOf(base, surface, origin);
@@ -76,7 +65,7 @@ describe('a list of origins', () => {
   });
 
   it('gives an origin not on the list no CORS grant at all (not even `null`)', async () => {
-    const base = await gatewayWith({ CORS_ORIGIN: list, CORS_CREDENTIALS: true });
+    const { base } = await gatewayWith({ CORS_ORIGIN: list, CORS_CREDENTIALS: true });
     for (const surface of ['graphql', 'rpc'] as const) {
       for (const origin of ['https://evil.example', 'null', 'https://app.example.evil.example', 'http://app.example']) {
         const cors = await corsOf(base, surface, origin);
@@ -90,7 +79,7 @@ describe('a list of origins', () => {
   });
 
   it('allows no credentials unless CORS_CREDENTIALS=true', async () => {
-    const base = await gatewayWith({ CORS_ORIGIN: list });
+    const { base } = await gatewayWith({ CORS_ORIGIN: list });
     for (const surface of ['graphql', 'rpc'] as const) {
       const cors = await corsOf(base, surface, 'https://app.example');
       for (const answer of [cors.preflight, cors.post]) expect(answer).toMatchObject({ origin: 'https://app.example', credentials: null });

@@ -1,12 +1,11 @@
 import { connect } from 'node:net';
 import { getIntrospectionQuery } from 'graphql';
 import postgres from 'postgres';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayConfig } from '../../src/app.js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { configSchema } from '../../src/config.js';
 import { defaultQuery } from '../../src/graphql/yoga.js';
 import { findServer, testConfig } from '../support/db.js';
-import { startTestGateway, useDatabase } from '../support/gateway.js';
+import { useDatabase, useGateways } from '../support/gateway.js';
 import { lockTable } from '../support/locks.js';
 import { Fixture } from '../support/fixtures.js';
 import { post } from '../support/http.js';
@@ -20,8 +19,6 @@ const onServer = (await findServer()) !== null;
 const ticks = ['t1', 't2', 't3', 't4', 't5', 't6', 't7', 't8'];
 const holder = '0xAAaa000000000000000000000000000000000001';
 
-const open: { close(): Promise<void> }[] = [];
-
 const db = useDatabase({
   load: async (db) => {
     const f = new Fixture();
@@ -29,16 +26,7 @@ const db = useDatabase({
     await f.load(db.sql);
   },
 });
-afterAll(async () => {
-  for (const gw of open) await gw.close();
-});
-
-/** A listening gateway with these settings on the test database. */
-async function gatewayWith(overrides: Partial<GatewayConfig> = {}, target = db.target) {
-  const live = await startTestGateway({ target }, overrides, { ready: false });
-  open.push(live);
-  return live;
-}
+const gatewayWith = useGateways(db, {}, { ready: false });
 
 const rpcBody = (method: string, params: unknown[], id: unknown = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
 const gqlBody = (query: string, variables?: Record<string, unknown>) => JSON.stringify({ query, variables });
@@ -266,12 +254,8 @@ describe('introspection', () => {
 
 describe('database limits (real PostgreSQL)', skipUnless(onServer, because.noServer), () => {
   // pg_stat_activity is counted below: only the gateway under test may be connected
-  beforeAll(async () => {
-    for (const gw of open.splice(0)) await gw.close();
-  });
-  afterEach(async () => {
-    for (const gw of open.splice(0)) await gw.close();
-  });
+  beforeAll(() => gatewayWith.closeAll());
+  afterEach(() => gatewayWith.closeAll());
 
   const lockTicks = () => lockTable(db.sql, 'ticks');
 
@@ -340,7 +324,7 @@ describe('database limits (real PostgreSQL)', skipUnless(onServer, because.noSer
     try {
       const url = new URL(db.target.url!);
       url.username = role;
-      const { gateway, base } = await gatewayWith({}, { url: url.toString() });
+      const { gateway, base } = await gatewayWith({}, { target: { url: url.toString() } });
       const rpc = await post(base, rpcBody('inds_getTicks', [3, 0, '', '', '', '', 0, 1]));
       expect(rpc.json.result.inscriptions.map((t: any) => t.tick)).toEqual(['t1', 't2', 't3']);
       const gql = await postGraphql(base, gqlBody(`{ balances(address: "${holder}", first: 2) { totalCount edges { node { balance tick { tick } } } } }`));
@@ -361,7 +345,7 @@ describe('database limits (real PostgreSQL)', skipUnless(onServer, because.noSer
         await direct.end({ timeout: 5 });
       }
     } finally {
-      for (const gw of open.splice(0)) await gw.close();
+      await gatewayWith.closeAll();
       await db.sql.unsafe(`DROP OWNED BY ${role}; REVOKE CONNECT ON DATABASE ${database} FROM ${role}; DROP ROLE ${role}`);
     }
   });

@@ -1,12 +1,11 @@
-import type { AddressInfo } from 'node:net';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
 import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { configSchema } from '../../src/config.js';
 import { connectionTable } from '../../src/server/pressure.js';
-import { buildTestGateway, useDatabase } from '../support/gateway.js';
+import { useDatabase, useGateways } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
 import { exchange, openClient, parseResponse, type RawClient } from '../support/sockets.js';
 
@@ -16,7 +15,6 @@ import { exchange, openClient, parseResponse, type RawClient } from '../support/
 // oldest connection that has not completed a request, and such connections get HTTP_PRESSURE_TIMEOUT_MS:
 // a probe from another address is answered; connections whose request completed are kept.
 
-const open: { close(): Promise<void> }[] = [];
 let clients: RawClient[] = [];
 
 const db = useDatabase({
@@ -30,23 +28,13 @@ afterEach(() => {
   for (const client of clients) client.destroy();
   clients = [];
 });
-afterAll(async () => {
-  for (const gw of open) await gw.close();
-});
 
 // long timeouts, no body rate: only the pressure rules can cut anything here
 const patient: Partial<GatewayConfig> = {
   HTTP_MAX_CONNECTIONS: 40, HTTP_MAX_CONNECTIONS_PER_CLIENT: 0, HTTP_HEADERS_TIMEOUT_MS: 60_000, HTTP_REQUEST_TIMEOUT_MS: 60_000,
   HTTP_KEEP_ALIVE_TIMEOUT_MS: 60_000, HTTP_IDLE_TIMEOUT_MS: 60_000, HTTP_MIN_BODY_BYTES_PER_S: 0,
 };
-
-async function gatewayWith(overrides: Partial<GatewayConfig>) {
-  const { gateway } = buildTestGateway(db, { ...patient, ...overrides });
-  open.push(gateway);
-  await new Promise<void>((resolve) => gateway.server.listen(0, '127.0.0.1', resolve));
-  const port = (gateway.server.address() as AddressInfo).port;
-  return { gateway, port };
-}
+const gatewayWith = useGateways(db, patient, { ready: false });
 
 async function connected(port: number, address: string, first?: string) {
   const c = openClient(port, address, first);

@@ -1,61 +1,43 @@
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedDemo } from '../../src/db/seed/index.js';
+import { graphqlGetPath, wire, type WireRequest } from '../support/http.js';
 import { openClient, parseResponse } from '../support/sockets.js';
-import { startTestGateway, type TestGateway, useGateway } from '../support/gateway.js';
+import { loadDemo, startTestGateway, type TestGateway, useGateway } from '../support/gateway.js';
 
 // Protocol quirks, each answered the way a client (or a cache, or a
 // browser) can rely on: conditional requests that never skip execution or revalidate a POST, one ETag per
 // representation, a reply to a JSON-RPC request followed by a stray byte, node(id) at a height refused like
 // atBlock, no internals in the invalid-JSON error, and no form-encoded POST executed (CSRF).
 
-interface Raw { status: number; headers: Record<string, string | string[] | undefined>; body: string }
-
-function raw(base: string, path: string, init: { method?: string; headers?: Record<string, string>; body?: string; from?: string } = {}): Promise<Raw> {
-  return new Promise((resolve, reject) => {
-    const options = { method: init.method ?? 'GET', headers: init.headers ?? {}, localAddress: init.from, agent: init.from ? false : undefined };
-    const req = httpRequest(`${base}${path}`, options, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString('latin1') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(init.body);
-  });
+/** A request over node:http, its body as latin1 text (one character a byte: lengths are byte counts). */
+async function raw(base: string, path: string, init: WireRequest = {}) {
+  const reply = await wire(`${base}${path}`, init);
+  return { ...reply, body: reply.body.toString('latin1') };
 }
 
 const json = { accept: 'application/json' };
-const getPath = (q: string, variables?: object) =>
-  `/graphql?query=${encodeURIComponent(q)}${variables ? `&variables=${encodeURIComponent(JSON.stringify(variables))}` : ''}`;
 const query = '{ ticks(first: 20, orderBy: HOLDERS, direction: DESC) { edges { node { id chainName tick stats { holders } } } } }';
 const unique = () => ({ n: `${Date.now()}-${Math.random()}` });
 
-const live = useGateway({
-  load: async (db) => {
-    await seedDemo(db.sql);
-  },
-  config: { CACHE: true },
-});
+const live = useGateway({ load: loadDemo, config: { CACHE: true } });
 
 describe('conditional requests', () => {
   it('If-None-Match: * on a cache miss executes the query: a failing one gets its errors, never 304', async () => {
-    const failing = await raw(live.base, getPath('{ nope }', unique()), { headers: { ...json, 'if-none-match': '*' } });
+    const failing = await raw(live.base, graphqlGetPath('{ nope }', unique()), { headers: { ...json, 'if-none-match': '*' } });
     expect(failing.status).not.toBe(304);
     expect(JSON.parse(failing.body).errors[0].extensions.code).toBe('GRAPHQL_VALIDATION_FAILED');
     expect(failing.headers['cache-control']).toBe('no-store');
-    const badInput = await raw(live.base, getPath('{ ticks(first: -1) { totalCount } }', unique()),
+    const badInput = await raw(live.base, graphqlGetPath('{ ticks(first: -1) { totalCount } }', unique()),
       { headers: { ...json, 'if-none-match': '*' } });
     expect(badInput.status).not.toBe(304);
     expect(JSON.parse(badInput.body).errors[0].extensions.code).toBe('BAD_USER_INPUT');
     // a query never answered before: executed and answered in full (nothing was there to be "not modified")
-    const fresh = await raw(live.base, getPath('{ chains { chain } }', unique()), { headers: { ...json, 'if-none-match': '*' } });
+    const fresh = await raw(live.base, graphqlGetPath('{ chains { chain } }', unique()), { headers: { ...json, 'if-none-match': '*' } });
     expect(fresh.status).toBe(200);
     expect(JSON.parse(fresh.body).data.chains.length).toBeGreaterThan(0);
   });
 
   it('If-None-Match on a POST never gives 304, whatever the tag', async () => {
-    const get = await raw(live.base, getPath(query), { headers: json });
+    const get = await raw(live.base, graphqlGetPath(query), { headers: json });
     const etag = String(get.headers.etag);
     for (const sent of [etag, '*', `W/${etag}`]) {
       const post = await raw(live.base, '/graphql', {
@@ -67,7 +49,7 @@ describe('conditional requests', () => {
   });
 
   it('one ETag per representation (identity, gzip, br), with Vary: Accept-Encoding, on 200s and 304s', async () => {
-    const path = getPath(query, unique());
+    const path = graphqlGetPath(query, unique());
     const tags = new Set<string>();
     for (const coding of ['identity', 'gzip', 'br']) {
       const r = await raw(live.base, path, { headers: { ...json, 'accept-encoding': coding } });
@@ -225,7 +207,7 @@ describe('GraphiQL', () => {
   it('is charged to the byte budget: an address over it is refused (429), another address is not', async () => {
     const page = await raw(budgeted.base, '/graphql', { headers: html });
     const [script] = assetsOf(page.body).filter((p) => p.endsWith('.js'));
-    let refused: Raw | undefined;
+    let refused: Awaited<ReturnType<typeof raw>> | undefined;
     for (let i = 0; i < 10 && !refused; i++) {
       const r = await raw(budgeted.base, script!, { headers: { 'accept-encoding': 'identity' } });
       if (r.status === 429) refused = r;

@@ -2,10 +2,13 @@ import { readFileSync } from 'node:fs';
 import { Fixture, unix } from './fixtures.js';
 
 // The records the v2 interface's documented examples show, shared by the contract tests of both interface
-// versions (test/rpc/contract.test.ts, test/rpc/v1.test.ts).
+// versions (test/rpc/contract.test.ts, test/rpc/v1.test.ts) and the lookups' records (test/support/records.ts).
 
 export const crazydogDeployer = '0xF2f9D2575023D320475ed7875FCDCB9b52787E59';
 export const crazydogHash = '0x2f88df8669337ec739d8414df0f3ef32bf166cb73233c965e805b7fa54eef1f2';
+export const lobbyDeployer = '0x7a7b6Be7f5Ac593bcb262b52ae5a731aa1690ad4';
+export const lobbyHash = '0x947022fc38f5c1c3349d0b2f77c82917ea3663141c535d07d674c1e21fd0c601';
+export const tomrayHash = '0xed8e1bedf44d582849b31925e17d4379c2c42845c3a472f16a0b70e4bcdfeb52';
 
 /** crazydog and its one mint, with the transfer type each group of examples shows. */
 export function documentedFixture(crazydogTransferType: number): Fixture {
@@ -44,3 +47,9 @@ export function doc(method: string): Documented {
   if (!found) throw new Error(`no documented exchange for ${method}`);
   return found;
 }
+
+/** One documented exchange of either interface version (test/fixtures/documented-all.json). */
+export interface DocumentedExchange { method: string; params: unknown[]; response_result: any; endpoint: string; notes: string }
+
+/** The v1 and v2 examples of the interface's docs, as written there. */
+export const allDocumentedExchanges: DocumentedExchange[] = JSON.parse(readFileSync(new URL('../fixtures/documented-all.json', import.meta.url), 'utf8'));

@@ -8,7 +8,8 @@ import { capturingLogger } from './ops.js';
 
 // The one way a test builds a gateway in its own process: testConfig plus the test's settings, every
 // statement its pool sends recorded, listening on an ephemeral loopback port. useGateway adds the test
-// file's database around it and tears both down after the file.
+// file's database around it and tears both down after the file; useGateways starts a file's gateways of
+// differing settings and closes them after it.
 
 /** A `load` for useDatabase/useGateway: the demo dataset (what `npm start` serves). */
 export const loadDemo = (db: Pick<TestDatabase, 'sql'>): Promise<void> => seedDemo(db.sql);
@@ -17,6 +18,8 @@ export interface TestGateway {
   gateway: Gateway;
   /** http://127.0.0.1:<port> */
   base: string;
+  /** The port it listens on (for raw sockets). */
+  port: number;
   /** Every statement the gateway's pool sent (the watcher has its own connection, not counted). */
   statements: string[];
   close(): Promise<void>;
@@ -60,7 +63,7 @@ export async function startTestGateway(
       await Promise.all(Array.from({ length: poolMax }, () => gateway.sql`SELECT pg_sleep(0.05)`));
     }
     const base = await listen(gateway);
-    return { gateway, base, statements, close: () => gateway.close() };
+    return { gateway, base, port: Number(new URL(base).port), statements, close: () => gateway.close() };
   } catch (error) {
     await gateway.close();
     throw error;
@@ -124,9 +127,43 @@ export function useGateway(
     get db() { return options.db ?? set(own, 'db'); },
     get gateway() { return set(live, 'gateway').gateway; },
     get base() { return set(live, 'base').base; },
+    get port() { return set(live, 'port').port; },
     get statements() { return set(live, 'statements').statements; },
     close: async () => { await live?.close(); },
   };
+}
+
+/** The gateways useGateways started: call it to start one more; each is closed after the file. */
+export interface GatewayStarter {
+  (overrides?: Partial<GatewayConfig>, options?: GatewayOptions & { target?: TestDatabase['target'] }): Promise<TestGateway>;
+  /** The gateways started and not closed yet, oldest first. */
+  readonly open: readonly TestGateway[];
+  /** Closes every open gateway now, each even if one before fails; throws the first failure. */
+  closeAll(): Promise<void>;
+}
+
+/**
+ * Gateways a test file (or describe) starts on `db` (or the `target` given to the call), each with `base`
+ * plus its own settings and options, listening; all closed after the file (or describe). An afterAll of
+ * the caller's that needs them closed first (a private server stopped after them) calls closeAll.
+ */
+export function useGateways(
+  db: Pick<TestDatabase, 'target'>, base: Partial<GatewayConfig> = {}, options: GatewayOptions = {},
+): GatewayStarter {
+  const open: TestGateway[] = [];
+  const closeAll = async () => {
+    const failures: unknown[] = [];
+    for (const gw of open.splice(0)) await gw.close().catch((error: unknown) => failures.push(error));
+    if (failures.length) throw failures[0];
+  };
+  afterAll(closeAll);
+  const start = async (overrides: Partial<GatewayConfig> = {}, more: GatewayOptions & { target?: TestDatabase['target'] } = {}) => {
+    const { target, ...startOptions } = more;
+    const live = await startTestGateway(target ? { target } : db, { ...base, ...overrides }, { ...options, ...startOptions });
+    open.push(live);
+    return live;
+  };
+  return Object.assign(start, { open: open as readonly TestGateway[], closeAll });
 }
 
 /**
@@ -134,14 +171,9 @@ export function useGateway(
  * captured info-level log; all closed after the file.
  */
 export function loggedGateways(db: TestDatabase, base: Partial<GatewayConfig> = {}) {
-  const open: TestGateway[] = [];
-  afterAll(async () => {
-    for (const gw of open.splice(0)) await gw.close();
-  });
+  const start = useGateways(db, base);
   return async (overrides: Partial<GatewayConfig>) => {
     const log = capturingLogger('info');
-    const live = await startTestGateway(db, { ...base, ...overrides }, { logger: log.logger });
-    open.push(live);
-    return { ...live, log };
+    return { ...(await start(overrides, { logger: log.logger })), log };
   };
 }

@@ -4,6 +4,7 @@
 // tx_hash as 32 raw bytes (or the 0x text of older rows), signed transfer amounts, balances upserted.
 import { readFileSync } from 'node:fs';
 import mysql from 'mysql2/promise';
+import { afterAll, beforeAll } from 'vitest';
 
 const schema = readFileSync(new URL('../fixtures/indexer-schema.sql', import.meta.url), 'utf8');
 
@@ -182,4 +183,28 @@ export class IndexerWriter {
 function toUnits(amount: string, scale = 18): bigint {
   const [i, f = ''] = amount.split('.');
   return BigInt(i!) * 10n ** BigInt(scale) + BigInt((f + '0'.repeat(scale)).slice(0, scale) || '0');
+}
+
+/**
+ * The test file's (or describe's) source database: a fresh one before its tests, closed after them. Call it
+ * before the hooks that write to it; read its fields inside tests and hooks.
+ */
+export function useSourceDatabase(): SourceDb {
+  let src: SourceDb | undefined;
+  beforeAll(async () => {
+    src = await createSourceDatabase();
+  });
+  afterAll(async () => {
+    await src?.close();
+  });
+  const get = (): SourceDb => {
+    if (!src) throw new Error('useSourceDatabase: the source is read before its beforeAll ran');
+    return src;
+  };
+  return {
+    get database() { return get().database; },
+    get url() { return get().url; },
+    get conn() { return get().conn; },
+    close: async () => { await src?.close(); },
+  };
 }

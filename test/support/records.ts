@@ -1,5 +1,6 @@
 import type { TickInput, TransactionInput } from '../../src/db/load.js';
 import type { TestDatabase } from './db.js';
+import { crazydogDeployer, crazydogHash, lobbyDeployer, lobbyHash, tomrayHash } from './documented.js';
 import { alice, bob, carol, dave, drained, erin, Fixture, fakeHash, unix } from './fixtures.js';
 
 // The rows behind the v2 methods beyond the eight of the spec (test/rpc/lookups.test.ts and
@@ -7,12 +8,7 @@ import { alice, bob, carol, dave, drained, erin, Fixture, fakeHash, unix } from 
 // names for the prefix search, one name on two chains, fantom transactions at known times before
 // activityEnd, and transferable UTXOs of lobby. The tests' expected answers are computed by hand from them.
 
-export const crazydogDeployer = '0xF2f9D2575023D320475ed7875FCDCB9b52787E59';
-export const crazydogHash = '0x2f88df8669337ec739d8414df0f3ef32bf166cb73233c965e805b7fa54eef1f2';
 export const scripted = '0x4273173187f1108007b1C1ABE5301eFa03f7fc8A';
-export const lobbyDeployer = '0x7a7b6Be7f5Ac593bcb262b52ae5a731aa1690ad4';
-export const lobbyHash = '0x947022fc38f5c1c3349d0b2f77c82917ea3663141c535d07d674c1e21fd0c601';
-export const tomrayHash = '0xed8e1bedf44d582849b31925e17d4379c2c42845c3a472f16a0b70e4bcdfeb52';
 export const satsHash = '9b664bdd6f5ed80d8d88957b63364c41f3ad4efb8eee11366aa16435974d9333';
 export const BTC_HOLDER = 'bc1qhxzmcv4ffr9tvdw0s3jn54khce6mua7lqqqqqq'; // bech32 characters only
 

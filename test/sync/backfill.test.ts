@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
 import { runSync } from '../../src/sync/run.js';
 import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
@@ -7,7 +7,7 @@ import { createTestDatabase, findServer } from '../support/db.js';
 import { startTestGateway, useDatabase } from '../support/gateway.js';
 import { call, gqlJson } from '../support/http.js';
 import { historyDifferences } from '../support/history.js';
-import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
+import { createSourceDatabase, IndexerWriter, useSourceDatabase } from '../support/indexer.js';
 import { because, skipUnless } from '../support/skips.js';
 
 // Backfill of a fixture written in the indexer's schema by an indexer host at +08:00 (a non-UTC zone),
@@ -22,7 +22,7 @@ const bob = '0x4273173187f1108007b1C1ABE5301eFa03f7fc8A';
 
 describe('sync: backfill and polling from an indexer database', skipUnless(server, because.noServerForChild), () => {
   const db = useDatabase();
-  let src: SourceDb;
+  const src = useSourceDatabase();
   let w: IndexerWriter;
   const options = (extra: string[] = []): SyncOptions => parseOptions([
     '--source', src.url, '--database-url', db.target.url!, '--once', '--source-time-zone', '+08:00', '--metrics-port', '0',
@@ -30,7 +30,6 @@ describe('sync: backfill and polling from an indexer database', skipUnless(serve
   ], {}) as SyncOptions;
 
   beforeAll(async () => {
-    src = await createSourceDatabase();
     w = new IndexerWriter(src.conn, 8 * 60);
     w.deploy({ ...eth, deployBy: alice, totalSupply: '1000000' });
     w.deploy({ ...big, totalSupply: '99999999999999999999.999999999999999999', limit: '12345678901234567890.123456789012345678' });
@@ -40,9 +39,6 @@ describe('sync: backfill and polling from an indexer database', skipUnless(serve
     w.transfer(eth, alice, bob, '300.5');
     w.mint(big, bob, '99999999999999999999.999999999999999999');
     await w.flush('eth');
-  });
-  afterAll(async () => {
-    await src?.close();
   });
 
   it('rejects a bad option by name', () => {

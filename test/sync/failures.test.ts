@@ -1,9 +1,9 @@
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { copyChunksInto } from '../../src/sync/target/copy.js';
 import { createTestDatabase, findServer } from '../support/db.js';
 import { useDatabase } from '../support/gateway.js';
-import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
+import { createSourceDatabase, IndexerWriter, useSourceDatabase } from '../support/indexer.js';
 import { startSyncProcess, waitFor } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
 
@@ -15,14 +15,7 @@ const server = await findServer();
 
 describe('sync: failures end the run', skipUnless(server, because.noServerForChild), () => {
   const db = useDatabase();
-  let src: SourceDb;
-
-  beforeAll(async () => {
-    src = await createSourceDatabase();
-  });
-  afterAll(async () => {
-    await src?.close();
-  });
+  const src = useSourceDatabase();
 
   it('a COPY the server fails after its last chunk rejects with the server error', async () => {
     const client = postgres(db.target.url!, { max: 1, onnotice: () => {} });
@@ -105,7 +98,7 @@ describe('sync: failures end the run', skipUnless(server, because.noServerForChi
 // later one and the rows spelled like it are bad rows — named, counted, skipped with --skip-bad-rows.
 describe('sync: ticks that differ only in case', skipUnless(server, because.noServerForChild), () => {
   const db = useDatabase();
-  let src: SourceDb;
+  const src = useSourceDatabase();
   let w: IndexerWriter;
   const zebra = { chain: 'eth', protocol: 'erc-20', tick: 'zebra' };
   const ZEBRA = { chain: 'eth', protocol: 'erc-20', tick: 'ZEBRA' };
@@ -119,14 +112,10 @@ describe('sync: ticks that differ only in case', skipUnless(server, because.noSe
     .map((l) => JSON.parse(l) as { table: string; id: string; column?: string });
 
   beforeAll(async () => {
-    src = await createSourceDatabase();
     w = new IndexerWriter(src.conn, 0);
     w.deploy(zebra).mint(zebra, alice, '10');
     w.deploy(ZEBRA).mint(ZEBRA, alice, '5');
     await w.flush('eth');
-  });
-  afterAll(async () => {
-    await src?.close();
   });
 
   it('the preflight warns about them', async () => {

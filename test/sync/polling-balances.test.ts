@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runSync } from '../../src/sync/run.js';
 import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
 import { syncLogger } from '../../src/sync/run.js';
 import { findServer } from '../support/db.js';
 import { useDatabase } from '../support/gateway.js';
-import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
+import { IndexerWriter, useSourceDatabase } from '../support/indexer.js';
 import { because, skipUnless } from '../support/skips.js';
 
 // How polling follows balances (updated in place, updated_at not indexed by the indexer): from the keys of
@@ -19,7 +19,7 @@ const holders = Array.from({ length: 12 }, (_, i) => `0x${(i + 1).toString(16).p
 
 describe('sync: polling follows balances by derivation and by the sweep', skipUnless(server, because.noServerForChild), () => {
   const db = useDatabase();
-  let src: SourceDb;
+  const src = useSourceDatabase();
   let w: IndexerWriter;
   const options = (extra: string[] = []): SyncOptions => parseOptions([
     '--source', src.url, '--database-url', db.target.url!, '--once', '--metrics-port', '0', '--mode', 'polling',
@@ -32,15 +32,11 @@ describe('sync: polling follows balances by derivation and by the sweep', skipUn
   const sweepState = async () => (await db.sql`SELECT high_id::text AS cursor, gaps FROM sync_poll_state WHERE source_table = 'balances'`)[0]!;
 
   beforeAll(async () => {
-    src = await createSourceDatabase();
     w = new IndexerWriter(src.conn, 0);
     w.deploy(tick);
     for (const h of holders) w.mint(tick, h, '100');
     await w.flush('eth');
     expect(await runSync(options(), silent)).toBe(0);
-  });
-  afterAll(async () => {
-    await src?.close();
   });
 
   it('rejects a bad --poll-sweep-ids by name', () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
-import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
+import { findServer } from '../support/db.js';
+import { useDatabase } from '../support/gateway.js';
+import { IndexerWriter, useSourceDatabase } from '../support/indexer.js';
 import { startMysqlProxy, type MysqlProxy } from '../support/mysql-proxy.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
@@ -16,8 +17,8 @@ const intervalMs = 300;
 const snapshotStart = /^START TRANSACTION WITH CONSISTENT SNAPSHOT/;
 
 describe('sync: an idle polling follow', { timeout: 120_000, ...skipUnless(server, because.noServerForChild) }, () => {
-  let db: TestDatabase;
-  let src: SourceDb;
+  const db = useDatabase();
+  const src = useSourceDatabase();
   let proxy: MysqlProxy;
   let w: IndexerWriter;
   let sync: SyncProcess | null = null;
@@ -25,8 +26,6 @@ describe('sync: an idle polling follow', { timeout: 120_000, ...skipUnless(serve
   const sourceTxs = async () => Number(((await src.conn.query('SELECT count(*) AS n FROM txs')) as any)[0][0].n);
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    src = await createSourceDatabase();
     proxy = await startMysqlProxy({ host: '127.0.0.1', port: 3306 });
     w = new IndexerWriter(src.conn, 0);
     w.deploy({ ...tick, hash: '0x1d1e000000000000000000000000000000000000000000000000000000000001' });
@@ -41,8 +40,6 @@ describe('sync: an idle polling follow', { timeout: 120_000, ...skipUnless(serve
   afterAll(async () => {
     await sync?.kill();
     await proxy?.close();
-    await src?.close();
-    await db?.close();
   });
 
   it('reads one snapshot per interval; a flush then is visible within about an interval', async () => {

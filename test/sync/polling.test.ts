@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findServer } from '../support/db.js';
 import { startTestGateway, useDatabase } from '../support/gateway.js';
 import { call, gqlJson } from '../support/http.js';
-import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
+import { IndexerWriter, useSourceDatabase } from '../support/indexer.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
 
@@ -16,7 +16,7 @@ const holders = Array.from({ length: 10 }, (_, i) => `0x${(i + 1).toString(16).p
 
 describe('sync: polling follow', { timeout: 180_000, ...skipUnless(server, because.noServerForChild) }, () => {
   const db = useDatabase();
-  let src: SourceDb;
+  const src = useSourceDatabase();
   let w: IndexerWriter;
   let sync: SyncProcess | null = null;
   const args = () => ['--source', src.url, '--database-url', db.target.url!, '--mode', 'polling', '--poll-interval-ms', '200',
@@ -30,7 +30,6 @@ describe('sync: polling follow', { timeout: 180_000, ...skipUnless(server, becau
   }, 60_000, 'the sync to catch up');
 
   beforeAll(async () => {
-    src = await createSourceDatabase();
     w = new IndexerWriter(src.conn, 3 * 60);
     w.deploy({ ...tick, hash: '0xd0d0000000000000000000000000000000000000000000000000000000000001' });
     // a second tick deployed in the same transaction: the indexer can store a deploy hash twice
@@ -42,7 +41,6 @@ describe('sync: polling follow', { timeout: 180_000, ...skipUnless(server, becau
   }, 120_000);
   afterAll(async () => {
     await sync?.kill();
-    await src?.close();
   });
 
   it('reports the duplicate (chain, deploy_hash); a look-up by it answers the first tick', async () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultServerId } from '../../src/sync/run.js';
 import { createTestDatabase, findServer, type TestDatabase } from '../support/db.js';
 import { useDatabase } from '../support/gateway.js';
-import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
+import { createSourceDatabase, IndexerWriter, type SourceDb, useSourceDatabase } from '../support/indexer.js';
 import { mariadbAvailable, startMariaInstance, type MariaInstance } from '../support/mariadb-instance.js';
 import { freePort } from '../support/ports.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
@@ -29,7 +29,7 @@ interface Refusal { refused: string; args: () => string[]; line: () => RegExp }
 
 describe('sync: refusals', skipUnless(server, because.noServerForChild), () => {
   const db = useDatabase();
-  let src: SourceDb;
+  const src = useSourceDatabase();
   let admin: postgres.Sql;
   let closedPort = 0;
   // a role that may log in and nothing else, and an empty database whose public schema it may not create in
@@ -37,7 +37,6 @@ describe('sync: refusals', skipUnless(server, because.noServerForChild), () => {
   const empty = `igw_empty_${process.pid}`;
 
   beforeAll(async () => {
-    src = await createSourceDatabase();
     closedPort = await freePort();
     admin = postgres(new URL('/postgres', db.target.url!).toString(), { max: 1, onnotice: () => {} });
     await admin.unsafe(`DROP ROLE IF EXISTS ${role}`).catch(() => {});
@@ -48,7 +47,6 @@ describe('sync: refusals', skipUnless(server, because.noServerForChild), () => {
     await admin?.unsafe(`DROP DATABASE IF EXISTS ${empty} WITH (FORCE)`).catch(() => {});
     await admin?.unsafe(`DROP ROLE IF EXISTS ${role}`).catch(() => {});
     await admin?.end({ timeout: 1 });
-    await src?.close();
   });
 
   /** The test database's URL with one part changed. */
@@ -101,14 +99,7 @@ describe('sync: refusals', skipUnless(server, because.noServerForChild), () => {
 
 describe('sync: updatedAt of inserted rows', skipUnless(server, because.noServerForChild), () => {
   const db = useDatabase();
-  let src: SourceDb;
-
-  beforeAll(async () => {
-    src = await createSourceDatabase();
-  });
-  afterAll(async () => {
-    await src?.close();
-  });
+  const src = useSourceDatabase();
 
   it('reads an inserted tick\'s and balance\'s updated_at in --source-time-zone, a database-stamped one as UTC', async () => {
     const w = new IndexerWriter(src.conn, 8 * 60);

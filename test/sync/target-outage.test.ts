@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
+import { IndexerWriter, useSourceDatabase } from '../support/indexer.js';
 import { createPgInstance, pgBinDir, type PgInstance } from '../support/pg-instance.js';
 import { startSyncProcess, waitFor, type SyncProcess } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
@@ -14,7 +14,7 @@ const holder = '0x000000000000000000000000000000000000dEaD';
 describe('sync: target outage', skipUnless(pgBinDir(), because.noPgBin), () => {
   let pg: PgInstance;
   let sql: postgres.Sql;
-  let src: SourceDb;
+  const src = useSourceDatabase();
   let w: IndexerWriter;
   let sync: SyncProcess | null = null;
 
@@ -22,7 +22,6 @@ describe('sync: target outage', skipUnless(pgBinDir(), because.noPgBin), () => {
     pg = await createPgInstance();
     await pg.start();
     sql = postgres(pg.url, { max: 1, onnotice: () => {} });
-    src = await createSourceDatabase();
     w = new IndexerWriter(src.conn, 0);
     w.deploy(tick);
     w.mint(tick, holder, '1');
@@ -31,7 +30,6 @@ describe('sync: target outage', skipUnless(pgBinDir(), because.noPgBin), () => {
   afterAll(async () => {
     await sync?.kill();
     await sql?.end({ timeout: 1 }).catch(() => {});
-    await src?.close();
     await pg?.destroy();
   });
 

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { syncLogger } from '../../src/sync/run.js';
 import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
 import { runSync } from '../../src/sync/run.js';
 import { findServer } from '../support/db.js';
 import { useDatabase } from '../support/gateway.js';
-import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
+import { IndexerWriter, useSourceDatabase } from '../support/indexer.js';
 import { startSyncProcess } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
 
@@ -19,7 +19,7 @@ const bob = '0x00000000000000000000000000000000000000b0';
 
 describe('sync --verify: values', { timeout: 120_000, ...skipUnless(server, because.noServerForChild) }, () => {
   const db = useDatabase();
-  let src: SourceDb;
+  const src = useSourceDatabase();
   const verify = async (extra: string[] = []) => {
     const p = startSyncProcess(['--source', src.url, '--database-url', db.target.url!, '--source-time-zone', '+08:00', '--verify',
       '--batch-size', '100', ...extra]);
@@ -33,7 +33,6 @@ describe('sync --verify: values', { timeout: 120_000, ...skipUnless(server, beca
   });
 
   beforeAll(async () => {
-    src = await createSourceDatabase();
     const w = new IndexerWriter(src.conn, 8 * 60);
     w.deploy(eth);
     await w.flush('eth');
@@ -43,9 +42,6 @@ describe('sync --verify: values', { timeout: 120_000, ...skipUnless(server, beca
       '--metrics-port', '0', '--mode', 'polling'], {}) as SyncOptions;
     expect(await runSync(options, syncLogger('silent'))).toBe(0);
   }, 120_000);
-  afterAll(async () => {
-    await src?.close();
-  });
 
   it('an identical pair compares every value and exits 0', async () => {
     const { code, out } = await verify();

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { runSync } from '../../src/sync/run.js';
 import { parseOptions, type SyncOptions } from '../../src/sync/options.js';
 import { syncLogger } from '../../src/sync/run.js';
 import { findServer } from '../support/db.js';
 import { useDatabase } from '../support/gateway.js';
-import { createSourceDatabase, IndexerWriter, type SourceDb } from '../support/indexer.js';
+import { IndexerWriter, useSourceDatabase } from '../support/indexer.js';
 import { startSyncProcess } from '../support/sync-process.js';
 import { because, skipUnless } from '../support/skips.js';
 
@@ -19,7 +19,7 @@ const bob = '0x4273173187f1108007b1C1ABE5301eFa03f7fc8A';
 
 describe('sync --verify', { timeout: 120_000, ...skipUnless(server, because.noServerForChild) }, () => {
   const db = useDatabase();
-  let src: SourceDb;
+  const src = useSourceDatabase();
   const args = () => ['--source', src.url, '--database-url', db.target.url!, '--source-time-zone', '+08:00', '--verify'];
   const verify = async () => {
     const p = startSyncProcess(args());
@@ -28,7 +28,6 @@ describe('sync --verify', { timeout: 120_000, ...skipUnless(server, because.noSe
   };
 
   beforeAll(async () => {
-    src = await createSourceDatabase();
     const w = new IndexerWriter(src.conn, 8 * 60);
     w.deploy({ ...eth, deployBy: alice }).deploy(bsc);
     await w.flush('eth');
@@ -38,9 +37,6 @@ describe('sync --verify', { timeout: 120_000, ...skipUnless(server, because.noSe
       '--metrics-port', '0', '--mode', 'polling'], {}) as SyncOptions;
     expect(await runSync(options, syncLogger('silent'))).toBe(0);
   }, 120_000);
-  afterAll(async () => {
-    await src?.close();
-  });
 
   it('an identical pair: exit 0, and inscriptions_stats (never updated by the fixture) only as a cross-check', async () => {
     const { code, out } = await verify();
