@@ -12,8 +12,7 @@ import { post } from '../support/http.js';
 
 const db = useDatabase();
 const gateways = useGateways(db, { CACHE: true }, { ready: false });
-// PUBLIC_URL is read by the gateway but not named in GatewayConfig
-const start = async (overrides: Record<string, unknown> = {}) => new URL((await gateways(overrides as Partial<GatewayConfig>)).base);
+const start = async (overrides: Partial<GatewayConfig> = {}) => new URL((await gateways(overrides)).base);
 
 /** rpc.discover over a raw HTTP/1.1 request with the Host header given (fetch does not let a caller set it). */
 function discover(base: URL, version: RpcInterface, host: string): Promise<{ servers: { url: string }[]; cache: string }> {
