@@ -76,6 +76,15 @@ describe.each(versions)('the %s document and the OpenRPC tools', (version) => {
     expect(await typeCheck(client)).toEqual({ code: 0, output: '' });
   }, 120_000);
 
+  it('declares the OpenRPC version the generated package\'s own pinned @open-rpc/meta-schema types (1.2.6)', async () => {
+    // the package.json the generator writes pins @open-rpc/meta-schema 1.14.2, whose Openrpc type ends at
+    // "1.2.6": a document declaring 1.3.x makes `openrpcDocument: OpenRPC` fail tsc once that package is installed
+    const { client } = await generateClient(version, shippedConfig(version).components[0]!);
+    const pinned = JSON.parse(readFileSync(join(client, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(pinned.dependencies['@open-rpc/meta-schema']).toBe('1.14.2');
+    expect(document.openrpc).toBe('1.2.6');
+  }, 120_000);
+
   it('the shipped config is the generator\'s stock client component, given the checked-in document', () => {
     const config = shippedConfig(version);
     expect(config.components).toHaveLength(1);
