@@ -18,7 +18,9 @@ type Json = Record<string, unknown>;
 export type ExampleResults = ReadonlyMap<string, unknown>;
 export const exampleKey = (method: string, example: string) => `${method} ${example}`;
 
-const openRpcVersion = '1.3.2';
+// the newest version the generated TypeScript client's own dependencies know (its package.json pins
+// @open-rpc/meta-schema 1.14.2); the documents use nothing of 1.3 and validate under both
+const openRpcVersion = '1.2.6';
 
 // the limits of src/rpc/declaration.ts (string and list params)
 const maxStringLength = 1_024;
@@ -114,14 +116,12 @@ function examplePairings(method: string, spec: MethodSpec, examples: readonly Ex
 }
 
 /**
- * Every name of a table (canonical names and aliases, in table order) with the doc it is described by.
- * The reserved rpc.* names (rpc.discover) are answered but not listed: OpenRPC does not ask for them, and a
- * client generator would make each name a class member, which a dotted name cannot be.
+ * Every listed name of a table (canonical names and aliases, in table order) with the doc it is described by.
  */
 function entries(table: readonly MethodSpec[]) {
   return table.flatMap((spec) => {
     const [canonical, ...aliases] = spec.names;
-    return spec.names.filter((name) => !isReserved(name)).map((name) => {
+    return spec.names.filter(isListed).map((name) => {
       const alias = name === canonical ? undefined : spec.aliases?.[name];
       const doc: MethodDoc = alias
         ? { ...spec.doc, summary: alias.summary, examples: alias.examples ?? [] }
@@ -134,8 +134,12 @@ function entries(table: readonly MethodSpec[]) {
   });
 }
 
-/** A JSON-RPC 2.0 system extension name (rpc.discover): answered on every endpoint, never listed as a method. */
-export const isReserved = (name: string) => name.startsWith('rpc.');
+/**
+ * A name the document lists: an identifier, since a client generator makes each listed name a class member.
+ * Dotted names are answered, not listed: rpc.discover (OpenRPC does not ask for it) and the v1 names, whose
+ * identifier spellings are listed instead.
+ */
+export const isListed = (name: string) => /^[A-Za-z_$][\w$]*$/.test(name);
 
 /** The OpenRPC document of one interface, from its method table. */
 export function buildOpenRpcDocument(
@@ -177,7 +181,9 @@ export function buildOpenRpcDocument(
         'listed among the methods). Params are positional (paramStructure by-position; x-position is the 0-based index): trailing ' +
         'params may be left out or null and take their default; a param before a required one is declared required ' +
         'and takes null for its default; x-layouts lists every accepted arity when there are several. Every method may ' +
-        'also answer the transport errors -32700, -32600 and -32601 (components.errors).',
+        'also answer the transport errors -32700, -32600 and -32601 (components.errors).' +
+        (version === 'v1' ? ' Each method is listed under the identifier spelling of its dotted name (tick_Holders for ' +
+          'tick.Holders, named by x-alias-of); both are answered, in any letter case.' : ''),
     },
     servers: servers(version),
     methods,

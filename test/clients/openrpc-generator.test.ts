@@ -13,8 +13,8 @@ import { openRpcFiles, type RpcInterface } from '../../src/rpc/openrpc.js';
 // validates each against the meta-schema and dereferences it (every $ref is local), and
 // @open-rpc/generator, run with the shipped config (examples/openrpc-client/<version>.json), generates a
 // TypeScript client from each that compiles with no edit (strict, with the packages it imports:
-// @open-rpc/client-js, lodash, @open-rpc/meta-schema, @open-rpc/schema-utils-js). v2 uses the generator's
-// stock client; v1's dotted names need the shipped component that quotes member names.
+// @open-rpc/client-js, lodash, @open-rpc/meta-schema, @open-rpc/schema-utils-js). Both configs use the
+// generator's stock client: the v1 document lists each dotted name under its identifier spelling.
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -68,8 +68,7 @@ describe.each(versions)('the %s document and the OpenRPC tools', (version) => {
     // every method is a member with a typed signature that calls it by its own name; positional params
     // before a required one take null
     for (const method of document.methods) {
-      const member = version === 'v1' ? `public "${method.name}": ` : `public ${method.name}: `;
-      expect(generated).toContain(member);
+      expect(generated).toContain(`public ${method.name}: `);
       expect(generated).toContain(`return this.request("${method.name}", params);`);
     }
     const byAddress = version === 'v2' ? 'IndsGetBalancesByAddress' : 'AddressBalances';
@@ -77,34 +76,45 @@ describe.each(versions)('the %s document and the OpenRPC tools', (version) => {
     expect(await typeCheck(client)).toEqual({ code: 0, output: '' });
   }, 120_000);
 
-  it(version === 'v2'
-    ? 'the shipped v2 config is the generator\'s stock client component'
-    : 'v1 needs the shipped component: the stock client does not compile with dotted names', async () => {
-    const component = shippedConfig(version).components[0]!;
-    if (version === 'v2') {
-      expect(component).toMatchObject({ type: 'client', language: 'typescript' });
-      return;
-    }
-    expect(component).toMatchObject({ type: 'custom', customType: 'client' });
-    const { client, source } = await generateClient(version, { type: 'client', name: 'stock-v1', language: 'typescript' });
-    expect(readFileSync(source, 'utf8')).toContain('public tick.Holders: ');
+  it('declares the OpenRPC version the generated package\'s own pinned @open-rpc/meta-schema types (1.2.6)', async () => {
+    // the package.json the generator writes pins @open-rpc/meta-schema 1.14.2, whose Openrpc type ends at
+    // "1.2.6": a document declaring 1.3.x makes `openrpcDocument: OpenRPC` fail tsc once that package is installed
+    const { client } = await generateClient(version, shippedConfig(version).components[0]!);
+    const pinned = JSON.parse(readFileSync(join(client, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+    expect(pinned.dependencies['@open-rpc/meta-schema']).toBe('1.14.2');
+    expect(document.openrpc).toBe('1.2.6');
+  }, 120_000);
+
+  it('the shipped config is the generator\'s stock client component, given the checked-in document', () => {
+    const config = shippedConfig(version);
+    expect(config.components).toHaveLength(1);
+    expect(config.components[0]).toEqual({
+      type: 'client', name: `inscription-gateway-${version}`, language: 'typescript', outPath: `./examples/openrpc-client/generated/${version}`,
+    });
+    expect(join(root, config.openrpcDocument)).toBe(fileURLToPath(openRpcFiles[version]));
+  });
+
+  it('is not vacuous: a dotted method name makes the stock client fail to compile', async () => {
+    const dotted = structuredClone(document);
+    dotted.methods[0].name = dotted.methods[0]['x-alias-of'] ?? 'inds.getTicks';
+    const { client, source } = await generateClient(version, shippedConfig(version).components[0]!, dotted);
+    expect(readFileSync(source, 'utf8')).toContain(`public ${dotted.methods[0].name}: `);
     expect((await typeCheck(client)).code).not.toBe(0);
   }, 120_000);
 });
 
-interface ComponentConfig { type: string; name: string; language: string; customComponent?: string; customType?: string; outPath?: string }
+interface ComponentConfig { type: string; name: string; language: string; outPath?: string }
 
 /** examples/openrpc-client/<version>.json: what `open-rpc-generator generate -c` is given. */
 function shippedConfig(version: RpcInterface): { openrpcDocument: string; components: ComponentConfig[] } {
   return JSON.parse(readFileSync(join(root, 'examples', 'openrpc-client', `${version}.json`), 'utf8'));
 }
 
-/** Runs the generator for one component into a fresh directory; the client's directory and its source file. */
-async function generateClient(version: RpcInterface, component: ComponentConfig) {
+/** Runs the generator for one component (on the checked-in document, or `document`) into a fresh directory; the client's directory and its source file. */
+async function generateClient(version: RpcInterface, component: ComponentConfig, document = read(version)) {
   const dir = mkdtempSync(join(tmpdir(), `openrpc-client-${version}-`));
   dirs.push(dir);
-  const custom = component.customComponent ? { customComponent: join(root, component.customComponent) } : {};
-  await generate({ openrpcDocument: structuredClone(read(version)), components: [{ ...component, ...custom, outPath: dir }] });
+  await generate({ openrpcDocument: structuredClone(document), components: [{ ...component, outPath: dir }] });
   // the packages it imports (@open-rpc/client-js, lodash, @open-rpc/meta-schema, …), from this project (offline)
   symlinkSync(join(root, 'node_modules'), join(dir, 'node_modules'), 'dir');
   return { client: dir, source: join(dir, 'src', 'index.ts') };

@@ -4,7 +4,7 @@ import { Ajv } from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import {
-  buildOpenRpcDocument, isReserved, openRpcFiles, recordedResults, rpcPaths, runExamples, type ExampleRun, type RpcInterface,
+  buildOpenRpcDocument, isListed, openRpcFiles, recordedResults, rpcPaths, runExamples, type ExampleRun, type RpcInterface,
 } from '../../src/rpc/openrpc.js';
 import { createRpcTables } from '../../src/rpc/tables.js';
 import { loadDemo, useGateway } from '../support/gateway.js';
@@ -45,7 +45,7 @@ for (const version of ['v2', 'v1'] as RpcInterface[]) {
       expect(text, stale).toBe(`${JSON.stringify(rebuilt, null, 2)}\n`);
     });
 
-    it('is a valid OpenRPC 1.3 document', () => {
+    it('is a valid OpenRPC document under the 1.3 meta-schema, declared 1.2.6', () => {
       const { $schema: _ignored, ...metaSchema } = openRpcMetaSchema;
       const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
       // the meta-schema refers to JSON Schema itself by URL (meta.json-schema.tools): stand in for it offline
@@ -58,24 +58,29 @@ for (const version of ['v2', 'v1'] as RpcInterface[]) {
       // and the check is not vacuous
       expect(validate({ ...document, methods: [{ params: [] }] })).toBe(false);
       expect(validate({ ...document, methods: [{ ...methods[0], unknownMember: 1 }] })).toBe(false);
-      expect(document.openrpc).toMatch(/^1\.3\./);
+      // the version the generated client's pinned @open-rpc/meta-schema knows (test/clients/openrpc-generator.test.ts)
+      expect(document.openrpc).toBe('1.2.6');
     });
 
-    it('documents every name registered on its endpoint (aliases included, rpc.discover not) and nothing else', () => {
-      const registered = new Set(table.flatMap((s) => s.names).filter((name) => !isReserved(name)));
+    it('documents every identifier registered on its endpoint (aliases included; rpc.discover and dotted v1 names not) and nothing else', () => {
+      const registered = new Set(table.flatMap((s) => s.names).filter(isListed));
       expect(registered.size).toBeGreaterThanOrEqual(10);
       expect(new Set(methods.map((m) => m.name))).toEqual(registered);
       expect(methods.length).toBe(registered.size); // no duplicates
       expect(document.servers.map((s: any) => new URL(s.url).pathname)).toEqual([rpcPaths[version]]);
       // the other interface's names are not here
       const other = new Set(tables[version === 'v2' ? 'v1' : 'v2'].flatMap((s) => s.names));
-      expect(methods.filter((m) => other.has(m.name) || isReserved(m.name))).toEqual([]);
+      expect(methods.filter((m) => other.has(m.name) || !isListed(m.name))).toEqual([]);
+      // every dotted v1 name is listed under its identifier spelling, which names it
+      const dotted = table.flatMap((s) => s.names).filter((name) => !isListed(name) && !name.startsWith('rpc.'));
+      expect(dotted.length).toBe(version === 'v1' ? 10 : 0);
+      for (const name of dotted) expect(methods.find((m) => m.name === name.replace('.', '_'))?.['x-alias-of'], name).toBe(name);
     });
 
     it('describes the params of each method as the table decodes them (names, positions, all layouts)', () => {
       for (const spec of table) {
         const longest = [...spec.layouts].sort((a, b) => b.length - a.length)[0]!;
-        for (const name of spec.names.filter((n) => !isReserved(n))) {
+        for (const name of spec.names.filter(isListed)) {
           const method = methods.find((m) => m.name === name)!;
           expect(method.paramStructure).toBe('by-position');
           expect(method.params.map((p: any) => [p.name, p['x-position']]), name).toEqual(longest.map((p, i) => [p.name, i]));
@@ -93,8 +98,8 @@ for (const version of ['v2', 'v1'] as RpcInterface[]) {
         expect(byName('inds_getTick').errors.map((e: any) => e.$ref)).toContain('#/components/errors/RecordNotFound');
         expect(byName('inds_getTicks').errors.map((e: any) => e.$ref)).not.toContain('#/components/errors/RecordNotFound');
       } else {
-        expect(byName('address.Balance')['x-v2-twin']).toBe('inds_getAddressBalance');
-        expect(byName('tick.Holders')['x-layouts']).toEqual([['limit', 'offset', 'address', 'chain', 'protocol', 'tick'], ['limit', 'offset', 'chain', 'protocol', 'tick']]);
+        expect(byName('address_Balance')['x-v2-twin']).toBe('inds_getAddressBalance');
+        expect(byName('tick_Holders')['x-layouts']).toEqual([['limit', 'offset', 'address', 'chain', 'protocol', 'tick'], ['limit', 'offset', 'chain', 'protocol', 'tick']]);
       }
       expect(Object.values(document.components.errors).map((e: any) => e.code).sort())
         .toEqual([-32700, -32604, -32603, -32602, -32601, -32600, -32000].sort());
@@ -150,7 +155,7 @@ for (const version of ['v2', 'v1'] as RpcInterface[]) {
 
     it('result schemas are strict: a member too many or too few fails them', () => {
       const compile = documentValidator(document);
-      const m = methods.findIndex((method) => method.name === (version === 'v2' ? 'inds_getAddressBalance' : 'address.Balance'));
+      const m = methods.findIndex((method) => method.name === (version === 'v2' ? 'inds_getAddressBalance' : 'address_Balance'));
       const validate = compile(`/methods/${m}/result/schema`);
       const good = { tick: 't', balance: '5', transfer_type: 1, deploy_hash: 'h', available: '5' };
       expect(validate(good)).toBe(true);

@@ -206,6 +206,14 @@ describe('v1 on data where crazydog has transfer type 0', () => {
       expect((await call(env.base, 'INDS_getTicks', [])).error.code).toBe(-32601);
     });
 
+    it('address_Transactions (the name the v1 document lists, so that generated clients compile) is address.Transactions', async () => {
+      const e = v1Exchange('address.transactions');
+      expectExact((await v1('address_Transactions', e.params)).result, e.response_result);
+      expect((await v1('tick_holders', [10, 0, 'avalanche', 'asc-20', 'crazydog'])).result.total).toBe(1);
+      // only the dot becomes an underscore
+      expect((await v1('addressTransactions', e.params)).error.code).toBe(-32601);
+    });
+
     it('tool.InscriptionTxOperate: reproduced plus deploy_hash (the existing service always sends it)', async () => {
       const e = v1Exchange('tool.InscriptionTxOperate');
       expectExact((await v1(e.method, e.params)).result, { ...e.response_result, deploy_hash: tomrayHash });

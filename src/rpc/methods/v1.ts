@@ -96,6 +96,20 @@ function tickHolders(): MethodSpec {
   });
 }
 
+/**
+ * The dotted name also answered in its identifier spelling (`tick.Holders` as `tick_Holders`), the one the
+ * OpenRPC document lists: a client generator makes each listed name a class member, which no dotted name can be.
+ */
+function identifierSpelling(spec: MethodSpec): MethodSpec {
+  const [dotted] = spec.names as [string];
+  const identifier = dotted.replace('.', '_');
+  return {
+    ...spec,
+    names: [dotted, identifier],
+    aliases: { [identifier]: { summary: `${dotted}, spelled as an identifier. ${spec.doc.summary}`, examples: spec.doc.examples } },
+  };
+}
+
 export const v1Methods: MethodSpec[] = [
   // limit, offset, chain, protocol, tick, deploy_by, sort (7)
   twin('inscription.All', 'inds_getTicks', {
@@ -123,4 +137,4 @@ export const v1Methods: MethodSpec[] = [
   twin('transaction.Info', 'inds_getTransactionByHash', { examples: [{ name: 'lobby-deploy', params: ['avalanche', lobbyHash] }] }),
   // [selectors] (1)
   twin('tick.GetBriefs', 'inds_getTickBriefs', { examples: [{ name: 'avas', params: [[{ chain: 'avalanche', deploy_hash: avasHash }]] }] }),
-];
+].map(identifierSpelling);
