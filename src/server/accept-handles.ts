@@ -1,13 +1,13 @@
-import { spawn, type SendHandle } from 'node:child_process';
-import { createServer, type Server, type Socket } from 'node:net';
+import { spawn } from 'node:child_process';
+import type { Server } from 'node:net';
+import type { Socket } from 'node:net';
 
 // Node 20 (libuv 1.46) accepts one connection per event-loop turn per listening handle: while clients reconnect
 // faster than the loop turns, the kernel's accept queue stays full and a new client waits behind all of it
 // (bench/accept-rate.ts). More handles on the same listening socket accept as many per turn. Node 20 has no
 // SO_REUSEPORT, so the extra handles are duplicates of the socket's descriptor: the listening handle is sent to a
 // short-lived child process over IPC, which sends it straight back (descriptors travel as SCM_RIGHTS, arriving
-// as new ones), and each duplicate hands its connections to the listener as its own. The raw handle is sent,
-// not the server: a child sent a server listens on it, and would take (then drop) connections until it exits.
+// as new ones), and each duplicate hands its connections to the listener as its own.
 
 /** A child that returns every handle it is sent (it is killed once they are back). */
 const relay = "process.on('message', (m, h) => process.send(m, h));";
@@ -38,7 +38,6 @@ export async function addAcceptHandles(server: Server, count: number, timeoutMs 
     const done = () => {
       clearTimeout(timer);
       child.removeAllListeners();
-      child.on('error', () => {}); // (a kill that fails: the child has gone already)
       if (child.exitCode === null) child.kill();
       resolve();
     };
@@ -46,18 +45,16 @@ export async function addAcceptHandles(server: Server, count: number, timeoutMs 
     child.on('error', done);
     child.on('exit', done);
     child.on('message', (_message, handle) => {
-      if (!handle) return;
+      const duplicate = handle as Server | undefined;
+      if (!duplicate) return;
       // the listener counts and bounds every connection ('connection' listeners of src/server/connections.ts)
-      const duplicate = createServer((socket: Socket) => server.emit('connection', socket));
       duplicate.maxConnections = server.maxConnections;
+      duplicate.on('connection', (socket: Socket) => server.emit('connection', socket));
       duplicate.on('error', () => {});
-      duplicate.listen(handle as Parameters<Server['listen']>[0]);
       extra.push(duplicate);
       if (extra.length === count - 1) done();
     });
-    // the TCP handle itself (net.Native to child_process): Node's types list only sockets and servers
-    const raw = (server as unknown as { _handle: SendHandle })._handle;
-    for (let i = 0; i < count - 1; i++) child.send({ i }, raw);
+    for (let i = 0; i < count - 1; i++) child.send({ i }, server);
   });
   return result();
 }
