@@ -4,8 +4,8 @@
 // --busy-ms per turn (a timer that spins, as the gateway's work does under load) is sent --pending
 // connections at once; after --seconds it prints how many it accepted and how many loop turns ran. On Node 20
 // (libuv 1.46) it is one accepted connection per turn, whatever is pending: a client that opens a new
-// connection waits behind every connection queued before it in the kernel's accept queue, one turn each,
-// which is what keeps the soak's probe out under the reconnecting attacks (bench/README.md). Nothing is
+// connection waits behind every connection queued before it in the kernel's accept queue, one turn each
+// (bench/README.md says what that did and did not explain under the soak's reconnecting attacks). Nothing is
 // asserted; the figures are printed.
 import net from 'node:net';
 import { parseArgs } from 'node:util';
