@@ -3,6 +3,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { createGateway, type Gateway, type GatewayConfig } from '../../src/app.js';
 import { seedDemo } from '../../src/db/seed/index.js';
 import { createTestDatabase, testConfig, type TestDatabase } from './db.js';
+import { useFileResource } from './file-resource.js';
 import { listen } from './http.js';
 import { capturingLogger } from './ops.js';
 
@@ -76,23 +77,16 @@ export async function startTestGateway(
  * fields inside tests and hooks.
  */
 export function useDatabase(options: { load?: (db: TestDatabase) => Promise<unknown> } = {}): TestDatabase {
-  let db: TestDatabase | undefined;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    await options.load?.(db);
+  const db = useFileResource('useDatabase', async () => {
+    const opened = await createTestDatabase();
+    await options.load?.(opened);
+    return opened;
   });
-  afterAll(async () => {
-    await db?.close();
-  });
-  const get = (): TestDatabase => {
-    if (!db) throw new Error('useDatabase: the database is read before the file\'s beforeAll ran');
-    return db;
-  };
   return {
-    get engine() { return get().engine; },
-    get target() { return get().target; },
-    get sql() { return get().sql; },
-    close: async () => { await db?.close(); },
+    get engine() { return db.get().engine; },
+    get target() { return db.get().target; },
+    get sql() { return db.get().sql; },
+    close: async () => { await db.current()?.close(); },
   };
 }
 
