@@ -30,7 +30,7 @@ import type { NormalConfig, NormalResult } from './lib/soak-normal.js';
 import { soakMarkdown, soakTargets, summaryLines, verdicts, type MetricsFigures, type SoakResult } from './lib/soak-report.js';
 
 const usage = 'usage: npm run bench:soak -- [--seconds 120] [--calm 5] [--admin-url URL] [--normal-rate 20] [--slow-sockets 3000] ' +
-  '[--slow-every 5] [--batch-workers 4] [--idle-addresses 157] [--nested3-at S] [--gateway-env KEY=VALUE]… [--node-arg ARG]… [--only attack,attack] [--label NAME] [--keep-database]';
+  '[--slow-every 5] [--batch-workers 4] [--idle-addresses 157] [--nested3-at S] [--gateway-env KEY=VALUE]… [--only attack,attack] [--label NAME] [--keep-database]';
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '120' },

@@ -3,7 +3,6 @@ import { afterAll, beforeAll } from 'vitest';
 import { createGateway, type Gateway, type GatewayConfig } from '../../src/app.js';
 import { seedDemo } from '../../src/db/seed/index.js';
 import { createTestDatabase, testConfig, type TestDatabase } from './db.js';
-import { useFileResource } from './file-resource.js';
 import { listen } from './http.js';
 import { capturingLogger } from './ops.js';
 
@@ -77,16 +76,23 @@ export async function startTestGateway(
  * fields inside tests and hooks.
  */
 export function useDatabase(options: { load?: (db: TestDatabase) => Promise<unknown> } = {}): TestDatabase {
-  const db = useFileResource('useDatabase', async () => {
-    const opened = await createTestDatabase();
-    await options.load?.(opened);
-    return opened;
+  let db: TestDatabase | undefined;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await options.load?.(db);
   });
+  afterAll(async () => {
+    await db?.close();
+  });
+  const get = (): TestDatabase => {
+    if (!db) throw new Error('useDatabase: the database is read before the file\'s beforeAll ran');
+    return db;
+  };
   return {
-    get engine() { return db.get().engine; },
-    get target() { return db.get().target; },
-    get sql() { return db.get().sql; },
-    close: async () => { await db.current()?.close(); },
+    get engine() { return get().engine; },
+    get target() { return get().target; },
+    get sql() { return get().sql; },
+    close: async () => { await db?.close(); },
   };
 }
 

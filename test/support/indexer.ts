@@ -4,7 +4,7 @@
 // tx_hash as 32 raw bytes (or the 0x text of older rows), signed transfer amounts, balances upserted.
 import { readFileSync } from 'node:fs';
 import mysql from 'mysql2/promise';
-import { useFileResource } from './file-resource.js';
+import { afterAll, beforeAll } from 'vitest';
 
 const schema = readFileSync(new URL('../fixtures/indexer-schema.sql', import.meta.url), 'utf8');
 
@@ -190,11 +190,21 @@ function toUnits(amount: string, scale = 18): bigint {
  * before the hooks that write to it; read its fields inside tests and hooks.
  */
 export function useSourceDatabase(): SourceDb {
-  const src = useFileResource('useSourceDatabase', () => createSourceDatabase());
+  let src: SourceDb | undefined;
+  beforeAll(async () => {
+    src = await createSourceDatabase();
+  });
+  afterAll(async () => {
+    await src?.close();
+  });
+  const get = (): SourceDb => {
+    if (!src) throw new Error('useSourceDatabase: the source is read before its beforeAll ran');
+    return src;
+  };
   return {
-    get database() { return src.get().database; },
-    get url() { return src.get().url; },
-    get conn() { return src.get().conn; },
-    close: async () => { await src.current()?.close(); },
+    get database() { return get().database; },
+    get url() { return get().url; },
+    get conn() { return get().conn; },
+    close: async () => { await src?.close(); },
   };
 }
