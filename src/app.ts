@@ -165,7 +165,9 @@ export function createGateway(
     store, paging, resultLimits, manifest, logger, hub, plugins: yogaPlugins, subscriptionPlugins: [subscriptionLimits.plugin, streams.plugin],
   });
   const rpc = rpcHandler(settings, { store, paging, resultLimits, metrics, logger, onError: hooks.onError, cache: cache ? createRpcCache(cache, pinnedVersion, metrics) : null });
-  const server = httpServer(settings, { store, yoga, rpc, metrics, logger, pool, watcher, access, budget, warmGraphiql: hooks.warmGraphiql });
+  const server = httpServer(settings, {
+    store, yoga, rpc, metrics, logger, pool, watcher, access, budget, warmGraphiql: hooks.warmGraphiql, streamRefusal: subscriptionLimits.earlyRefusal,
+  });
   return {
     sql, sources, store, yoga, server, access,
     ops: { logger, metrics, watcher, cache },
@@ -204,7 +206,7 @@ function openStore(settings: Config, sources: Sources, schema: ReturnType<typeof
 /** The listener of both surfaces, with one CORS policy for both (src/server/http.ts). */
 function httpServer(settings: Config, parts: {
   store: Store; yoga: GraphqlServer; rpc: HttpDeps['rpc']; metrics: Metrics; logger: Logger; pool: PoolMeter; watcher: VersionWatcher;
-  access: AccessControl; budget: ReturnType<typeof clientBudget>; warmGraphiql: boolean | undefined;
+  access: AccessControl; budget: ReturnType<typeof clientBudget>; warmGraphiql: boolean | undefined; streamRefusal: HttpDeps['streamRefusal'];
 }): Server {
   const { store, yoga, rpc, metrics, logger, pool, watcher } = parts;
   const freshness = () => {
@@ -218,7 +220,7 @@ function httpServer(settings: Config, parts: {
     compression: settings.HTTP_COMPRESSION ? { minBytes: settings.HTTP_COMPRESSION_MIN_BYTES } : undefined,
     errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
     access: parts.access.hook, warmGraphiql: parts.warmGraphiql,
-    budget: parts.budget,
+    budget: parts.budget, streamRefusal: parts.streamRefusal,
   }, settings);
 }
 

@@ -4,6 +4,7 @@ import { createDemoPlayer } from './db/seed/player.js';
 import type { EmbeddedDatabase } from './db/embedded.js';
 import { prepareDatabase } from './db/prepare.js';
 import { createLogger, type Logger } from './observability/logger.js';
+import { socketsAtMost } from './server/connections.js';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { readFileSync } from 'node:fs';
@@ -87,8 +88,8 @@ function reportLimits(config: Config, logger: Logger): void {
   if (oldSpaceMb) log(`heap limit: ${oldSpaceMb} MB (--max-old-space-size${Number(oldSpaceMb) === config.HEAP_MAX_MB ? ', HEAP_MAX_MB' : ''})`);
   else logger.warn(`heap limit: ${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MB (V8's default: start with node --max-old-space-size=${config.HEAP_MAX_MB}, as npm start does)`);
   const fdLimit = openFileLimit();
-  if (fdLimit !== null && config.HTTP_MAX_CONNECTIONS > fdLimit - 256) {
-    logger.warn(`HTTP_MAX_CONNECTIONS=${config.HTTP_MAX_CONNECTIONS} leaves too few of the ${fdLimit} file descriptors (ulimit -n) for the database pool and the process itself`);
+  if (fdLimit !== null && socketsAtMost(config) > fdLimit - 256) {
+    logger.warn(`HTTP_MAX_CONNECTIONS=${config.HTTP_MAX_CONNECTIONS} (with the connections waiting and held: ${socketsAtMost(config)} sockets) leaves too few of the ${fdLimit} file descriptors (ulimit -n) for the database pool and the process itself`);
   }
 }
 

@@ -15,6 +15,8 @@ export type HttpSettings = Pick<Config,
   'HTTP_MAX_CONNECTIONS_PER_CLIENT' | 'HTTP_CLIENT_BYTES_PER_S' | 'HTTP_CLIENT_BURST_BYTES'> &
   // the connection table under pressure (src/server/pressure.ts); defaults 90 % and 2 s
   Partial<Pick<Config, 'HTTP_PRESSURE_THRESHOLD_PERCENT' | 'HTTP_PRESSURE_TIMEOUT_MS' | 'HTTP_MAX_INCOMPLETE_PER_CLIENT'>> &
+  // refused and cut connections held before they close (src/server/held.ts); default 1,024 for 5 s
+  Partial<Pick<Config, 'HTTP_HOLD_REFUSED_MS' | 'HTTP_MAX_HELD_CONNECTIONS'>> &
   // load shedding by cost (src/server/shedding.ts); default off here, on in the gateway's config
   Partial<Pick<Config, 'SHED_EVENT_LOOP_LAG_MS' | 'SHED_CLIENT_MIN_BYTES' | 'SHED_TOTAL_BYTES_PER_S' | 'SHED_NEW_CONNECTIONS_PER_S' | 'SHED_CLIENT_MIN_CONNECTIONS'>>;
 
@@ -22,8 +24,20 @@ export type HttpSettings = Pick<Config,
  * How often timeouts and body rates are checked: a quarter of the shortest limit, between 0.1 and 1 s
  * (Node's own default is 30 s, which would let a 10 s headers timeout fire at 40 s).
  */
-/** Refused connections the listener may hold open until their Retry-After (src/server/http.ts); server.maxConnections leaves room for them. */
-export const refusalsHeldAtMost = 1_024;
+/** Refused and cut connections held open before they close (src/server/held.ts), when not configured. */
+const heldByDefault = 1_024;
+
+/** HTTP_MAX_HELD_CONNECTIONS, or the default when a caller gives none. */
+export const heldAtMost = (settings: HttpSettings): number => settings.HTTP_MAX_HELD_CONNECTIONS ?? heldByDefault;
+
+/**
+ * Node's bound on open sockets (server.maxConnections; one over it is closed on accept): the table, as many
+ * again waiting unread for their address's turn (HTTP_MAX_INCOMPLETE_PER_CLIENT), and the held ones.
+ */
+export function socketsAtMost(settings: HttpSettings): number {
+  const waiting = settings.HTTP_MAX_CONNECTIONS_PER_CLIENT === 0 || (settings.HTTP_MAX_INCOMPLETE_PER_CLIENT ?? 0) === 0 ? 0 : settings.HTTP_MAX_CONNECTIONS;
+  return settings.HTTP_MAX_CONNECTIONS + waiting + heldAtMost(settings);
+}
 
 export function checkInterval(settings: HttpSettings): number {
   const limits = [settings.HTTP_HEADERS_TIMEOUT_MS, settings.HTTP_REQUEST_TIMEOUT_MS];
@@ -158,9 +172,9 @@ function pressureTable(server: Server, settings: HttpSettings, hooks: Connection
   const maxIncomplete = settings.HTTP_MAX_CONNECTIONS_PER_CLIENT === 0 ? 0 : settings.HTTP_MAX_INCOMPLETE_PER_CLIENT ?? 0;
   const maxWaiting = maxIncomplete > 0 ? settings.HTTP_MAX_CONNECTIONS : 0;
   // Node closes a connection over maxConnections on accept: the table keeps the admitted ones within
-  // HTTP_MAX_CONNECTIONS and lets as many more wait unread for their address's turn
-  // and refused connections held until their Retry-After (src/server/http.ts: refusalsHeldAtMost)
-  server.maxConnections = settings.HTTP_MAX_CONNECTIONS + maxWaiting + refusalsHeldAtMost;
+  // HTTP_MAX_CONNECTIONS and lets as many more wait unread for their address's turn, and the refused and cut
+  // ones are held apart (src/server/held.ts)
+  server.maxConnections = socketsAtMost(settings);
   const table = connectionTable({
     maxConnections: settings.HTTP_MAX_CONNECTIONS,
     thresholdPercent: settings.HTTP_PRESSURE_THRESHOLD_PERCENT ?? 90,

@@ -14,8 +14,9 @@ import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
 import type { RpcAnswer } from '../rpc/handler.js';
 import { requestScopes, type RequestScope } from '../request/scope.js';
-import { checkInterval, clientBudget, refusalsHeldAtMost, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
+import { checkInterval, clientBudget, heldAtMost, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { assetPrefix, graphiqlPage, wantsGraphiql } from './graphiql.js';
+import { heldConnections, type HeldConnections } from './held.js';
 import { createShedder } from './shedding.js';
 
 /**
@@ -62,6 +63,11 @@ export interface HttpDeps {
   access?: AccessHook;
   /** The per-client byte budget, when shared with event streams (they charge it as they write); else one of its own. */
   budget?: ClientBudget;
+  /**
+   * The answer to an event-stream request on /graphql when no stream may open now (the gateway's stream count
+   * is full), written before the request is read, its connection then held (held.ts); null: let it through.
+   */
+  streamRefusal?: () => { status: number; headers: Record<string, string>; body: unknown } | null;
 }
 
 /** The CORS headers of the GraphQL surface (yoga's own CORS is off: one policy for both surfaces). */
@@ -86,10 +92,21 @@ function surfaceErrors(bodies: HttpDeps['errorBodies'] = {}): SurfaceError {
   };
 }
 
-function rawReply(socket: Duplex, status: number, body: unknown, extra = '') {
+/**
+ * An answer written on the socket itself, with `connection: close`; the socket is then ended, at once or,
+ * given `held`, when its hold is over (held.ts: it is no longer read meanwhile). A client that does not take
+ * the answer is destroyed a second after the end.
+ */
+function rawReply(socket: Duplex, status: number, body: unknown, extra = '', held?: HeldConnections) {
   const text = JSON.stringify(body);
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\n${extra}content-type: application/json; charset=utf-8\r\n` +
+  socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\n${extra}content-type: application/json; charset=utf-8\r\n` +
     `content-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
+  const close = () => {
+    socket.end();
+    setTimeout(() => socket.destroy(), 1_000).unref();
+  };
+  if (!held?.hold(socket as Socket, close)) return close();
+  socket.pause(); // what it still sends stays in the kernel: never parsed, never answered
 }
 
 /**
@@ -98,7 +115,7 @@ function rawReply(socket: Duplex, status: number, body: unknown, extra = '') {
  * status with an error body of its surface. A request timeout while its body is still arriving is
  * answered through that request's own response.
  */
-function answerClientError(tracker: ConnectionTracker, surfaceError: SurfaceError) {
+function answerClientError(tracker: ConnectionTracker, surfaceError: SurfaceError, held: HeldConnections) {
   return (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) => {
     if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
     const timedOut = error.code === 'ERR_HTTP_REQUEST_TIMEOUT';
@@ -116,49 +133,52 @@ function answerClientError(tracker: ConnectionTracker, surfaceError: SurfaceErro
         else socket.destroy();
       });
     }
-    rawReply(socket, status, surfaceError(path, { kind: 'bad-request', reason }));
-  };
-}
-
-/** A body too slow or too late: 408 with a body of its surface, and the connection closed once it is sent. */
-function cutRequest(surfaceError: SurfaceError) {
-  return (req: IncomingMessage, res: ServerResponse, path: string, reason: string) => {
-    if (res.headersSent || res.writableEnded) return void req.socket.destroy();
-    res.setHeader('connection', 'close'); // Node closes the socket after this response, dropping the rest of the body
-    sendJson(res, 408, surfaceError(path, { kind: 'bad-request', reason }));
+    // too slow: held before it closes, as a cut request is (a malformed one is closed at once)
+    rawReply(socket, status, surfaceError(path, { kind: 'bad-request', reason }), '', timedOut ? held : undefined);
   };
 }
 
 /**
- * A connection over the per-client cap, answered at once without reading its request (its surface is not
- * known yet): 429 with a plain error body, then closed.
+ * A body too slow or too late: 408 with a body of its surface and `connection: close`, written at once; the
+ * connection is then held (src/server/held.ts) or closed.
  */
-function refuseConnection(socket: Socket, reason: string, retryAfterS: number) {
-  socket.on('error', () => socket.destroy());
-  if (refusedHeld >= refusalsHeldAtMost) {
-    rawReply(socket, 429, { status: 'error', reason }, `retry-after: ${retryAfterS}\r\n`);
-    socket.once('finish', () => socket.destroy());
-    setTimeout(() => socket.destroy(), 1_000).unref(); // a client that does not even take the reply
-    return;
-  }
-  // answered but held open (what it sends is discarded) until Retry-After, at most a few seconds: a client
-  // that reconnects as soon as it is closed waits that long, instead of costing an accept and an answer
-  // every few milliseconds; an HTTP client reads `connection: close` and closes at once
-  refusedHeld++;
-  const text = JSON.stringify({ status: 'error', reason });
-  socket.write(`HTTP/1.1 429 ${STATUS_CODES[429]}\r\nconnection: close\r\nretry-after: ${retryAfterS}\r\n` +
-    `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
-  socket.on('data', () => {});
-  socket.once('end', () => socket.destroy());
-  const timer = setTimeout(() => socket.destroy(), Math.min(retryAfterS, 5) * 1_000);
-  timer.unref();
-  socket.once('close', () => {
-    clearTimeout(timer);
-    refusedHeld--;
-  });
+function cutRequest(surfaceError: SurfaceError, held: HeldConnections) {
+  return (req: IncomingMessage, res: ServerResponse, path: string, reason: string) => {
+    if (res.headersSent || res.writableEnded) return void req.socket.destroy();
+    answerAndHold(req, res, held, 408, {}, surfaceError(path, { kind: 'bad-request', reason }));
+  };
 }
 
-let refusedHeld = 0;
+/**
+ * A refusal answered whole but ended later: the body is written with its content-length (a client has all of
+ * it) and `connection: close`; the response ends, and Node closes the connection, when the hold is over, at
+ * once if nothing can be held. A client that does not take the answer is closed a second after that.
+ */
+function answerAndHold(req: IncomingMessage, res: ServerResponse, held: HeldConnections, status: number, headers: OutgoingHttpHeaders, body: unknown) {
+  const text = JSON.stringify(body);
+  req.resume(); // what it still sends is dropped
+  res.writeHead(status, {
+    ...headers, connection: 'close', 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text),
+  });
+  const socket = req.socket;
+  const close = () => {
+    res.end();
+    setTimeout(() => socket.destroy(), 1_000).unref();
+  };
+  res.write(text);
+  if (!held.hold(socket, close)) close();
+}
+
+/**
+ * A connection over the per-client cap or shed on accept, answered at once without reading its request (its
+ * surface is not known yet): 429 with a plain error body and `connection: close`, then held (held.ts) or closed.
+ */
+function refuseConnection(held: HeldConnections) {
+  return (socket: Socket, reason: string, retryAfterS: number) => {
+    socket.on('error', () => socket.destroy());
+    rawReply(socket, 429, { status: 'error', reason }, `retry-after: ${retryAfterS}\r\n`, held);
+  };
+}
 
 /** What the listener's handlers share. */
 interface Listener {
@@ -196,6 +216,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     newConnectionsPerS: limits.HTTP_MAX_CONNECTIONS_PER_CLIENT === 0 ? 0 : limits.SHED_NEW_CONNECTIONS_PER_S ?? 0,
     minConnections: limits.SHED_CLIENT_MIN_CONNECTIONS ?? 128,
   });
+  const held = heldConnections({ max: heldAtMost(limits), ms: limits.HTTP_HOLD_REFUSED_MS ?? 5_000 });
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const scope = deps.observe?.(req, res);
     if (!scope) return handleRequest(listener, server, req, res);
@@ -213,6 +234,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     const admission = tracker.admit(req, res, path);
     if (admission === 'ignore') return;
     if (admission === 'over-limit') listener.overLimit.add(req);
+    if (refusedStream(deps, req, res, path, held)) return;
     // refused before the request log and metrics: a client hammering in debt costs a parse and a short write
     if (path !== '/healthz' && path !== '/readyz' && path !== '/metrics') {
       if (refusedForLoad(listener, req, res, path, budget, shedder)) return;
@@ -223,9 +245,9 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
   });
   server.once('close', () => shedder.stop());
   const tracker = trackConnections(server, limits, {
-    refuse: refuseConnection, cut: cutRequest(listener.surfaceError), shed: (socket) => shedder.connectionRetryAfterS(socket),
+    refuse: refuseConnection(held), cut: cutRequest(listener.surfaceError, held), shed: (socket) => shedder.connectionRetryAfterS(socket),
   });
-  server.on('clientError', answerClientError(tracker, listener.surfaceError));
+  server.on('clientError', answerClientError(tracker, listener.surfaceError, held));
   trackForDrain(server);
   return server;
 }
@@ -260,6 +282,15 @@ function refusedForLoad(
   req.resume();
   res.setHeader('retry-after', String(wait));
   sendJson(res, 429, listener.surfaceError(path, { kind: 'too-many-requests', reason, retryAfterS: wait, limit: true }));
+  return true;
+}
+
+/** An event stream asked for while none may open (HttpDeps.streamRefusal): answered, held; true when refused. */
+function refusedStream(deps: HttpDeps, req: IncomingMessage, res: ServerResponse, path: string, held: HeldConnections): boolean {
+  if (!deps.streamRefusal || (path !== '/graphql' && path !== '/graphql/') || !req.headers.accept?.includes('text/event-stream')) return false;
+  const answer = deps.streamRefusal();
+  if (!answer) return false;
+  answerAndHold(req, res, held, answer.status, answer.headers, answer.body);
   return true;
 }
 

@@ -37,7 +37,7 @@ interface Entry {
 }
 
 export interface PressureHooks {
-  /** Ends a request whose body is still arriving (408 with a body of its surface; the connection closes). */
+  /** Ends a request whose body is still arriving: 408 with a body of its surface, and the connection closed or held (held.ts). */
   cut(req: IncomingMessage, res: ServerResponse, path: string, reason: string): void;
 }
 
@@ -115,11 +115,8 @@ class PressureTable implements ConnectionTable {
     this.cutCount++;
     const receiving = entry.receiving;
     if (receiving && !receiving.req.complete && !receiving.res.headersSent) {
+      // out of the table now; the hook answers it and closes it, at once or after holding it (src/server/held.ts)
       this.hooks.cut(receiving.req, receiving.res, receiving.path, reason);
-      // the slot must come free now, not when the client has read the answer
-      const timer = setTimeout(() => socket.destroy(), 1_000);
-      timer.unref();
-      receiving.res.once('finish', () => { clearTimeout(timer); socket.destroy(); });
     } else {
       socket.destroy();
     }

@@ -170,12 +170,16 @@ describe('which connection makes room (the table alone)', () => {
 describe('a nearly full connection table', () => {
   it('new connections cut the oldest incomplete ones, never those that completed a request; a probe from another address is answered', async () => {
     // threshold 20 of 40: 5 completed connections, then 45 slow bodies from 15 addresses (more than the whole table)
-    const { port, gateway } = await gatewayWith({ HTTP_PRESSURE_THRESHOLD_PERCENT: 50, HTTP_PRESSURE_TIMEOUT_MS: 600_000 });
+    const { port, gateway } = await gatewayWith({ HTTP_PRESSURE_THRESHOLD_PERCENT: 50, HTTP_PRESSURE_TIMEOUT_MS: 600_000, HTTP_HOLD_REFUSED_MS: 2_000 });
     const completed = await completedConnections(port, 5);
     const slow: RawClient[] = [];
     // 45 addresses, one each: the cut order (another test covers many from one address)
     for (let i = 0; i < 45; i++) slow.push(await connected(port, `127.0.0.${10 + i}`, slowHead));
-    await until('the oldest 30 slow bodies are cut', () => slow.slice(0, 30).every((c) => c.socket.destroyed));
+    // a cut connection is answered at once, but held open (HTTP_HOLD_REFUSED_MS) before it is closed: a client
+    // that reconnects as soon as it is closed waits that long
+    await until('the oldest 30 slow bodies are answered 408', () => slow.slice(0, 30).every((c) => c.received().startsWith('HTTP/1.1 408')));
+    expect(slow.slice(0, 30).filter((c) => !c.socket.destroyed).length).toBeGreaterThan(0);
+    await until('and closed when their hold is over', () => slow.slice(0, 30).every((c) => c.socket.destroyed));
     expect(await connectionsOf(gateway.server)).toBeLessThanOrEqual(20);
 
     // a probe from an address of its own: answered (the table has room)
@@ -196,7 +200,7 @@ describe('a nearly full connection table', () => {
   });
 
   it('under pressure, incomplete connections get HTTP_PRESSURE_TIMEOUT_MS; below the threshold they keep the normal deadlines', async () => {
-    const { port } = await gatewayWith({ HTTP_PRESSURE_THRESHOLD_PERCENT: 50, HTTP_PRESSURE_TIMEOUT_MS: 300 });
+    const { port } = await gatewayWith({ HTTP_PRESSURE_THRESHOLD_PERCENT: 50, HTTP_PRESSURE_TIMEOUT_MS: 300, HTTP_HOLD_REFUSED_MS: 300 });
     // below the threshold (5 of 20): nothing is cut, however long they take
     const few: RawClient[] = [];
     for (let i = 0; i < 5; i++) few.push(await connected(port, '127.0.0.30', slowHead));

@@ -44,14 +44,15 @@ interface Holder { socket: Socket | undefined; keyed: boolean; key: string | nul
 const tooMany = (what: string) =>
   new GraphQLError(`Too many open subscriptions ${what}: close one first`, { extensions: { code: 'TOO_MANY_REQUESTS' } });
 
+/** An HTTP answer written by the listener itself (src/server/http.ts), before any request body is read. */
+export interface EarlyAnswer { status: number; headers: Record<string, string>; body: unknown }
+
 /** The answer to an event-stream request refused before its body is read (the gateway's stream count is full). */
-function tooManyInAllResponse(Response: typeof globalThis.Response): Response {
-  const error = tooManyInAll();
-  return new Response(JSON.stringify({ errors: [{ message: error.message, extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } }] }), {
-    status: 503,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': String(busyRetryAfterS), connection: 'close' },
-  });
-}
+const tooManyInAllAnswer: EarlyAnswer = {
+  status: 503,
+  headers: { 'retry-after': String(busyRetryAfterS) },
+  body: { errors: [{ message: tooManyInAll().message, extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } }] },
+};
 
 /** Who holds a stream: its API key or client address (the per-client count), and its connection. */
 function holderOf(limits: SubscriptionLimits, req: IncomingMessage | undefined): Holder {
@@ -71,13 +72,6 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
     return limits.maxOpen !== undefined && share < 1 && openAnonymous >= Math.max(1, Math.floor(limits.maxOpen * share));
   };
   const plugin: Plugin = {
-    // at the cap, an event-stream request is refused before its body is read or parsed: a crowd of refused
-    // clients reconnecting costs the gateway as little as possible (the check in onSubscribe stays the bound)
-    onRequest({ request, endResponse, fetchAPI }) {
-      if (limits.maxOpen === undefined || open < limits.maxOpen) return;
-      if (!request.headers.get('accept')?.includes('text/event-stream')) return;
-      endResponse(tooManyInAllResponse(fetchAPI.Response));
-    },
     // a proxy in front (deploy/nginx buffers responses by default) passes each event on at once
     onResponse({ response }) {
       if (response.headers.get('content-type')?.startsWith('text/event-stream')) response.headers.set('x-accel-buffering', 'no');
@@ -136,5 +130,12 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
     return release;
   }
 
-  return { plugin, open: () => open };
+  return {
+    plugin,
+    open: () => open,
+    // at the cap, the listener refuses an event-stream request before its body is read or parsed (and holds
+    // its connection a while: src/server/held.ts), so a crowd of refused clients reconnecting costs as little
+    // as possible; the check in onSubscribe stays the bound
+    earlyRefusal: (): EarlyAnswer | null => (limits.maxOpen !== undefined && open >= limits.maxOpen ? tooManyInAllAnswer : null),
+  };
 }

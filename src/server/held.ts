@@ -1,0 +1,38 @@
+import type { Socket } from 'node:net';
+
+// Refused and cut connections are answered at once but closed only after a while: a client that reconnects
+// the moment its connection closes (what a reconnecting attacker does) then waits that long, instead of
+// costing an accept, a parse and an answer every few milliseconds, and the kernel's accept queue stays short
+// for everyone else. The answer says `connection: close`, so an HTTP client reads it and closes at once: it
+// never waits. Bounded in count (HTTP_MAX_HELD_CONNECTIONS, outside HTTP_MAX_CONNECTIONS); past it a
+// connection is closed as soon as its answer is written, as before.
+
+export interface HeldConnections {
+  /**
+   * Keeps `socket` open for the hold time, reading and dropping what it sends, then calls `close` (which
+   * must end it); false when the bound is reached (nothing held: the caller closes it now).
+   */
+  hold(socket: Socket, close: () => void): boolean;
+  /** Connections held now. */
+  count(): number;
+}
+
+export function heldConnections(settings: { max: number; ms: number }): HeldConnections {
+  let held = 0;
+  return {
+    hold(socket, close) {
+      if (held >= settings.max || settings.ms === 0 || socket.destroyed) return false;
+      held++;
+      const timer = setTimeout(close, settings.ms);
+      timer.unref();
+      // the idle timeout (HTTP_IDLE_TIMEOUT_MS) would close a silent one sooner; this timer is its deadline now
+      socket.setTimeout(0);
+      socket.once('close', () => {
+        clearTimeout(timer);
+        held--;
+      });
+      return true;
+    },
+    count: () => held,
+  };
+}
