@@ -17,12 +17,18 @@ export interface HeldConnections {
   count(): number;
 }
 
-export function heldConnections(settings: { max: number; ms: number }): HeldConnections {
+export function heldConnections(settings: {
+  max: number;
+  ms: number;
+  /** Called as a connection is held: it leaves the connection table (its place is for a connection that works). */
+  release?: (socket: Socket) => void;
+}): HeldConnections {
   let held = 0;
   return {
     hold(socket, close) {
       if (held >= settings.max || settings.ms === 0 || socket.destroyed) return false;
       held++;
+      settings.release?.(socket);
       const timer = setTimeout(close, settings.ms);
       timer.unref();
       // the idle timeout (HTTP_IDLE_TIMEOUT_MS) would close a silent one sooner; this timer is its deadline now

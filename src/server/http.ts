@@ -216,7 +216,9 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     newConnectionsPerS: limits.HTTP_MAX_CONNECTIONS_PER_CLIENT === 0 ? 0 : limits.SHED_NEW_CONNECTIONS_PER_S ?? 0,
     minConnections: limits.SHED_CLIENT_MIN_CONNECTIONS ?? 128,
   });
-  const held = heldConnections({ max: heldAtMost(limits), ms: limits.HTTP_HOLD_REFUSED_MS ?? 5_000 });
+  const held = heldConnections({
+    max: heldAtMost(limits), ms: limits.HTTP_HOLD_REFUSED_MS ?? 5_000, release: (socket) => tracker.table.release(socket),
+  });
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const scope = deps.observe?.(req, res);
     if (!scope) return handleRequest(listener, server, req, res);

@@ -48,6 +48,8 @@ export interface ConnectionTable {
   waiting(socket: Socket): boolean;
   /** A request arrived on it (its headers are in). */
   request(req: IncomingMessage, res: ServerResponse, path: string): void;
+  /** Takes a connection out of the table while it stays open: answered and held before it closes (held.ts). */
+  release(socket: Socket): void;
   /** Cuts slow incomplete connections while under pressure (called from the listener's periodic check). */
   sweep(): void;
   /** Open connections and how many were cut to make room (for metrics and tests). */
@@ -232,6 +234,12 @@ class PressureTable implements ConnectionTable {
         this.move(socket, entry, 'idle');
       }
     });
+  }
+
+  release(socket: Socket): void {
+    if (!this.entries.delete(socket)) return;
+    this.leaveIncomplete(socket);
+    this.idle.delete(socket);
   }
 
   sweep(): void {
