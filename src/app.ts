@@ -27,7 +27,7 @@ import { createGraphqlServer, type GraphqlServer } from './graphql/yoga.js';
 import { createLogger, logFailure, yogaLogger, type Logger } from './observability/logger.js';
 import { buildInfo } from './observability/build.js';
 import { graphqlObservability } from './graphql/plugins/use-metrics.js';
-import { createMetrics, type Metrics } from './observability/metrics.js';
+import { createMetrics, registerConnectionMetrics, type Metrics } from './observability/metrics.js';
 import { replicaMetrics } from './observability/replicas.js';
 import { observeRequests } from './observability/request.js';
 import type { PoolMeter } from './request/scope.js';
@@ -221,6 +221,7 @@ function httpServer(settings: Config, parts: {
     errorBodies: { rpc: rpcRefusalBody, graphql: graphqlRefusalBody },
     access: parts.access.hook, warmGraphiql: parts.warmGraphiql,
     budget: parts.budget, streamRefusal: parts.streamRefusal,
+    connectionStats: (read) => registerConnectionMetrics(metrics.registry, read),
   }, settings);
 }
 

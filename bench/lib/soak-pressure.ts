@@ -53,6 +53,7 @@ function probe(ctx: AttackContext): Attack {
   let answered = 0;
   let sent = 0;
   const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'inds_getAllChains', params: [['eth']] });
+  const late: { atS: number; ms: number; outcome: string }[] = [];
   return {
     name: 'probe',
     what: 'a cheap inds_getAllChains every 250 ms from 127.0.0.250 (a fresh connection each time): target answered ≥ 99 %, p99 ≤ 500 ms',
@@ -60,12 +61,17 @@ function probe(ctx: AttackContext): Attack {
       // open loop: one every 250 ms whether or not the previous one was answered (a stalled gateway shows as
       // timeouts, not as fewer probes)
       const inFlight = new Set<Promise<void>>();
+      const started = performance.now();
       while (!stop.stopped) {
         sent++;
+        const at = Math.round((performance.now() - started) / 100) / 10;
         const one = request({ url: `${ctx.base}/v2/rpc`, body, headers: { connection: 'close' }, localAddress: '127.0.0.250', timeoutMs: 10_000 })
           .then((o) => {
             tally.add(outcomeKey(o), o.bytes, o.ms);
-            if (o.status === 200 && o.codes.size === 0) {
+            const ok = o.status === 200 && o.codes.size === 0;
+            // when the probe was late or unanswered: the ramp of the attacks, or all along
+            if (!ok || o.ms > 500) late.push({ atS: at, ms: Math.round(o.ms), outcome: outcomeKey(o) });
+            if (ok) {
               answered++;
               ms.push(o.ms);
             }
@@ -79,7 +85,10 @@ function probe(ctx: AttackContext): Attack {
     stop: () => stop.stop(),
     result: () => {
       const sorted = [...ms].sort((a, b) => a - b);
-      return { ...tally.toJSON(), sent, answered, answeredPercent: sent ? Math.round((answered / sent) * 1000) / 10 : null, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99) };
+      return {
+        ...tally.toJSON(), sent, answered, answeredPercent: sent ? Math.round((answered / sent) * 1000) / 10 : null, p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99),
+        late: late.slice(0, 200),
+      };
     },
   };
 }

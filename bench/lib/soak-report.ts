@@ -118,7 +118,8 @@ export function soakMarkdown(r: SoakResult): string {
   const probe = r.attacks.probe;
   if (probe) {
     lines.push('', `**Probe from another address** (issue 23's target: answered ≥ 99 %, p99 ≤ 500 ms): ${probe.sent} sent, ` +
-      `${probe.answered} answered (${probe.answeredPercent} %), p50 ${probe.p50Ms} ms, p99 ${probe.p99Ms} ms.`);
+      `${probe.answered} answered (${probe.answeredPercent} %), p50 ${probe.p50Ms} ms, p99 ${probe.p99Ms} ms.` +
+      lateProbes(probe.late as { atS: number; ms: number; outcome: string }[] | undefined));
   }
   const reconnecting = r.attacks['reconnecting-slow'];
   if (reconnecting) {
@@ -145,4 +146,11 @@ export function soakMarkdown(r: SoakResult): string {
   }
   lines.push('');
   return lines.join('\n');
+}
+
+/** When the probe was late (over 500 ms) or not answered, in seconds from its start (the attacks ramp up first). */
+function lateProbes(late: { atS: number; ms: number; outcome: string }[] | undefined): string {
+  if (!late?.length) return ' None was later than 500 ms.';
+  const shown = late.slice(0, 12).map((l) => `${l.atS} s: ${l.ms} ms${l.outcome === '200 ok' ? '' : ` (${l.outcome})`}`).join(', ');
+  return ` Late (over 500 ms) or unanswered: ${late.length} — ${shown}${late.length > 12 ? ', …' : ''}.`;
 }

@@ -293,3 +293,30 @@ export function createMetrics(sources: MetricsSources) {
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
+
+/** The listener's connections, read at each scrape (src/server/pressure.ts, src/server/held.ts). */
+export interface ConnectionStats { open: number; waiting: number; held: number; cut: number }
+
+export function registerConnectionMetrics(registry: Registry, read: () => ConnectionStats): void {
+  new Gauge({
+    name: 'igw_http_connections',
+    help: 'Connections by state: open (in the table, HTTP_MAX_CONNECTIONS), waiting (unread, for their address\'s turn: HTTP_MAX_INCOMPLETE_PER_CLIENT), held (refused or cut, answered, closed after HTTP_HOLD_REFUSED_MS: HTTP_MAX_HELD_CONNECTIONS)',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const stats = read();
+      for (const state of ['open', 'waiting', 'held'] as const) this.set({ state }, stats[state]);
+    },
+  });
+  let counted = 0;
+  new Counter({
+    name: 'igw_http_connections_cut_total',
+    help: 'Connections cut to make room in a nearly full table (HTTP_PRESSURE_THRESHOLD_PERCENT)',
+    registers: [registry],
+    collect() {
+      const cut = read().cut;
+      this.inc(cut - counted);
+      counted = cut;
+    },
+  });
+}

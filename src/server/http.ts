@@ -68,6 +68,8 @@ export interface HttpDeps {
    * is full), written before the request is read, its connection then held (held.ts); null: let it through.
    */
   streamRefusal?: () => { status: number; headers: Record<string, string>; body: unknown } | null;
+  /** Given what reads the connections' counts (for /metrics), once the listener is built. */
+  connectionStats?: (read: () => { open: number; waiting: number; held: number; cut: number }) => void;
 }
 
 /** The CORS headers of the GraphQL surface (yoga's own CORS is off: one policy for both surfaces). */
@@ -250,6 +252,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     refuse: refuseConnection(held), cut: cutRequest(listener.surfaceError, held), shed: (socket) => shedder.connectionRetryAfterS(socket),
   });
   server.on('clientError', answerClientError(tracker, listener.surfaceError, held));
+  deps.connectionStats?.(() => ({ ...tracker.table.stats(), held: held.count() }));
   trackForDrain(server);
   return server;
 }

@@ -29,7 +29,7 @@ function rawClient(port: number, address: string): RawClient {
 
 describe('refused connections held before they close', () => {
   it('are answered at once and closed after HTTP_HOLD_REFUSED_MS; past HTTP_MAX_HELD_CONNECTIONS, closed at once', async () => {
-    const { port } = await gatewayWith({});
+    const { port, base } = await gatewayWith({});
     const first = rawClient(port, '127.0.0.60'); // the address's one connection (HTTP_MAX_CONNECTIONS_PER_CLIENT 1)
     await first.connected;
     await sleep(100);
@@ -48,6 +48,10 @@ describe('refused connections held before they close', () => {
     // two are held (the bound), the other two are closed as soon as their answer is written
     await sleep(500);
     expect(over.filter((c) => c.socket.destroyed)).toHaveLength(2);
+    // an operator sees them: out of the table, counted as held
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toMatch(/^igw_http_connections\{state="held"\} 2$/m);
+    expect(metrics).toMatch(/^igw_http_connections\{state="open"\} [12]$/m);
     // what a held one sends is read and dropped, never answered
     const held = over.filter((c) => !c.socket.destroyed);
     held[0]!.socket.write('GET /healthz HTTP/1.1\r\nhost: gw\r\n\r\n');
