@@ -253,6 +253,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
   });
   server.on('clientError', answerClientError(tracker, listener.surfaceError, held));
   deps.connectionStats?.(() => ({ ...tracker.table.stats(), held: held.count() }));
+  heldOf.set(server, held);
   trackForDrain(server);
   return server;
 }
@@ -419,6 +420,9 @@ function routeGraphql(listener: Listener, req: IncomingMessage, res: ServerRespo
 /** Each open connection of a server: requests on it not yet answered, and since when it has had none. */
 const connectionStates = new WeakMap<Server, Map<Socket, { busy: number; idleSince: number }>>();
 
+/** The connections each listener holds before closing them (held.ts): closed at once when it shuts down. */
+const heldOf = new WeakMap<Server, HeldConnections>();
+
 function trackForDrain(server: Server): void {
   const connections = new Map<Socket, { busy: number; idleSince: number }>();
   connectionStates.set(server, connections);
@@ -445,6 +449,8 @@ export function closeGracefully(server: Server, idleGraceMs: number): Promise<vo
   if (!server.listening) return Promise.resolve();
   const connections = connectionStates.get(server) ?? new Map();
   return new Promise((resolve) => {
+    // refused and cut ones have their answer already: nothing to drain
+    heldOf.get(server)?.closeAll();
     let timer: NodeJS.Timeout | undefined;
     // net.Server's own close: stops accepting and calls back once every connection has ended, without
     // http.Server's closing of idle connections (its timeout checks keep running meanwhile)

@@ -1,5 +1,6 @@
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
+import { closeGracefully } from '../../src/server/http.js';
 import { useDatabase, useGateways } from '../support/gateway.js';
 import { openClient, parseResponse, type RawClient } from '../support/sockets.js';
 
@@ -82,5 +83,20 @@ describe('refused connections held before they close', () => {
     expect(answer.status).toBe(429);
     expect(JSON.parse(answer.body)).toEqual({ status: 'error', reason: 'too many connections from this client address' });
     expect(performance.now() - started).toBeLessThan(1_500);
+  });
+
+  it('a shutdown closes the held connections at once: they have their answer, nothing is left to drain', async () => {
+    // a body slower than the minimum rate: cut with 408 through its request's own response, then held
+    const { port, gateway } = await gatewayWith({ HTTP_HOLD_REFUSED_MS: 60_000, HTTP_MIN_BODY_BYTES_PER_S: 1_000, HTTP_BODY_GRACE_MS: 200 });
+    const slow = openClient(port, '127.0.0.62', 'POST /v2/rpc HTTP/1.1\r\nhost: gw\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{');
+    clients.push(slow);
+    while (!slow.received().includes('\r\n\r\n')) await sleep(10);
+    expect(parseResponse(slow.received())?.status).toBe(408);
+    await sleep(200);
+    expect(slow.socket.destroyed).toBe(false); // held
+    const started = performance.now();
+    await closeGracefully(gateway.server, 100);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    await slow.closed;
   });
 });
