@@ -124,7 +124,7 @@ export const configSchema = z.object({
   HTTP_MAX_INCOMPLETE_PER_CLIENT: int(0, 1_000_000).default(8).describe(
     'connections one client address may hold that have not completed a request (still sending headers or a body); one more waits, accepted but unread, until one of them completes or closes (at most `HTTP_MAX_CONNECTIONS` wait in all; past that it is closed on accept). `0`: no limit (behind a proxy, whose one address carries everyone)'),
   HTTP_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000).default(64).describe(
-    'open connections per client address (IPv4 address, IPv6 /64); one over it gets 429 with `Retry-After: 1` and a body, unread, and is closed. Behind a proxy, at least its connection pool. `0`: off'),
+    'open connections per client address (IPv4 address, IPv6 /64); one over it gets 429 with `Retry-After: 1` and a body, unread, and is closed after `HTTP_HOLD_REFUSED_MS`. Behind a proxy, at least its connection pool. `0`: off'),
   HTTP_CLIENT_BYTES_PER_S: int(0, 10_000_000_000).default(4 * 1024 * 1024).describe(
     'response bytes per client address (a token bucket; probes exempt): a client answered more than its burst plus the refill gets 429 with `Retry-After` and an error body of its surface (`-32005` "limit exceeded" with `data.reason` "too much data answered to this client address" and `data.retryAfter`, GraphQL `LIMIT_EXCEEDED`) until its bucket is positive again. `0`: off'),
   HTTP_CLIENT_BURST_BYTES: int(1_024, 10_000_000_000).default(16 * 1024 * 1024).describe(
