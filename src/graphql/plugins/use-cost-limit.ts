@@ -1,6 +1,7 @@
 import { complexityFromQuery } from '@pothos/plugin-complexity';
 import { GraphQLError, Kind, type DefinitionNode, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { clientError } from '../errors.js';
 
 // The cost limit, checked when the operation is about to run: only then are the variables known, and a
 // page size sent as `first: $n` counts what it will fetch. The cost of every field is declared on the
@@ -11,7 +12,7 @@ import type { Plugin } from 'graphql-yoga';
 
 /** The rejection: same code as the other document limits, naming the cost found and the limit. */
 const costRejection = (cost: number, maxCost: number) =>
-  new GraphQLError(
+  clientError(
     `Query Cost limit of ${maxCost} exceeded, found ${cost} (GRAPHQL_MAX_COST; page sizes of nested lists multiply: ask for smaller pages)`,
     { extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } },
   );

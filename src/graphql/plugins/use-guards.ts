@@ -3,6 +3,7 @@ import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type ValidationContext } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { clientError } from '../errors.js';
 import { costLimitPlugin } from './use-cost-limit.js';
 import { resultBudgetPlugin } from './use-result-budget.js';
 
@@ -108,7 +109,7 @@ const useRequestErrorBodies: Plugin = {
 // graphql-js reports variable values that do not coerce (and an unknown operation name) without a code;
 // they are the client's input, so they get BAD_USER_INPUT like every other input error
 const withCode = (error: GraphQLError) =>
-  error.extensions?.code !== undefined ? error : new GraphQLError(error.message, {
+  error.extensions?.code !== undefined ? error : clientError(error.message, {
     nodes: error.nodes, source: error.source, positions: error.positions, path: error.path,
     originalError: error.originalError, extensions: { ...error.extensions, code: 'BAD_USER_INPUT' },
   });
@@ -127,7 +128,7 @@ const useErrorCodes: Plugin = {
 const suggestion = /\s*Did you mean [^?]*\?/g;
 const withoutSuggestion = (error: GraphQLError) => {
   if (!error.message.includes('Did you mean')) return error;
-  return new GraphQLError(error.message.replace(suggestion, ''), {
+  return clientError(error.message.replace(suggestion, ''), {
     nodes: error.nodes, source: error.source, positions: error.positions, path: error.path,
     originalError: error.originalError, extensions: error.extensions,
   });
