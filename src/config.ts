@@ -103,6 +103,8 @@ export const configSchema = z.object({
     'requests per kept-alive connection: the last one is answered with `Connection: close`, one pipelined past it with 503 and a body. `0`: unlimited'),
   HTTP_MAX_CONNECTIONS: int(1, 1_000_000).default(4_096).describe(
     'open connections in all; one over it is closed on accept (no reply: no JavaScript runs for it). Keep it well under `ulimit -n` (the start logs a warning when it is within 256 of it)'),
+  HTTP_ACCEPT_HANDLES: int(1, 64).default(8).describe(
+    'listening handles on the gateway\'s socket (`npm start`): Node 20 accepts one connection per event-loop turn per handle, so with 8 a flood of reconnecting clients cannot keep the kernel\'s accept queue full while the loop is busy. The extra handles are duplicates of the socket, obtained at start through a short-lived child process; `1`: the socket\'s own handle only'),
   HTTP_PRESSURE_THRESHOLD_PERCENT: int(1, 100).default(90).describe(
     'percent of `HTTP_MAX_CONNECTIONS` above which the table is under pressure: each new connection makes room by cutting an older one that has not completed a request (still sending headers or a body; oldest first), else the longest idle kept-alive one (a connection whose request is complete is never cut), and headers and bodies get `HTTP_PRESSURE_TIMEOUT_MS`. `100`: off'),
   HTTP_PRESSURE_TIMEOUT_MS: int(100, 600_000).default(2_000).describe(

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { createDemoPlayer } from './db/seed/player.js';
 import type { EmbeddedDatabase } from './db/embedded.js';
 import { prepareDatabase } from './db/prepare.js';
+import { addAcceptHandles } from './server/accept-handles.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { socketsAtMost } from './server/connections.js';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
@@ -68,9 +69,12 @@ async function main() {
   const player = embedded && playsDemo(config) ? await startDemoPlayer(embedded, config, logger) : undefined;
   if (heapPolicy) collectStartupGarbage();
   await listen(gateway, config);
+  const accepts = await addAcceptHandles(gateway.server, config.HTTP_ACCEPT_HANDLES);
+  if (accepts.count < config.HTTP_ACCEPT_HANDLES) logger.warn(`accepting on ${accepts.count} of ${config.HTTP_ACCEPT_HANDLES} listening handles (HTTP_ACCEPT_HANDLES): no duplicate of the socket could be had`);
   log(`ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 
   const stop = stopper(gateway, config, async () => {
+    accepts.close();
     await player?.stop();
   }, embedded);
   process.on('SIGTERM', () => void stop('SIGTERM'));

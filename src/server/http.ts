@@ -452,13 +452,23 @@ export function closeGracefully(server: Server, idleGraceMs: number): Promise<vo
     // refused and cut ones have their answer already: nothing to drain
     heldOf.get(server)?.closeAll();
     let timer: NodeJS.Timeout | undefined;
+    let closed = false;
+    // done once the server's own connections have ended and so have those its other listening handles took
+    // (src/server/accept-handles.ts: net.Server's close counts only its own)
+    const finished = () => {
+      if (!closed || connections.size > 0) return false;
+      clearTimeout(timer);
+      resolve();
+      return true;
+    };
     // net.Server's own close: stops accepting and calls back once every connection has ended, without
     // http.Server's closing of idle connections (its timeout checks keep running meanwhile)
     NetServer.prototype.close.call(server, () => {
-      clearTimeout(timer);
-      resolve();
+      closed = true;
+      finished();
     });
     const sweep = () => {
+      if (finished()) return;
       const now = performance.now();
       let next = Math.max(idleGraceMs, 10);
       for (const [socket, state] of connections) {
@@ -467,11 +477,16 @@ export function closeGracefully(server: Server, idleGraceMs: number): Promise<vo
         if (idle >= idleGraceMs) socket.destroy();
         else next = Math.min(next, idleGraceMs - idle);
       }
-      timer = setTimeout(sweep, next);
+      timer = setTimeout(sweep, Math.min(next, 100));
       timer.unref();
     };
     sweep();
   });
+}
+
+/** Sockets open on a listener built by createHttpServer, whichever of its handles accepted them. */
+export function openSockets(server: NetServer): number {
+  return connectionStates.get(server as Server)?.size ?? 0;
 }
 
 // One CORS policy for both surfaces: `*` never allows credentials, since echoing any origin with them would
