@@ -21,14 +21,11 @@ export type HttpSettings = Pick<Config,
   Partial<Pick<Config, 'SHED_EVENT_LOOP_LAG_MS' | 'SHED_CLIENT_MIN_BYTES' | 'SHED_TOTAL_BYTES_PER_S' | 'SHED_NEW_CONNECTIONS_PER_S' | 'SHED_CLIENT_MIN_CONNECTIONS'>>;
 
 /**
- * How often timeouts and body rates are checked: a quarter of the shortest limit, between 0.1 and 1 s
- * (Node's own default is 30 s, which would let a 10 s headers timeout fire at 40 s).
+ * How many refused and cut connections are held open before they close, and how long (src/server/held.ts):
+ * HTTP_MAX_HELD_CONNECTIONS and HTTP_HOLD_REFUSED_MS, or 1,024 for 5 s when a caller gives neither.
  */
-/** Refused and cut connections held open before they close (src/server/held.ts), when not configured. */
-const heldByDefault = 1_024;
-
-/** HTTP_MAX_HELD_CONNECTIONS, or the default when a caller gives none. */
-export const heldAtMost = (settings: HttpSettings): number => settings.HTTP_MAX_HELD_CONNECTIONS ?? heldByDefault;
+export const holdSettings = (settings: HttpSettings): { max: number; ms: number } =>
+  ({ max: settings.HTTP_MAX_HELD_CONNECTIONS ?? 1_024, ms: settings.HTTP_HOLD_REFUSED_MS ?? 5_000 });
 
 /**
  * Node's bound on open sockets (server.maxConnections; one over it is closed on accept): the table, as many
@@ -36,9 +33,13 @@ export const heldAtMost = (settings: HttpSettings): number => settings.HTTP_MAX_
  */
 export function socketsAtMost(settings: HttpSettings): number {
   const waiting = settings.HTTP_MAX_CONNECTIONS_PER_CLIENT === 0 || (settings.HTTP_MAX_INCOMPLETE_PER_CLIENT ?? 0) === 0 ? 0 : settings.HTTP_MAX_CONNECTIONS;
-  return settings.HTTP_MAX_CONNECTIONS + waiting + heldAtMost(settings);
+  return settings.HTTP_MAX_CONNECTIONS + waiting + holdSettings(settings).max;
 }
 
+/**
+ * How often timeouts and body rates are checked: a quarter of the shortest limit, between 0.1 and 1 s
+ * (Node's own default is 30 s, which would let a 10 s headers timeout fire at 40 s).
+ */
 export function checkInterval(settings: HttpSettings): number {
   const limits = [settings.HTTP_HEADERS_TIMEOUT_MS, settings.HTTP_REQUEST_TIMEOUT_MS];
   if (settings.HTTP_MIN_BODY_BYTES_PER_S > 0) limits.push(Math.max(settings.HTTP_BODY_GRACE_MS, 100));

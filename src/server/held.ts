@@ -10,10 +10,11 @@ import type { Socket } from 'node:net';
 
 export interface HeldConnections {
   /**
-   * Keeps `socket` open for the hold time, then calls `close` (which must end it); false when the bound is
-   * reached (nothing held: the caller closes it now).
+   * Ends `socket` with `end` (which ends the response or the socket) after the hold time, or now when the bound
+   * is reached; either way a client that does not take its answer is destroyed a second after the end. True
+   * when held.
    */
-  hold(socket: Socket, close: () => void): boolean;
+  endLater(socket: Socket, end: () => void): boolean;
   /** Connections held now. */
   count(): number;
   /** Ends every hold now (shutdown: a held connection has nothing left to finish). */
@@ -27,8 +28,12 @@ export function heldConnections(settings: {
   release?: (socket: Socket) => void;
 }): HeldConnections {
   const held = new Map<Socket, { timer: NodeJS.Timeout; close: () => void }>();
+  const closer = (socket: Socket, end: () => void) => () => {
+    end();
+    setTimeout(() => socket.destroy(), 1_000).unref();
+  };
   let closing = false;
-  const end = (socket: Socket) => {
+  const release = (socket: Socket) => {
     const entry = held.get(socket);
     if (!entry) return;
     held.delete(socket);
@@ -36,9 +41,13 @@ export function heldConnections(settings: {
     entry.close();
   };
   return {
-    hold(socket, close) {
-      if (closing || held.size >= settings.max || settings.ms === 0 || socket.destroyed) return false;
-      const timer = setTimeout(() => end(socket), settings.ms);
+    endLater(socket, end) {
+      const close = closer(socket, end);
+      if (closing || held.size >= settings.max || settings.ms === 0 || socket.destroyed) {
+        close();
+        return false;
+      }
+      const timer = setTimeout(() => release(socket), settings.ms);
       timer.unref();
       held.set(socket, { timer, close });
       settings.release?.(socket);
@@ -54,7 +63,7 @@ export function heldConnections(settings: {
     count: () => held.size,
     closeAll() {
       closing = true;
-      for (const socket of [...held.keys()]) end(socket);
+      for (const socket of [...held.keys()]) release(socket);
     },
   };
 }

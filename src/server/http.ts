@@ -14,7 +14,7 @@ import type { Store } from '../db/store.js';
 import type { GraphqlServer } from '../graphql/yoga.js';
 import type { RpcAnswer } from '../rpc/handler.js';
 import { requestScopes, type RequestScope } from '../request/scope.js';
-import { checkInterval, clientBudget, heldAtMost, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
+import { checkInterval, clientBudget, holdSettings, trackConnections, type ClientBudget, type ConnectionTracker, type HttpSettings } from './connections.js';
 import { assetPrefix, graphiqlPage, wantsGraphiql } from './graphiql.js';
 import { heldConnections, type HeldConnections } from './held.js';
 import { createShedder } from './shedding.js';
@@ -96,19 +96,16 @@ function surfaceErrors(bodies: HttpDeps['errorBodies'] = {}): SurfaceError {
 
 /**
  * An answer written on the socket itself, with `connection: close`; the socket is then ended, at once or,
- * given `held`, when its hold is over (held.ts: it is no longer read meanwhile). A client that does not take
- * the answer is destroyed a second after the end.
+ * given `held`, when its hold is over (held.ts: it is no longer read meanwhile).
  */
 function rawReply(socket: Duplex, status: number, body: unknown, extra = '', held?: HeldConnections) {
   const text = JSON.stringify(body);
-  socket.write(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\n${extra}content-type: application/json; charset=utf-8\r\n` +
-    `content-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
-  const close = () => {
-    socket.end();
-    setTimeout(() => socket.destroy(), 1_000).unref();
-  };
-  if (!held?.hold(socket as Socket, close)) return close();
-  socket.pause(); // what it still sends stays in the kernel: never parsed, never answered
+  const answer = `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nconnection: close\r\n${extra}content-type: application/json; charset=utf-8\r\n` +
+    `content-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
+  if (!held) return void socket.end(answer);
+  socket.write(answer);
+  // what it still sends stays in the kernel: never parsed, never answered
+  if (held.endLater(socket as Socket, () => socket.end())) socket.pause();
 }
 
 /**
@@ -154,7 +151,7 @@ function cutRequest(surfaceError: SurfaceError, held: HeldConnections) {
 /**
  * A refusal answered whole but ended later: the body is written with its content-length (a client has all of
  * it) and `connection: close`; the response ends, and Node closes the connection, when the hold is over, at
- * once if nothing can be held. A client that does not take the answer is closed a second after that.
+ * once if nothing can be held (held.ts).
  */
 function answerAndHold(req: IncomingMessage, res: ServerResponse, held: HeldConnections, status: number, headers: OutgoingHttpHeaders, body: unknown) {
   const text = JSON.stringify(body);
@@ -162,13 +159,8 @@ function answerAndHold(req: IncomingMessage, res: ServerResponse, held: HeldConn
   res.writeHead(status, {
     ...headers, connection: 'close', 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text),
   });
-  const socket = req.socket;
-  const close = () => {
-    res.end();
-    setTimeout(() => socket.destroy(), 1_000).unref();
-  };
   res.write(text);
-  if (!held.hold(socket, close)) close();
+  held.endLater(req.socket, () => res.end());
 }
 
 /**
@@ -218,9 +210,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     newConnectionsPerS: limits.HTTP_MAX_CONNECTIONS_PER_CLIENT === 0 ? 0 : limits.SHED_NEW_CONNECTIONS_PER_S ?? 0,
     minConnections: limits.SHED_CLIENT_MIN_CONNECTIONS ?? 128,
   });
-  const held = heldConnections({
-    max: heldAtMost(limits), ms: limits.HTTP_HOLD_REFUSED_MS ?? 5_000, release: (socket) => tracker.table.release(socket),
-  });
+  const held = heldConnections({ ...holdSettings(limits), release: (socket) => tracker.table.release(socket) });
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const scope = deps.observe?.(req, res);
     if (!scope) return handleRequest(listener, server, req, res);
