@@ -42,6 +42,7 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \
     HEAP_MAX_MB=512 \
+    MALLOC_ARENA_MAX=2 \
     LOG_FORMAT=json \
     EMBEDDED_DATA_DIR=/app/.data/pglite
 WORKDIR /app

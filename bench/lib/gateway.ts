@@ -83,7 +83,7 @@ export async function startServer(opts: {
 }
 
 /** The gateway as the benchmarks run it: response cache off, warn-level logs, no demo data, no per-client byte budget. */
-export function startGateway(opts: { databaseUrl: string; poolMax: number; cpuProfDir?: string }): Promise<ServerProcess> {
+export function startGateway(opts: { databaseUrl: string; poolMax: number; cpuProfDir?: string; env?: Record<string, string> }): Promise<ServerProcess> {
   buildOnce();
   // what `npm start` runs: tsx's loader would measure its own transform (a name helper around every function)
   const args = ['--max-old-space-size=512'];
@@ -93,6 +93,7 @@ export function startGateway(opts: { databaseUrl: string; poolMax: number; cpuPr
     label: 'the gateway',
     args,
     env: {
+      MALLOC_ARENA_MAX: '2', // as npm start sets it
       DATABASE_URL: opts.databaseUrl,
       LOG_LEVEL: 'warn',
       CACHE: 'off',
@@ -101,6 +102,7 @@ export function startGateway(opts: { databaseUrl: string; poolMax: number; cpuPr
       // the per-client byte budget (src/server/connections.ts, 4 MB/s by default) is for many clients; the
       // benchmark is one load generator on one address and would meet it (429s) on ~5 KB answers near 1,000 req/s
       HTTP_CLIENT_BYTES_PER_S: '0',
+      ...opts.env,
     },
   });
 }

@@ -90,7 +90,8 @@ export async function startGateway(
     !/^(DATABASE_URL|PORT|HOST|SEED|NODE_OPTIONS|VITEST.*|LOG_.*|DB_.*|GRAPHQL_.*|RPC_.*|CACHE.*|REDIS_URL|HTTP_.*|CORS_.*|HEAP_MAX_MB)$/.test(k)));
   const child = spawn(process.execPath, [...nodeArgs, ...gatewayArgv], {
     cwd: root,
-    env: { ...inherited, DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), SEED: 'false', LOG_LEVEL: 'warn', LOG_FORMAT: 'json', ...env },
+    // MALLOC_ARENA_MAX as npm start sets it (it is not in gatewayArgv: glibc reads it from the environment)
+    env: { ...inherited, MALLOC_ARENA_MAX: '2', DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: String(port), SEED: 'false', LOG_LEVEL: 'warn', LOG_FORMAT: 'json', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let tail = '';

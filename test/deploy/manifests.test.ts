@@ -27,8 +27,9 @@ const require = createRequire(import.meta.url);
 const CONTRACT_PENDING = new Set<string>([]);
 // Read by the sync command (src/cli/sync.ts options), not by the gateway's config.
 const SYNC_VARIABLES = new Set(['SYNC_SOURCE_URL']);
-// Read by Node itself or its packages; the commit by src/observability/build.ts (igw_build_info).
-const RUNTIME_VARIABLES = new Set(['NODE_ENV', 'GIT_COMMIT']);
+// Read by Node itself or its packages; the commit by src/observability/build.ts (igw_build_info); the malloc
+// arenas by glibc (src/main.ts says which apply).
+const RUNTIME_VARIABLES = new Set(['NODE_ENV', 'GIT_COMMIT', 'MALLOC_ARENA_MAX']);
 const configKeys = new Set(Object.keys(configSchema.shape));
 const known = (name: string) =>
   configKeys.has(name) || CONTRACT_PENDING.has(name) || SYNC_VARIABLES.has(name) || RUNTIME_VARIABLES.has(name);
@@ -434,7 +435,7 @@ describe('Dockerfile', () => {
     expect(order.indexOf('USER')).toBeLessThan(order.indexOf('CMD'));
     expect(steps('runtime', 'EXPOSE').flatMap((e) => e.ports)).toEqual(['8080']);
     const env = Object.fromEntries(steps('runtime', 'ENV').flatMap((e) => e.vars));
-    expect(env).toMatchObject({ HOST: '0.0.0.0', PORT: '8080', NODE_ENV: 'production' });
+    expect(env).toMatchObject({ HOST: '0.0.0.0', PORT: '8080', NODE_ENV: 'production', MALLOC_ARENA_MAX: '2' });
     const cmd = steps('runtime', 'CMD')[0]!.argv;
     expect(cmd.join(' ')).toMatch(/exec node --max-old-space-size=\$\{HEAP_MAX_MB:-\d+\} dist\/main\.js$/);
     const health = steps('runtime', 'HEALTHCHECK')[0]!.argv;

@@ -26,8 +26,9 @@ const jsonLines = (output: string) => output.split('\n').flatMap((line) => {
 describe('heap limit', () => {
   it('npm start gives node an explicit heap limit, from HEAP_MAX_MB (default 512)', () => {
     // `exec`: node replaces npm's shell, so the signals npm forwards (SIGTERM, SIGINT) reach the gateway
-    expect(scripts.start).toBe('exec node --max-old-space-size=${HEAP_MAX_MB:-512} dist/main.js');
-    expect(scripts.dev).toBe('exec node --max-old-space-size=${HEAP_MAX_MB:-512} --import tsx src/main.ts');
+    // (and glibc's malloc arenas bounded: MALLOC_ARENA_MAX, read by glibc before node starts, so set here)
+    expect(scripts.start).toBe('exec env MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} node --max-old-space-size=${HEAP_MAX_MB:-512} dist/main.js');
+    expect(scripts.dev).toBe('exec env MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2} node --max-old-space-size=${HEAP_MAX_MB:-512} --import tsx src/main.ts');
     expect(loadConfig({}).HEAP_MAX_MB).toBe(512);
     expect(() => loadConfig({ HEAP_MAX_MB: '10' })).toThrow(/HEAP_MAX_MB/);
   });
@@ -63,6 +64,18 @@ describe('the real process', skipUnless(onServer, because.noServerForChild), () 
     });
   }
 
+  const glibc = Boolean((process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime);
+  it.skipIf(!glibc)('a process started without MALLOC_ARENA_MAX (glibc) warns, naming the setting', async () => {
+    const gateway = await startGatewayProcess({ DATABASE_URL: db.target.url!, MALLOC_ARENA_MAX: '' }, 30_000);
+    try {
+      const line = jsonLines(gateway.output()).find((l) => typeof l.msg === 'string' && l.msg.startsWith('malloc arenas:'));
+      expect(line?.level).toBe('warn');
+      expect(line!.msg).toContain('MALLOC_ARENA_MAX=2');
+    } finally {
+      await gateway.stop(10_000);
+    }
+  });
+
   it('the start command applies HEAP_MAX_MB and the process says which limit is in effect', async () => {
     const gateway = await startGatewayProcess({ DATABASE_URL: db.target.url!, HEAP_MAX_MB: '200' }, 30_000, { command: scripts.start });
     try {
@@ -70,6 +83,10 @@ describe('the real process', skipUnless(onServer, because.noServerForChild), () 
       expect(line?.level).toBe('info');
       // exactly the configured limit (V8's heap_size_limit would add its young generation: 248 MB here)
       expect(line!.msg).toMatch(/^heap limit: 200 MB \(--max-old-space-size, HEAP_MAX_MB\)$/);
+      // glibc's arenas bounded in node's own environment (env execs node: the same pid), and said at start
+      expect(readFileSync(`/proc/${gateway.child.pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
+      const arenas = jsonLines(gateway.output()).find((l) => typeof l.msg === 'string' && l.msg.startsWith('malloc arenas:'));
+      expect(arenas).toMatchObject({ level: 'info', msg: 'malloc arenas: at most 2 (MALLOC_ARENA_MAX)' });
       expect((await fetch(`${gateway.base}/healthz`)).status).toBe(200);
       // the start banner names every endpoint the listener serves
       const banner = jsonLines(gateway.output()).map((l) => String(l.msg));

@@ -1,4 +1,6 @@
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderGraphiQLApart } from '../../src/graphql/graphiql-render.js';
 import { graphqlGetPath, wire, type WireRequest } from '../support/http.js';
 import { openClient, parseResponse } from '../support/sockets.js';
 import { loadDemo, startTestGateway, type TestGateway, useGateway } from '../support/gateway.js';
@@ -180,6 +182,15 @@ describe('GraphiQL', () => {
     }
     // (before: one 9 MB page, brotli-compressed to ~1.6 MB but re-sent in full on every load)
     expect(total).toBeLessThan(2.5 * 1024 * 1024);
+  });
+
+  it('is rendered in a worker thread, the same page yoga\'s renderer writes (its 9 MB bundle stays out of the gateway\'s heap)', async () => {
+    const options = { title: 'Inscription gateway', defaultQuery: 'query { __typename }' };
+    const apart = await renderGraphiQLApart(options);
+    expect(apart).toBe(renderGraphiQL(options));
+    expect(apart.length).toBeGreaterThan(5_000_000);
+    // what yoga adds to the options and JSON does not carry (a function) is left out, as the page would
+    expect(await renderGraphiQLApart({ ...options, fetcher: () => 1 } as never)).toBe(apart);
   });
 
   it('revalidates: 304 for the page (no-cache + ETag) and for an asset (immutable + ETag), per coding', async () => {
