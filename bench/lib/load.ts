@@ -63,6 +63,8 @@ export interface HttpLoad {
   expectBody?: string;
   /** Instead of expectBody: a check of each answer's body (false counts as a failure). */
   verifyBody?: (body: string) => boolean;
+  /** The body of each request in turn, over all connections (instead of `body` every time). */
+  nextBody?: () => string;
   connections: number;
   seconds: number;
 }
@@ -97,6 +99,7 @@ export function runHttp(load: HttpLoad): Promise<Measurement> {
         duration: load.seconds,
         timeout: 30,
         ...(verifyBody ? { verifyBody } : {}),
+        ...(load.nextBody ? { requests: [{ setupRequest: (request: object) => ({ ...request, body: load.nextBody!() }) }] } : {}),
       },
       (error, result) => {
         if (error) return reject(error);

@@ -122,10 +122,10 @@ export async function loadFixture(sql: Sql, database: string, deepHolderOffset =
 
 const paging = { defaultPageSize: 10, maxPageSize: 1_000 };
 const v2Methods = createRpcTables().v2;
-const rpcBody = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+export const rpcBody = (method: string, params: unknown[]) => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 
 /** The GraphQL request a v2 call runs in-process: its document with the variables it decodes to. */
-function graphqlBody(method: string, params: unknown[]): string {
+export function graphqlBody(method: string, params: unknown[]): string {
   const spec = v2Methods.find((m) => m.names.includes(method));
   if (!spec) throw new Error(`no v2 method ${method}`);
   const p = decodeParams(spec.layouts, params, paging);
