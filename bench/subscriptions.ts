@@ -2,7 +2,7 @@
 //                                 [--addresses 40] [--blocks 20] [--every 500]
 //
 // Live updates under load: the real gateway process (src/main.ts, heap limit 512 MB as `npm start`) on a
-// fresh database with the demo data, default limits. Holds `--subscriptions` open SSE subscriptions to
+// fresh database with the demo data, default limits (but for the pace of new streams: they all open at once). Holds `--subscriptions` open SSE subscriptions to
 // `blocks` (spread over `--addresses` loopback addresses, so the per-client caps stay at their defaults),
 // then commits `--blocks` new blocks the way the indexer does (one transaction each, triggers on), one every
 // `--every` ms. Delivery latency = the time an event is read by the client minus the time its COMMIT
@@ -73,7 +73,8 @@ let gateway: Awaited<ReturnType<typeof startGatewayProcess>> | undefined;
 const writer = postgres(url.toString(), { max: 1, onnotice: () => {} });
 let record: Record<string, unknown> = {};
 try {
-  gateway = await startGatewayProcess({ DATABASE_URL: url.toString(), SEED: 'true', LOG_LEVEL: 'info', CACHE: 'false' }, 180_000,
+  // (its subscriptions all open at once, a setup step: not paced, SUBSCRIPTIONS_MAX_NEW_PER_S=0, so that delivery is what is measured)
+  gateway = await startGatewayProcess({ DATABASE_URL: url.toString(), SEED: 'true', LOG_LEVEL: 'info', CACHE: 'false', SUBSCRIPTIONS_MAX_NEW_PER_S: '0' }, 180_000,
     { nodeArgs: ['--max-old-space-size=512'] });
   const port = Number(new URL(gateway.base).port);
   const pid = gateway.child.pid!;

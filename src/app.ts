@@ -84,7 +84,7 @@ export type GatewayConfig = Pick<Config,
   Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PER_CLIENT' | 'SUBSCRIPTIONS_MAX_PER_CONNECTION' | 'SUBSCRIPTIONS_MAX_QUEUE'>> &
   Partial<Pick<Config, 'GRAPHQL_MAX_VARIABLES_BYTES' | 'GRAPHQL_MAX_STRING_LENGTH' | 'GRAPHQL_MAX_LIST_LENGTH'>> &
   Partial<Pick<Config, 'SUBSCRIPTIONS_MAX_PENDING_BYTES' | 'SUBSCRIPTIONS_MAX_PENDING_TOTAL_BYTES' | 'SUBSCRIPTIONS_MAX_OPEN' |
-    'SUBSCRIPTIONS_MAX_CONNECTION_SHARE'>> &
+    'SUBSCRIPTIONS_MAX_CONNECTION_SHARE' | 'SUBSCRIPTIONS_MAX_NEW_PER_S'>> &
   Partial<OperationsConfig> & Partial<StoreLimits> & Partial<HttpSettings> & Partial<Pick<Config, 'CORS_CREDENTIALS'>> &
   Partial<Pick<Config, 'ANONYMOUS_ACCESS' | 'ANONYMOUS_SHARE' | 'API_KEYS_RELOAD_MS' | 'QUOTA_GATEWAYS' | 'BAD_KEY_FREE_FAILURES' | 'BAD_KEY_MAX_BLOCK_S'>> &
   // history depth, load shedding
@@ -338,6 +338,7 @@ function streamPlugins(settings: Config, budget: ReturnType<typeof clientBudget>
     maxOpen: Math.min(settings.SUBSCRIPTIONS_MAX_OPEN, Math.floor(settings.SUBSCRIPTIONS_MAX_CONNECTION_SHARE * settings.HTTP_MAX_CONNECTIONS)),
     maxPerClient: settings.SUBSCRIPTIONS_MAX_PER_CLIENT,
     maxPerConnection: settings.SUBSCRIPTIONS_MAX_PER_CONNECTION,
+    maxNewPerSecond: settings.SUBSCRIPTIONS_MAX_NEW_PER_S,
     clientKey,
     // a keyed stream counts against its key (max_streams, else the per-client cap), not its address
     keyedCap: (req) => {

@@ -187,6 +187,8 @@ export const configSchema = z.object({
     'the same over every stream (an event rendered once for many streams counts once): an event that would take it past this cuts its stream the same way (`SLOW_CONSUMER`)'),
   SUBSCRIPTIONS_MAX_OPEN: int(0, 1_000_000).default(10_000).describe(
     'open subscriptions in all, at most `SUBSCRIPTIONS_MAX_CONNECTION_SHARE` × `HTTP_MAX_CONNECTIONS`; one more gets HTTP 503 with `Retry-After` and an error (`TOO_MANY_SUBSCRIPTIONS`)'),
+  SUBSCRIPTIONS_MAX_NEW_PER_S: int(0, 1_000_000).default(100).describe(
+    'new subscriptions per second over every client without an API key (a bucket of one second\'s worth), since each costs a full GraphQL request to set up: one more gets HTTP 503 with `Retry-After: 1` and an error (`TOO_MANY_SUBSCRIPTIONS`), before its body is read. A request presenting a key is not paced (its key is checked before anything runs, and its streams are capped per key). `0`: none'),
   SUBSCRIPTIONS_MAX_CONNECTION_SHARE: z.coerce.number().min(0).max(1).default(0.5).describe(
     'share of `HTTP_MAX_CONNECTIONS` that streams may hold (each stream holds its connection), so idle streams cannot fill the connection table; past it the same answer as `SUBSCRIPTIONS_MAX_OPEN`'),
   METRICS_MAX_OPERATIONS: int(1, 10_000).default(100).describe(

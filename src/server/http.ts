@@ -65,9 +65,10 @@ export interface HttpDeps {
   budget?: ClientBudget;
   /**
    * The answer to an event-stream request on /graphql when no stream may open now (the gateway's stream count
-   * is full), written before the request is read, its connection then held (held.ts); null: let it through.
+   * is full, or streams are opening faster than their pace), written before the request is read, its
+   * connection then held (held.ts); null: let it through.
    */
-  streamRefusal?: () => { status: number; headers: Record<string, string>; body: unknown } | null;
+  streamRefusal?: (req: IncomingMessage) => { status: number; headers: Record<string, string>; body: unknown } | null;
   /** Given what reads the connections' counts (for /metrics), once the listener is built. */
   connectionStats?: (read: () => { open: number; waiting: number; held: number; cut: number }) => void;
 }
@@ -284,7 +285,7 @@ function refusedForLoad(
 /** An event stream asked for while none may open (HttpDeps.streamRefusal): answered, held; true when refused. */
 function refusedStream(deps: HttpDeps, req: IncomingMessage, res: ServerResponse, path: string, held: HeldConnections): boolean {
   if (!deps.streamRefusal || (path !== '/graphql' && path !== '/graphql/') || !req.headers.accept?.includes('text/event-stream')) return false;
-  const answer = deps.streamRefusal();
+  const answer = deps.streamRefusal(req);
   if (!answer) return false;
   answerAndHold(req, res, held, answer.status, answer.headers, answer.body);
   return true;

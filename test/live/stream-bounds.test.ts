@@ -160,12 +160,12 @@ describe('slow consumers', () => {
 });
 
 /** Reads an SSE response body into `text`; `stop` aborts it. */
-function stream(base: string, query: string, variables: Record<string, unknown> = {}) {
+function stream(base: string, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
   const controller = new AbortController();
   const state = { text: '', status: 0, headers: new Headers(), done: false };
   const started = fetch(`${base}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
     body: JSON.stringify({ query, variables }),
     signal: controller.signal,
   }).then(async (reply) => {
@@ -261,6 +261,38 @@ describe('the streams\' share of the connection table', () => {
       await waitFor(async () => live.gateway.live.open() === 4 && next.state.status !== 0, 5_000);
       expect(next.state.status).toBe(200);
       for (const s of [...open, next]) s.stop();
+    } finally {
+      await live.close();
+    }
+  });
+});
+
+describe('the pace of new streams', () => {
+  it('refuses streams opening faster than SUBSCRIPTIONS_MAX_NEW_PER_S before yoga (503, Retry-After: 1), not a keyed request, and refills', async () => {
+    const live = await startTestGateway(db, { CACHE: true, SUBSCRIPTIONS_MAX_NEW_PER_S: 3 });
+    try {
+      const blocks = 'subscription { blocks { height } }';
+      const open = Array.from({ length: 3 }, () => stream(live.base, blocks));
+      await waitFor(async () => live.gateway.live.open() === 3, 5_000);
+      const refused = stream(live.base, blocks);
+      await waitFor(async () => refused.state.done, 5_000);
+      expect(refused.state.status).toBe(503);
+      expect(refused.state.headers.get('retry-after')).toBe('1');
+      expect(JSON.parse(refused.state.text)).toEqual({ errors: [{
+        message: 'Too many subscriptions opening at once on this gateway (SUBSCRIPTIONS_MAX_NEW_PER_S): retry in a second',
+        extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' },
+      }] });
+      // a request presenting a key is not paced: it reaches the access check (this key is unknown: 401)
+      const keyed = stream(live.base, blocks, {}, { 'x-api-key': 'igw_unknown_key_0000000000000000' });
+      await waitFor(async () => keyed.state.done, 5_000);
+      expect(keyed.state.status).toBe(401);
+      // the bucket refills: a second later one more opens
+      await new Promise((r) => setTimeout(r, 1_100));
+      const later = stream(live.base, blocks);
+      await waitFor(async () => live.gateway.live.open() === 4 && later.state.status !== 0, 5_000);
+      expect(later.state.status).toBe(200);
+      for (const s of [...open, later]) s.stop();
+      await waitFor(async () => live.gateway.live.open() === 0, 5_000);
     } finally {
       await live.close();
     }

@@ -24,6 +24,10 @@ export interface SubscriptionLimits {
   keyedCap?: (req: IncomingMessage | undefined) => { id: string; max: number } | null;
   /** The share of maxOpen that streams without an API key may hold together now (ANONYMOUS_SHARE; 1: all). */
   anonymousShare?: () => number;
+  /** New streams per second without an API key, over all clients (SUBSCRIPTIONS_MAX_NEW_PER_S); 0 or none: not paced. */
+  maxNewPerSecond?: number;
+  /** The clock of that pace (tests); default: performance.now. */
+  now?: () => number;
 }
 
 /** Seconds a client refused for the gateway's stream count is told to wait. */
@@ -54,6 +58,37 @@ const tooManyInAllAnswer: EarlyAnswer = {
   body: { errors: [{ message: tooManyInAll().message, extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } }] },
 };
 
+/**
+ * Setting a stream up is a whole GraphQL request through yoga (about 1.5–4 ms of the thread), so thousands of
+ * clients opening streams at once kept it busy for seconds while cheap requests waited in the accept queue
+ * (bench/README.md). Event-stream requests without a key are paced: refused before their body is read, their
+ * connection held (src/server/held.ts), so a crowd opening streams costs a short write each.
+ */
+const openingTooFastAnswer: EarlyAnswer = {
+  status: 503,
+  headers: { 'retry-after': '1' },
+  body: { errors: [{ message: 'Too many subscriptions opening at once on this gateway (SUBSCRIPTIONS_MAX_NEW_PER_S): retry in a second', extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } }] },
+};
+
+/** A request presenting an API key (src/access/gate.ts reads the same two headers): checked by the access hook before anything runs. */
+const presentsKey = (req: IncomingMessage) => req.headers.authorization !== undefined || req.headers['x-api-key'] !== undefined;
+
+/** A bucket of `perSecond` tokens, refilled continuously: take() is false when it is empty. */
+function pace(perSecond: number, now: () => number) {
+  let tokens = perSecond;
+  let at = now();
+  return {
+    take(): boolean {
+      const t = now();
+      tokens = Math.min(perSecond, tokens + ((t - at) / 1000) * perSecond);
+      at = t;
+      if (tokens < 1) return false;
+      tokens -= 1;
+      return true;
+    },
+  };
+}
+
 /** Who holds a stream: its API key or client address (the per-client count), and its connection. */
 function holderOf(limits: SubscriptionLimits, req: IncomingMessage | undefined): Holder {
   const socket = req?.socket;
@@ -67,6 +102,7 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
   const perSocket = new WeakMap<Socket, number>();
   let open = 0;
   let openAnonymous = 0;
+  const opening = limits.maxNewPerSecond ? pace(limits.maxNewPerSecond, limits.now ?? (() => performance.now())) : null;
   const anonymousFull = () => {
     const share = limits.anonymousShare?.() ?? 1;
     return limits.maxOpen !== undefined && share < 1 && openAnonymous >= Math.max(1, Math.floor(limits.maxOpen * share));
@@ -136,6 +172,10 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
     // at the cap, the listener refuses an event-stream request before its body is read or parsed (and holds
     // its connection a while: src/server/held.ts), so a crowd of refused clients reconnecting costs as little
     // as possible; the check in onSubscribe stays the bound
-    earlyRefusal: (): EarlyAnswer | null => (limits.maxOpen !== undefined && open >= limits.maxOpen ? tooManyInAllAnswer : null),
+    earlyRefusal: (req: IncomingMessage): EarlyAnswer | null => {
+      if (limits.maxOpen !== undefined && open >= limits.maxOpen) return tooManyInAllAnswer;
+      if (opening && !presentsKey(req) && !opening.take()) return openingTooFastAnswer;
+      return null;
+    },
   };
 }
