@@ -6,8 +6,7 @@ import type { Socket } from 'node:net';
 // for everyone else. The answer says `connection: close`, so an HTTP client reads it and closes at once: it
 // never waits. Bounded in count (HTTP_MAX_HELD_CONNECTIONS, outside HTTP_MAX_CONNECTIONS); past it a
 // connection is closed as soon as its answer is written, as before. A held connection costs about 3 KB of
-// heap (7,744 held: +24 MB). Each is held between half the hold time and all of it, at random: clients
-// refused together in a burst would otherwise all be let go, and come back, together (bench/README.md).
+// heap (7,744 held: +24 MB).
 
 export interface HeldConnections {
   /**
@@ -27,10 +26,7 @@ export function heldConnections(settings: {
   ms: number;
   /** Called as a connection is held: it leaves the connection table (its place is for a connection that works). */
   release?: (socket: Socket) => void;
-  /** Where in [ms / 2, ms] a hold ends, from 0 to 1 (tests); default Math.random. */
-  random?: () => number;
 }): HeldConnections {
-  const random = settings.random ?? Math.random;
   const held = new Map<Socket, { timer: NodeJS.Timeout; close: () => void }>();
   const closer = (socket: Socket, end: () => void) => () => {
     end();
@@ -51,7 +47,7 @@ export function heldConnections(settings: {
         close();
         return false;
       }
-      const timer = setTimeout(() => release(socket), (settings.ms / 2) * (1 + random()));
+      const timer = setTimeout(() => release(socket), settings.ms);
       timer.unref();
       held.set(socket, { timer, close });
       settings.release?.(socket);

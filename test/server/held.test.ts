@@ -29,7 +29,7 @@ function rawClient(port: number, address: string): RawClient {
 }
 
 describe('refused connections held before they close', () => {
-  it('are answered at once and closed after ½–1 × HTTP_HOLD_REFUSED_MS; past HTTP_MAX_HELD_CONNECTIONS, closed at once', async () => {
+  it('are answered at once and closed after HTTP_HOLD_REFUSED_MS; past HTTP_MAX_HELD_CONNECTIONS, closed at once', async () => {
     const { port, base } = await gatewayWith({});
     const first = rawClient(port, '127.0.0.60'); // the address's one connection (HTTP_MAX_CONNECTIONS_PER_CLIENT 1)
     await first.connected;
@@ -58,7 +58,7 @@ describe('refused connections held before they close', () => {
     held[0]!.socket.write('GET /healthz HTTP/1.1\r\nhost: gw\r\n\r\n');
     await Promise.all(held.map((c) => c.closed));
     const heldFor = performance.now() - started;
-    expect(heldFor).toBeGreaterThanOrEqual(1_450);
+    expect(heldFor).toBeGreaterThanOrEqual(2_900);
     expect(heldFor).toBeLessThan(6_000);
     expect(held[0]!.received().match(/HTTP\/1\.1/g)).toHaveLength(1);
     expect(first.socket.destroyed).toBe(false);
