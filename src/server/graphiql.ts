@@ -150,11 +150,13 @@ function notFound(res: ServerResponse) {
   res.end(JSON.stringify({ errors: [{ message: 'Not found: no such GraphiQL asset', extensions: { code: 'NOT_FOUND' } }] }));
 }
 
-export function graphiqlPage(render: () => Promise<Rendered>, options: { compress: boolean }): Graphiql {
+export function graphiqlPage(render: () => Promise<Rendered>, options: { compress: boolean; retryAfterMs?: number }): Graphiql {
   let bundle: Promise<Bundle> | undefined;
   const ready = () => {
     bundle ??= render().then((rendered) => bundleOf(rendered, options.compress)).catch((error: unknown) => {
-      bundle = undefined; // tried again by the next request
+      // tried again a while later, not by every request: a render is a worker thread (src/graphql/graphiql-render.ts),
+      // and a client must not be able to start one per load while rendering fails
+      setTimeout(() => { bundle = undefined; }, options.retryAfterMs ?? 30_000).unref();
       throw error;
     });
     return bundle;

@@ -201,7 +201,7 @@ export function createHttpServer(deps: HttpDeps, limits: HttpSettings): Server {
     overLimit: new WeakSet(),
   };
   // rendered, split and compressed at start (in the background), not on the first load
-  if (deps.warmGraphiql) listener.graphiql?.warm().catch(() => {}); // (a failure is tried again by the first load)
+  if (deps.warmGraphiql) listener.graphiql?.warm().catch(() => {}); // (a failure is tried again 30 s later)
   const budget = deps.budget ?? clientBudget({ bytesPerS: limits.HTTP_CLIENT_BYTES_PER_S, burstBytes: limits.HTTP_CLIENT_BURST_BYTES });
   const shedder = createShedder({
     lagMs: limits.SHED_EVENT_LOOP_LAG_MS ?? 0,
