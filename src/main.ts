@@ -101,7 +101,7 @@ function reportLimits(config: Config, logger: Logger): void {
 /**
  * Says how many malloc arenas glibc may keep. Its default (8 per core) gives the threads that compress, hash
  * and resolve arenas of their own, and what they free is kept: with every attack of bench:soak at once the
- * RSS peaked 127 MB higher than with MALLOC_ARENA_MAX=2 (bench/README.md). glibc reads it before the process
+ * RSS peaked 70–128 MB higher than with MALLOC_ARENA_MAX=2 (bench/README.md). glibc reads it before the process
  * starts, so the start command sets it (npm start, the image); other C libraries ignore it.
  */
 function reportMallocArenas(logger: Logger): void {

@@ -26,8 +26,6 @@ export interface SubscriptionLimits {
   anonymousShare?: () => number;
   /** New streams per second without an API key, over all clients (SUBSCRIPTIONS_MAX_NEW_PER_S); 0 or none: not paced. */
   maxNewPerSecond?: number;
-  /** The clock of that pace (tests); default: performance.now. */
-  now?: () => number;
 }
 
 /** Seconds a client refused for the gateway's stream count is told to wait. */
@@ -102,7 +100,7 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
   const perSocket = new WeakMap<Socket, number>();
   let open = 0;
   let openAnonymous = 0;
-  const opening = limits.maxNewPerSecond ? pace(limits.maxNewPerSecond, limits.now ?? (() => performance.now())) : null;
+  const opening = limits.maxNewPerSecond ? pace(limits.maxNewPerSecond, () => performance.now()) : null;
   const anonymousFull = () => {
     const share = limits.anonymousShare?.() ?? 1;
     return limits.maxOpen !== undefined && share < 1 && openAnonymous >= Math.max(1, Math.floor(limits.maxOpen * share));
