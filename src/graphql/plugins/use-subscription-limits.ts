@@ -2,6 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { readCredentials } from '../../access/gate.js';
+import { refill } from '../../access/limits.js';
 import { onSocketClose } from '../socket-close.js';
 
 // Caps on open subscriptions, counted from the moment one is admitted until its stream ends (client gone,
@@ -68,20 +70,18 @@ const openingTooFastAnswer: EarlyAnswer = {
   body: { errors: [{ message: 'Too many subscriptions opening at once on this gateway (SUBSCRIPTIONS_MAX_NEW_PER_S): retry in a second', extensions: { code: 'TOO_MANY_SUBSCRIPTIONS' } }] },
 };
 
-/** A request presenting an API key (src/access/gate.ts reads the same two headers): checked by the access hook before anything runs. */
-const presentsKey = (req: IncomingMessage) => req.headers.authorization !== undefined || req.headers['x-api-key'] !== undefined;
+/** A request presenting an API key, valid or not: the access hook checks it (401 if bad) before anything runs. */
+const presentsKey = (req: IncomingMessage) => readCredentials(req.headers).kind !== 'none';
 
-/** A bucket of `perSecond` tokens, refilled continuously: take() is false when it is empty. */
-function pace(perSecond: number, now: () => number) {
-  let tokens = perSecond;
-  let at = now();
+/** A bucket of `perSecond` tokens refilled continuously (the quotas' arithmetic): take() is false when it is empty. */
+function pace(perSecond: number) {
+  const limits = { ratePerS: perSecond, burst: perSecond, dailyAllowance: null };
+  const bucket = { tokens: perSecond, ts: performance.now() };
   return {
     take(): boolean {
-      const t = now();
-      tokens = Math.min(perSecond, tokens + ((t - at) / 1000) * perSecond);
-      at = t;
-      if (tokens < 1) return false;
-      tokens -= 1;
+      refill(bucket, limits, performance.now());
+      if (bucket.tokens < 1) return false;
+      bucket.tokens -= 1;
       return true;
     },
   };
@@ -100,7 +100,7 @@ export function subscriptionLimitsPlugin(limits: SubscriptionLimits) {
   const perSocket = new WeakMap<Socket, number>();
   let open = 0;
   let openAnonymous = 0;
-  const opening = limits.maxNewPerSecond ? pace(limits.maxNewPerSecond, () => performance.now()) : null;
+  const opening = limits.maxNewPerSecond ? pace(limits.maxNewPerSecond) : null;
   const anonymousFull = () => {
     const share = limits.anonymousShare?.() ?? 1;
     return limits.maxOpen !== undefined && share < 1 && openAnonymous >= Math.max(1, Math.floor(limits.maxOpen * share));
