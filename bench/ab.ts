@@ -16,6 +16,7 @@ import { checkReply, repoRoot, waitReady } from './lib/gateway.js';
 import { cpuMs, loadAverage, runHttp, sameAnswerAs } from './lib/load.js';
 import { loadOptions, loadSettings, selectedBy } from './lib/cli.js';
 import { buildScenarios, loadFixture } from './lib/scenarios.js';
+import { median } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -46,11 +47,6 @@ async function start(dir: string): Promise<{ base: string; child: ChildProcess }
   await waitReady(base, child);
   return { base, child };
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((x, y) => x - y);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 
 async function main() {
   const admin = postgres(settings.databaseUrl, { max: 1, onnotice: () => {} });

@@ -28,6 +28,7 @@ import { startRedis, type OwnRedis } from '../test/support/redis-server.js';
 import { loadAverage } from './lib/load.js';
 import { resultsDir } from './lib/scenarios.js';
 import { createSeededDatabase, startGateway, type SoakDatabase, type SoakGateway } from './lib/soak-gateway.js';
+import { median } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -185,10 +186,6 @@ async function main() {
     await cleanUp();
   }
 
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
   const summary = Object.fromEntries(modes.map((mode) => {
     const of = runs.filter((r) => r.mode === mode);
     return [mode, {

@@ -30,6 +30,7 @@ import { startRedis, type OwnRedis } from '../test/support/redis-server.js';
 import { loadAverage, summarise, type Measurement } from './lib/load.js';
 import { resultsDir } from './lib/scenarios.js';
 import { createSeededDatabase, startGateway, type SoakDatabase, type SoakGateway } from './lib/soak-gateway.js';
+import { median } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -181,10 +182,6 @@ async function main() {
     await cleanUp();
   }
 
-  const median = (xs: number[]) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-  };
   const summary = Object.fromEntries(modes.map((mode) => {
     const of = runs.filter((r) => r.mode === mode);
     const shares = of.map((r) => r.waitedShare).filter((v): v is number => v !== undefined);

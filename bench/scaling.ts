@@ -32,6 +32,7 @@ import { cpuMs, loadAverage, percentile, runHttp, type Measurement } from './lib
 import { createPgInstance, startLoadedPrimary, type PgInstance } from './lib/private-pg.js';
 import { buildScenarios, loadFixture, resultsDir, type Scenario } from './lib/scenarios.js';
 import { freePort } from '../test/support/ports.js';
+import { median } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -62,10 +63,6 @@ const counters = values.counters as 'batched' | 'rows';
 if (counters !== 'batched' && counters !== 'rows') throw new Error('--counters batched|rows');
 const log = (s: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${s}`);
 const root = fileURLToPath(new URL('..', import.meta.url));
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? 0 : s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const r1 = (x: number) => Math.round(x * 10) / 10;
 const r2 = (x: number) => Math.round(x * 100) / 100;
 
