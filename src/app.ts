@@ -1,5 +1,5 @@
 import type { Server } from 'node:http';
-import { configSchema, type Config } from './config.js';
+import { loadConfig, type Config } from './config.js';
 import type { Sql } from './db/client.js';
 import { within } from './db/deadline.js';
 import type { NotificationSource } from './db/live-events.js';
@@ -96,11 +96,11 @@ export type OperationsConfig = Pick<Config,
   'REDIS_COMMAND_TIMEOUT_MS' | 'REDIS_BREAKER_FAILURES' | 'REDIS_BREAKER_OPEN_MS' | 'DATA_VERSION_POLL_MS' | 'DATA_VERSION_LISTEN' | 'LOG_LEVEL' | 'METRICS_MAX_OPERATIONS'>;
 
 /**
- * Every setting's default (src/config.ts), read here once: a gateway built from a partial config (tests,
+ * Every setting's default (src/config.ts, the held-connection bound from this process's open-file limit), read here once: a gateway built from a partial config (tests,
  * tools) gets them for what it leaves out, and the parts below are handed complete values (none of them
  * reads the config schema).
  */
-const configDefaults: Config = configSchema.parse({});
+const configDefaults: Config = loadConfig({});
 
 type GatewayTarget = { url?: string; socketPath?: string; notifications?: NotificationSource };
 type Paging = { defaultPageSize: number; maxPageSize: number; historyMaxOffset: number };

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { expandHosts, expandUrlList } from './domain/database-urls.js';
 
@@ -121,8 +122,8 @@ export const configSchema = z.object({
     'connection shedding never refuses an address whose recent new connections (decayed, half-life 10 s) number less than this: about 9 new connections a second sustained; a client that keeps its connections alive stays far below it'),
   HTTP_HOLD_REFUSED_MS: int(0, 60_000).default(20_000).describe(
     'a refused or cut connection (429 over the per-client cap or shed, 408 too slow, 503 no room for another stream) gets its answer at once, with `connection: close`, but is closed only after this long, reading and dropping what it sends: an HTTP client closes it as soon as it has read the answer, while a client that reconnects the moment it is closed waits, instead of making the gateway accept, parse and answer it every few milliseconds. Keep it under `HTTP_IDLE_TIMEOUT_MS` and `HTTP_REQUEST_TIMEOUT_MS`. `0`: closed at once'),
-  HTTP_MAX_HELD_CONNECTIONS: int(0, 1_000_000).default(8_192).describe(
-    'connections held by `HTTP_HOLD_REFUSED_MS` at once, outside `HTTP_MAX_CONNECTIONS` (Node\'s own bound on open sockets is the sum of the two, the connections waiting for their address\'s turn, and this); past it a refused one is closed as soon as its answer is written, and a client that reconnects at once is back in the accept queue. Many addresses reconnecting together reach 8,192 within seconds (`bench/README.md`); where `ulimit -n` allows, raise it (about 3 KB of heap each)'),
+  HTTP_MAX_HELD_CONNECTIONS: int(0, 1_000_000).optional().describe(
+    'connections held by `HTTP_HOLD_REFUSED_MS` at once, outside `HTTP_MAX_CONNECTIONS` (Node\'s own bound on open sockets is the sum of the two, the connections waiting for their address\'s turn, and this); past it a refused one is closed as soon as its answer is written, and a client that reconnects at once is back in the accept queue. Unset: what the open-file limit (`ulimit -n`) leaves after the table, the waiting connections and 1,024 descriptors for the rest, between 1,024 and 16,384 (8,192 when the limit cannot be read), since many addresses reconnecting together reach 8,192 within seconds (`bench/README.md`); a held connection costs about 3 KB of heap'),
   HTTP_MAX_INCOMPLETE_PER_CLIENT: int(0, 1_000_000).default(8).describe(
     'connections one client address may hold that have not completed a request (still sending headers or a body); one more waits, accepted but unread, until one of them completes or closes (at most `HTTP_MAX_CONNECTIONS` wait in all; past that it is closed on accept). `0`: no limit (behind a proxy, whose one address carries everyone)'),
   HTTP_MAX_CONNECTIONS_PER_CLIENT: int(0, 1_000_000).default(64).describe(
@@ -221,7 +222,7 @@ function postgresUrls(expand: (value: string) => string[]) {
 
 export class ConfigError extends Error {}
 
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+export function loadConfig(env: Record<string, string | undefined> = process.env, fileLimit: number | null = openFileLimit()): Config {
   // Treat empty variables as unset: `DATABASE_URL= npm start` should mean "no database URL".
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = configSchema.safeParse(cleaned);
@@ -254,7 +255,38 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     conflicts.push('  DATABASE_READ_NAMES: names must differ (each replica gets its own metric series)');
   }
   if (conflicts.length > 0) throw new ConfigError(`Invalid configuration:\n${conflicts.join('\n')}`);
+  config.HTTP_MAX_HELD_CONNECTIONS ??= heldConnectionsDefault(config, fileLimit);
   return config;
+}
+
+/** This process's open-file limit (`ulimit -n`, as Node raised it at start), or null where it cannot be read. */
+export function openFileLimit(): number | null {
+  try {
+    const soft = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
+    return soft ? Number(soft) : null;
+  } catch {
+    return null;
+  }
+}
+
+type SocketSettings = Pick<Config, 'HTTP_MAX_CONNECTIONS' | 'HTTP_MAX_CONNECTIONS_PER_CLIENT'> & Partial<Pick<Config, 'HTTP_MAX_INCOMPLETE_PER_CLIENT'>>;
+
+/** Connections accepted but unread while their address has HTTP_MAX_INCOMPLETE_PER_CLIENT in progress: at most the table again. */
+export function waitingAtMost(settings: SocketSettings): number {
+  const off = settings.HTTP_MAX_CONNECTIONS_PER_CLIENT === 0 || (settings.HTTP_MAX_INCOMPLETE_PER_CLIENT ?? 0) === 0;
+  return off ? 0 : settings.HTTP_MAX_CONNECTIONS;
+}
+
+/**
+ * HTTP_MAX_HELD_CONNECTIONS when it is not set: the descriptors `fileLimit` leaves after the table, the waiting
+ * connections and 1,024 for the rest (pool, files), between 1,024 and 16,384; 8,192 without a limit to read.
+ * The connection attacks together reached 8,192 held within 12 s; at 11,000 the accept queue overflowed half as
+ * often and the probe was never late after the first second (bench/README.md, issue 23's rows).
+ */
+export function heldConnectionsDefault(settings: SocketSettings, fileLimit: number | null): number {
+  if (fileLimit === null) return 8_192;
+  const left = fileLimit - settings.HTTP_MAX_CONNECTIONS - waitingAtMost(settings) - 1_024;
+  return Math.min(16_384, Math.max(1_024, left));
 }
 
 /** The read replica hosts: a multi-host DATABASE_URL's hosts after the first, then DATABASE_READ_URLS'. */

@@ -1,5 +1,5 @@
 import { createGateway, type Gateway } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, openFileLimit, type Config } from './config.js';
 import { createDemoPlayer } from './db/seed/player.js';
 import type { EmbeddedDatabase } from './db/embedded.js';
 import { prepareDatabase } from './db/prepare.js';
@@ -8,7 +8,6 @@ import { createLogger, type Logger } from './observability/logger.js';
 import { socketsAtMost } from './server/connections.js';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { readFileSync } from 'node:fs';
 
 // A crash is never silent: an uncaught exception or an unhandled rejection writes one fatal line with the
 // error (through the logger once it exists, else a JSON line on stderr) and the process exits with 70
@@ -42,16 +41,6 @@ if (heapPolicy) setFlagsFromString('--heap-growing-percent=30');
 function collectStartupGarbage(): void {
   setFlagsFromString('--expose-gc');
   (runInNewContext('gc') as () => void)();
-}
-
-/** The soft limit on open files (Linux: /proc/self/limits), or null where it cannot be read. */
-function openFileLimit(): number | null {
-  try {
-    const soft = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
-    return soft ? Number(soft) : null;
-  } catch {
-    return null;
-  }
 }
 
 let log = (line: string): void => void process.stdout.write(`${line}\n`);
@@ -93,6 +82,8 @@ function reportLimits(config: Config, logger: Logger): void {
   else logger.warn(`heap limit: ${Math.round(getHeapStatistics().heap_size_limit / 2 ** 20)} MB (V8's default: start with node --max-old-space-size=${config.HEAP_MAX_MB}, as npm start does)`);
   reportMallocArenas(logger);
   const fdLimit = openFileLimit();
+  const heldFrom = process.env.HTTP_MAX_HELD_CONNECTIONS ? 'HTTP_MAX_HELD_CONNECTIONS' : fdLimit === null ? 'no open-file limit to read' : `what ulimit -n ${fdLimit} leaves`;
+  log(`refused connections held at most: ${config.HTTP_MAX_HELD_CONNECTIONS} (${heldFrom})`);
   if (fdLimit !== null && socketsAtMost(config) > fdLimit - 256) {
     logger.warn(`HTTP_MAX_CONNECTIONS=${config.HTTP_MAX_CONNECTIONS} (with the connections waiting and held: ${socketsAtMost(config)} sockets) leaves too few of the ${fdLimit} file descriptors (ulimit -n) for the database pool and the process itself`);
   }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Config } from '../config.js';
+import { waitingAtMost, type Config } from '../config.js';
 import { connectionTable, cutsPerSweep, type ConnectionTable } from './pressure.js';
 
 // Slow and greedy clients. Node bounds the whole connection count (maxConnections: a connection over it
@@ -32,8 +32,7 @@ export const holdSettings = (settings: HttpSettings): { max: number; ms: number 
  * again waiting unread for their address's turn (HTTP_MAX_INCOMPLETE_PER_CLIENT), and the held ones.
  */
 export function socketsAtMost(settings: HttpSettings): number {
-  const waiting = settings.HTTP_MAX_CONNECTIONS_PER_CLIENT === 0 || (settings.HTTP_MAX_INCOMPLETE_PER_CLIENT ?? 0) === 0 ? 0 : settings.HTTP_MAX_CONNECTIONS;
-  return settings.HTTP_MAX_CONNECTIONS + waiting + holdSettings(settings).max;
+  return settings.HTTP_MAX_CONNECTIONS + waitingAtMost(settings) + holdSettings(settings).max;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { GatewayConfig } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { heldConnectionsDefault, loadConfig, openFileLimit } from '../../src/config.js';
 import { clientKey, socketsAtMost } from '../../src/server/connections.js';
 import { useDatabase, useGateways } from '../support/gateway.js';
 import { Fixture } from '../support/fixtures.js';
@@ -61,15 +61,26 @@ describe('limits', () => {
       HTTP_MAX_CONNECTIONS: 4_096, HTTP_MAX_CONNECTIONS_PER_CLIENT: 64,
     });
     expect(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '20000', HTTP_REQUEST_TIMEOUT_MS: '10000' })).toThrow(/HTTP_HEADERS_TIMEOUT_MS/);
+    // held refusals: what the open-file limit leaves after the table (4,096), as many waiting and 1,024 spare
+    expect(loadConfig({}, 20_000).HTTP_MAX_HELD_CONNECTIONS).toBe(20_000 - 2 * 4_096 - 1_024);
+    expect(loadConfig({}, 1_048_576).HTTP_MAX_HELD_CONNECTIONS).toBe(16_384);
+    expect(loadConfig({}, 4_096).HTTP_MAX_HELD_CONNECTIONS).toBe(1_024);
+    expect(loadConfig({}, null).HTTP_MAX_HELD_CONNECTIONS).toBe(8_192);
+    // without waiting connections (behind a proxy) the table alone is taken off; a value given is kept
+    expect(loadConfig({ HTTP_MAX_CONNECTIONS_PER_CLIENT: '0' }, 20_000).HTTP_MAX_HELD_CONNECTIONS).toBe(20_000 - 4_096 - 1_024);
+    expect(loadConfig({ HTTP_MAX_HELD_CONNECTIONS: '300' }, 20_000).HTTP_MAX_HELD_CONNECTIONS).toBe(300);
     expect(() => loadConfig({ HTTP_MAX_CONNECTIONS: '0' })).toThrow(/HTTP_MAX_CONNECTIONS/);
   });
 
   it('the listener is built with them', async () => {
     const { gateway } = await gatewayWith({ HTTP_MAX_CONNECTIONS: 77, HTTP_MAX_CONNECTIONS_PER_CLIENT: 16, HTTP_HEADERS_TIMEOUT_MS: 1_500, HTTP_REQUEST_TIMEOUT_MS: 2_500 });
     // HTTP_MAX_CONNECTIONS admitted, as many again waiting unread for their address's turn (HTTP_MAX_INCOMPLETE_PER_CLIENT),
-    // and the refused and cut ones held open a while (HTTP_MAX_HELD_CONNECTIONS, default 8,192)
-    expect(gateway.server.maxConnections).toBe(2 * 77 + 8_192);
-    expect(socketsAtMost({ ...loadConfig({}), HTTP_MAX_CONNECTIONS: 77 })).toBe(2 * 77 + 8_192);
+    // and the refused and cut ones held open a while (HTTP_MAX_HELD_CONNECTIONS: what `ulimit -n` leaves, as the test
+    // config was loaded)
+    const held = loadConfig({}).HTTP_MAX_HELD_CONNECTIONS!;
+    expect(held).toBe(heldConnectionsDefault(loadConfig({}), openFileLimit()));
+    expect(gateway.server.maxConnections).toBe(2 * 77 + held);
+    expect(socketsAtMost({ ...loadConfig({}, 20_000), HTTP_MAX_CONNECTIONS: 77 })).toBe(2 * 77 + 10_784);
     expect(gateway.server.headersTimeout).toBe(1_500);
     expect(gateway.server.requestTimeout).toBe(2_500);
     expect(gateway.server.keepAliveTimeout).toBe(5_000);
