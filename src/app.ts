@@ -96,9 +96,9 @@ export type OperationsConfig = Pick<Config,
   'REDIS_COMMAND_TIMEOUT_MS' | 'REDIS_BREAKER_FAILURES' | 'REDIS_BREAKER_OPEN_MS' | 'DATA_VERSION_POLL_MS' | 'DATA_VERSION_LISTEN' | 'LOG_LEVEL' | 'METRICS_MAX_OPERATIONS'>;
 
 /**
- * Every setting's default (src/config.ts, the held-connection bound from this process's open-file limit), read here once: a gateway built from a partial config (tests,
- * tools) gets them for what it leaves out, and the parts below are handed complete values (none of them
- * reads the config schema).
+ * Every setting's default (src/config.ts; the held-connection bound from this process's open-file limit), read
+ * here once: a gateway built from a partial config (tests, tools) gets them for what it leaves out, and the parts
+ * below are handed complete values (none of them reads the config schema).
  */
 const configDefaults: Config = loadConfig({});
 
