@@ -1,13 +1,13 @@
 // npm run bench:subscriptions -- [--server postgres://postgres@127.0.0.1:5432/postgres] [--subscriptions 1000]
 //                                 [--addresses 40] [--blocks 20] [--every 500]
 //
-// Live updates under load: the real gateway process (src/main.ts, heap limit 512 MB as `npm start`) on a
-// fresh database with the demo data, default limits (but for the pace of new streams: they all open at once). Holds `--subscriptions` open SSE subscriptions to
-// `blocks` (spread over `--addresses` loopback addresses, so the per-client caps stay at their defaults),
-// then commits `--blocks` new blocks the way the indexer does (one transaction each, triggers on), one every
-// `--every` ms. Delivery latency = the time an event is read by the client minus the time its COMMIT
-// returned to the writer (same clock). Records the gateway's RSS idle, with the subscriptions open, and
-// after the events, the latency p50/p99/max and the events missed. Writes
+// Live updates under load: the real gateway process (src/main.ts, heap limit 512 MB as `npm start`) on a fresh
+// database with the demo data, default limits (but for the pace of new streams: they all open at once). Holds
+// `--subscriptions` open SSE subscriptions to `blocks` (spread over `--addresses` loopback addresses, so the
+// per-client caps stay at their defaults), then commits `--blocks` new blocks the way the indexer does (one
+// transaction each, triggers on), one every `--every` ms. Delivery latency = the time an event is read by the
+// client minus the time its COMMIT returned to the writer (same clock). Records the gateway's RSS idle, with the
+// subscriptions open, and after the events, the latency p50/p99/max and the events missed. Writes
 // bench/results/<YYYY-MM-DD-HHMM>-subscriptions.json. Nothing is asserted.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { request, type ClientRequest } from 'node:http';
